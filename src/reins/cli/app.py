@@ -1,0 +1,170 @@
+"""The ``reins`` command group, the per-run environment, and the one place errors become exit codes.
+
+Exit codes (documented in the README):
+
+====  =========================================================================
+0     success; for ``submit``, the item locked (PASS, REVIEW, DONE, SKIPPED, BLOCKED)
+1     an error: damaged ledger, unreadable file, a failure inside reins
+2     usage or configuration error: bad flag, unknown item, quest or key
+3     ``next``: nothing left to lease
+4     ``submit``: FAIL with tries left — fix it and submit again
+5     ``submit``: the item is not TODO (it locked earlier)
+6     ``submit``: another driver holds the item's lease
+====  =========================================================================
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+from reins._version import __version__
+from reins.cli.config import Settings, read_config
+from reins.errors import ReinsError
+
+if TYPE_CHECKING:
+    from reins.ledger.sqlite import Ledger
+    from reins.quest import Quest
+
+EXIT_NOTHING_LEFT = 3
+EXIT_FAIL_RETRY = 4
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class Env:
+    """What every command shares: settings, and the quest and ledger, loaded on first use."""
+
+    def __init__(self, settings: Settings, quest: Quest | None = None) -> None:
+        self.settings = settings
+        self._quest = quest
+        self._ledger: Ledger | None = None
+
+    @property
+    def quest(self) -> Quest:
+        if self._quest is None:
+            ref = self.settings.quest_ref
+            if not ref:
+                raise click.UsageError(
+                    "no quest given: pass --quest REF, set REINS_QUEST, or run `reins init`"
+                )
+            from reins.quest import load_quest
+
+            self._quest = load_quest(ref)
+        if self.settings.max_tries is not None and self._quest.max_tries != self.settings.max_tries:
+            self._quest = dataclasses.replace(self._quest, max_tries=self.settings.max_tries)
+        return self._quest
+
+    @property
+    def ledger_path(self) -> Path:
+        return Path(self.settings.ledger or f"{self.quest.name}.reins.db")
+
+    @property
+    def results_path(self) -> Path:
+        return Path(self.settings.results or f"{self.quest.name}-results.jsonl")
+
+    def ledger(self, *, create: bool = False) -> Ledger:
+        if self._ledger is None:
+            from reins.ledger.sqlite import Ledger
+
+            self._ledger = Ledger.open(self.ledger_path, create=create)
+        return self._ledger
+
+    def close(self) -> None:
+        if self._ledger is not None:
+            self._ledger.close()
+            self._ledger = None
+
+
+pass_env = click.make_pass_decorator(Env)
+
+
+def emit_json(value: Any) -> None:
+    """Write one JSON document to stdout."""
+    click.echo(json.dumps(value, ensure_ascii=False, indent=None, separators=(",", ":")))
+
+
+def fail(message: str, code: int) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+class ReinsGroup(click.Group):
+    """A click group that maps ReinsError to a message on stderr and its exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ReinsError as exc:
+            fail(str(exc), exc.exit_code)
+        except KeyboardInterrupt:
+            fail("interrupted", 130)
+        finally:
+            env = ctx.find_object(Env)
+            if env is not None:
+                env.close()
+
+
+def make_group(quest: Quest | None = None, name: str = "reins") -> click.Group:
+    """Build the command group; with ``quest`` given, ``--quest`` is fixed to it."""
+
+    @click.group(name=name, cls=ReinsGroup, context_settings=CONTEXT_SETTINGS)
+    @click.option(
+        "--quest",
+        "-q",
+        "quest_ref",
+        metavar="REF",
+        envvar="REINS_QUEST",
+        hidden=quest is not None,
+        help="Quest: package.module:attr or an installed quest name [env REINS_QUEST].",
+    )
+    @click.option(
+        "--ledger",
+        "-l",
+        metavar="PATH",
+        envvar="REINS_LEDGER",
+        help="Ledger file [env REINS_LEDGER; default <quest>.reins.db].",
+    )
+    @click.version_option(__version__, "--version", "-V", prog_name=name)
+    @click.pass_context
+    def group(ctx: click.Context, quest_ref: str | None, ledger: str | None) -> None:
+        """reins: a deterministic gate, not the agent, decides when work is done.
+
+        Seed a quest's items with `scan`; a person or agent takes one with `next` and
+        answers with `submit`; the gate judges every answer and the ledger records it.
+        FAIL facts go back for the next try; locked items never change again.
+        """
+        settings = Settings.resolve(quest=quest_ref, ledger=ledger, config=read_config())
+        ctx.obj = Env(settings, quest)
+
+    from reins.cli import inspect, work
+    from reins.cli.init import init
+
+    for command in (*work.COMMANDS, *inspect.COMMANDS, init):
+        group.add_command(command)
+    return group
+
+
+def for_quest(quest: Quest | str, *, name: str | None = None) -> Callable[[], None]:
+    """A console-script entry point running the whole reins CLI for one quest.
+
+    In your package: ``main = reins.cli.for_quest("mypkg.quest:quest")``, then
+    ``[project.scripts] myquest = "mypkg:main"``.
+    """
+
+    def main() -> None:
+        from reins.quest import load_quest
+
+        try:
+            q = load_quest(quest) if isinstance(quest, str) else quest
+        except ReinsError as exc:
+            fail(str(exc), exc.exit_code)
+        make_group(q, name or q.name)(prog_name=name or q.name)
+
+    return main

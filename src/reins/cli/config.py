@@ -1,0 +1,87 @@
+"""Settings for one CLI run: flags, then ``REINS_*`` variables, then ``reins.toml``, then defaults."""
+
+from __future__ import annotations
+
+import getpass
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reins.errors import ConfigError
+
+CONFIG_FILE = "reins.toml"
+DEFAULT_LEASE = 15 * 60.0
+DEFAULT_LIMIT = 1024 * 1024
+KNOWN_KEYS = {"quest", "ledger", "results", "auto_export", "max_submission", "lease", "max_tries"}
+
+
+def read_config(folder: Path | None = None) -> dict[str, Any]:
+    """The ``[reins]`` table of ``reins.toml`` in ``folder`` (default: the working directory)."""
+    path = (folder or Path.cwd()) / CONFIG_FILE
+    try:
+        with path.open("rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    table = data.get("reins", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [reins] must be a table")
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown key(s) {', '.join(unknown)} in [reins]. "
+            f"Known: {', '.join(sorted(KNOWN_KEYS))}"
+        )
+    return table
+
+
+def default_driver() -> str:
+    """``REINS_DRIVER``, else the user name."""
+    name = os.environ.get("REINS_DRIVER")
+    if name:
+        return name
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "driver"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Resolved settings; the quest itself is loaded only by commands that need it."""
+
+    quest_ref: str | None
+    ledger: str | None
+    results: str | None
+    auto_export: bool
+    max_submission: int
+    lease: float
+    max_tries: int | None
+
+    @classmethod
+    def resolve(cls, *, quest: str | None, ledger: str | None, config: dict[str, Any]) -> Settings:
+        def typed(key: str, kind: type, default: Any) -> Any:
+            value = config.get(key, default)
+            if value is not None and not isinstance(value, kind):
+                raise ConfigError(f"{CONFIG_FILE}: {key} must be a {kind.__name__}")
+            return value
+
+        max_submission = typed("max_submission", int, DEFAULT_LIMIT)
+        if max_submission < 1:
+            raise ConfigError(f"{CONFIG_FILE}: max_submission must be positive")
+        lease = config.get("lease", DEFAULT_LEASE)
+        if isinstance(lease, bool) or not isinstance(lease, int | float) or lease <= 0:
+            raise ConfigError(f"{CONFIG_FILE}: lease must be a positive number of seconds")
+        return cls(
+            quest_ref=quest or typed("quest", str, None),
+            ledger=ledger or typed("ledger", str, None),
+            results=typed("results", str, None),
+            auto_export=typed("auto_export", bool, True),
+            max_submission=max_submission,
+            lease=float(lease),
+            max_tries=typed("max_tries", int, None),
+        )

@@ -1,0 +1,172 @@
+"""Commands that read: ``status``, ``log``, ``rules``, ``turn``; and ``export``, which publishes."""
+
+from __future__ import annotations
+
+import click
+
+from reins.cli.app import Env, emit_json, pass_env
+from reins.cli.work import json_option
+
+
+@click.command()
+@click.option("--todo", is_flag=True, help="Print the board as a checklist for agents.")
+@click.option("--limit", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Most items --todo lists.")
+@json_option
+@pass_env
+def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
+    """Counts per state, work remaining, tries used, and how often each rule fired."""
+    from reins.ledger import State
+
+    ledger = env.ledger()
+    stats = ledger.stats()
+    if todo:
+        import time
+
+        now = time.time()
+        rows = []
+        for item in ledger.items(limit=limit):
+            leased = item.lease_owner is not None and (item.lease_expires or 0) > now
+            mark = "x" if item.state.terminal else (">" if leased else " ")
+            rows.append((mark, item))
+        if as_json:
+            emit_json([
+                {"key": i.key, "state": i.state.value, "tries": i.tries,
+                 "leased_to": i.lease_owner if m == ">" else None}
+                for m, i in rows
+            ])
+            return
+        for mark, item in rows:
+            note = f"{item.state}" if item.state.terminal else f"tries {item.tries}"
+            if mark == ">":
+                note += f", {item.lease_owner} is on it"
+            click.echo(f"[{mark}] {item.key}  ({note})")
+        if stats.total > len(rows):
+            click.echo(f"… and {stats.total - len(rows)} more (--limit)")
+        return
+    if as_json:
+        emit_json({
+            "ledger": str(ledger.path),
+            "counts": {s.value: n for s, n in stats.counts.items()},
+            "total": stats.total,
+            "remaining": stats.remaining,
+            "leased": stats.leased,
+            "tries": {str(k): v for k, v in sorted(stats.tries.items())},
+            "rules": {r: {"fired": f, "root_cause": root} for r, (f, root) in stats.rules.items()},
+            "attempts": stats.attempts,
+            "usage": {"input_tokens": stats.input_tokens, "output_tokens": stats.output_tokens,
+                      "cost": stats.cost},
+        })
+        return
+    click.echo(f"ledger {ledger.path}")
+    for state in State:
+        n = stats.counts[state]
+        extra = f"   ({stats.leased} leased)" if state is State.TODO and stats.leased else ""
+        click.echo(f"  {state.value:<8} {n:>8}{extra}")
+    click.echo(f"  {'total':<8} {stats.total:>8}   remaining {stats.remaining}")
+    if stats.tries:
+        hist = "  ".join(f"{k}: {v}" for k, v in sorted(stats.tries.items()))
+        click.echo(f"tries used   {hist}")
+    if stats.rules:
+        click.echo("rules fired  (times fired / times root cause)")
+        width = max(len(r) for r in stats.rules)
+        for r, (fired, root) in stats.rules.items():
+            click.echo(f"  {r:<{width}} {fired:>6} / {root}")
+    if stats.input_tokens or stats.output_tokens or stats.cost:
+        click.echo(
+            f"usage        {stats.input_tokens} in / {stats.output_tokens} out tokens, "
+            f"cost {stats.cost:.4f}"
+        )
+
+
+@click.command()
+@click.argument("key")
+@click.option("--full", is_flag=True, help="Print whole submissions, not excerpts.")
+@json_option
+@pass_env
+def log(env: Env, key: str, full: bool, as_json: bool) -> None:
+    """Every attempt of item KEY: turn, driver, outcome, root cause, facts, submission."""
+    from reins.gate import excerpt
+
+    item, attempts = env.ledger().snapshot(key)
+    if as_json:
+        emit_json({
+            "key": item.key, "state": item.state.value, "tries": item.tries,
+            "payload": item.payload,
+            "attempts": [
+                {"turn": a.turn, "kind": a.kind.value, "driver": a.driver, "outcome": a.outcome,
+                 "root_cause": a.root_cause, "facts": list(a.facts), "error": a.error,
+                 "state_after": a.state_after.value, "tries_after": a.tries_after,
+                 "submission": a.submission, "feedback": a.feedback, "policy": a.policy,
+                 "backend": a.backend, "prompt_digest": a.prompt_digest,
+                 "input_tokens": a.input_tokens, "output_tokens": a.output_tokens,
+                 "cost": a.cost, "latency": a.latency, "started_at": a.started_at,
+                 "recorded_at": a.recorded_at}
+                for a in attempts
+            ],
+        })
+        return
+    click.echo(f"{item.key}: {item.state}, tries {item.tries}, {len(attempts)} turn(s)")
+    for a in attempts:
+        who = a.driver + (f" via {a.backend}" if a.backend else "")
+        what = a.outcome if a.judged else "generation error"
+        click.echo(f"\nturn {a.turn} · {a.recorded_at} · {who} · {what} → {a.state_after}")
+        if a.error:
+            click.echo(f"  error: {a.error}")
+        if a.root_cause:
+            click.echo(f"  root cause: {a.root_cause}")
+        for f in a.facts:
+            click.echo(f"  - {f.get('rule')}: {f.get('where')}  expected {f.get('expected')!r}, "
+                       f"actual {f.get('actual')!r}")
+        if a.submission is not None:
+            text = a.submission if full else excerpt(a.submission, 300)
+            click.echo("  submission: " + text.replace("\n", "\n    "))
+
+
+@click.command()
+@json_option
+@pass_env
+def rules(env: Env, as_json: bool) -> None:
+    """The gate's catalog: what actually judges (for a graph gate, its nodes and edges)."""
+    catalog = env.quest.judge.catalog()
+    if as_json:
+        emit_json([
+            {"id": e.id, "level": e.level.value, "description": e.description,
+             "supersedes": list(e.supersedes), "needs": list(e.needs)}
+            for e in catalog
+        ])
+        return
+    width = max((len(e.id) for e in catalog), default=4)
+    for e in catalog:
+        click.echo(f"{e.level.value:<6} {e.id:<{width}}  {e.description}")
+        if e.supersedes:
+            click.echo(f"{'':<6} {'':<{width}}  supersedes: {', '.join(e.supersedes)}")
+        if e.needs:
+            click.echo(f"{'':<6} {'':<{width}}  needs: {', '.join(e.needs)}")
+
+
+@click.command()
+@click.option("--out", "-o", metavar="FILE", help="Results file [default <quest>-results.jsonl].")
+@json_option
+@pass_env
+def export(env: Env, out: str | None, as_json: bool) -> None:
+    """Append every locked, not yet exported item to a JSONL file: each exactly once."""
+    from reins.ledger.export import export as export_items
+
+    target = out or str(env.results_path)
+    n = export_items(env.ledger(), target)
+    if as_json:
+        emit_json({"exported": n, "out": target})
+    else:
+        click.echo(f"exported {n} new record(s) to {target}")
+
+
+@click.command()
+def turn() -> None:
+    """Print turn.md: the four steps of a turn and the table that records them."""
+    from reins.turn.table import DOCUMENT
+
+    click.echo(DOCUMENT.read_text(encoding="utf-8"), nl=False)
+
+
+COMMANDS = (status, log, rules, export, turn)

@@ -1,0 +1,175 @@
+"""Commands that move work: ``scan`` seeds items, ``next`` leases one, ``submit`` answers it."""
+
+from __future__ import annotations
+
+import sys
+from typing import BinaryIO
+
+import click
+
+from reins.cli.app import EXIT_FAIL_RETRY, EXIT_NOTHING_LEFT, Env, emit_json, pass_env
+from reins.cli.config import default_driver
+
+NAG_AFTER = 3
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Write JSON for programs.")
+driver_option = click.option(
+    "--driver",
+    "-d",
+    default=default_driver,
+    show_default="$REINS_DRIVER or your user name",
+    help="Who is working: leases and the log are kept per driver.",
+)
+
+
+@click.command()
+@click.argument("args", nargs=-1)
+@json_option
+@pass_env
+def scan(env: Env, args: tuple[str, ...], as_json: bool) -> None:
+    """Seed the quest's items from ARGS (what they mean is the quest's: files, folders, …).
+
+    Creates the ledger if it is missing. Items already present are left untouched.
+    """
+    from reins.errors import ConfigError
+
+    quest = env.quest
+    ledger = env.ledger(create=True)
+    try:
+        seeds = ((str(s[0]), s[1]) for s in quest.seed(list(args)))
+        added, present = ledger.add(seeds)
+    except (OSError, UnicodeError) as exc:
+        raise ConfigError(f"scan: {exc}") from exc
+    stats = ledger.stats()
+    if as_json:
+        emit_json({"added": added, "present": present, "total": stats.total, "ledger": str(ledger.path)})
+        return
+    click.echo(
+        f"added {added} item(s), {present} already present; {stats.total} in {ledger.path} "
+        f"({stats.remaining} to do)"
+    )
+
+
+@click.command("next")
+@driver_option
+@click.option(
+    "--lease",
+    "lease",
+    type=click.FloatRange(min=1),
+    default=None,
+    help="Seconds the item stays yours without a submit [default 900, reins.toml lease].",
+)
+@json_option
+@pass_env
+def next_(env: Env, driver: str, lease: float | None, as_json: bool) -> None:
+    """Lease the next item to DRIVER and print its full prompt.
+
+    Asking again before submitting returns the same item (one item in progress per driver).
+    Exits 3 when nothing is left to lease.
+    """
+    from reins.turn import compose
+
+    quest = env.quest
+    ledger = env.ledger()
+    held = ledger.lease_next(driver, ttl=lease or env.settings.lease)
+    if held is None:
+        stats = ledger.stats()
+        if as_json:
+            emit_json({"key": None, "remaining": stats.remaining, "leased": stats.leased})
+        elif stats.remaining:
+            click.echo(f"nothing free: the {stats.remaining} item(s) left are leased to other drivers")
+        else:
+            click.echo(f"nothing left: all {stats.total} item(s) are locked")
+        sys.exit(EXIT_NOTHING_LEFT)
+    item, log = ledger.snapshot(held.item.key)
+    prompt = compose(quest, item, log)
+    nag = held.nexts_since_submit >= NAG_AFTER
+    reminder = (
+        f"reminder: you asked for an item {held.nexts_since_submit} times without submitting. "
+        f"Finish {item.key!r} and submit it: reins submit --key {item.key} --in FILE"
+    )
+    if as_json:
+        emit_json(
+            {
+                "key": item.key,
+                "turn": item.turns + 1,
+                "tries": item.tries,
+                "max_tries": quest.max_tries,
+                "driver": driver,
+                "lease_expires": held.item.lease_expires,
+                "reminder": reminder if nag else None,
+                "system": prompt.system,
+                "user": prompt.user,
+                "prompt_digest": prompt.digest(),
+            }
+        )
+        return
+    if nag:
+        click.echo(reminder)
+    click.echo(
+        f"# item {item.key} · turn {item.turns + 1} · tries {item.tries}/{quest.max_tries} · "
+        f"leased to {driver}"
+    )
+    click.echo(prompt.text().rstrip("\n"))
+    click.echo(f"\n# answer with: reins submit --key {item.key} --in FILE   (or --in - for stdin)")
+
+
+@click.command()
+@click.option("--key", "-k", required=True, help="The item you answer.")
+@click.option(
+    "--in",
+    "source",
+    type=click.File("rb"),
+    default="-",
+    show_default=True,
+    help="File holding the submission; - reads stdin.",
+)
+@driver_option
+@click.option("--no-export", is_flag=True, help="Do not append locked items to the results file.")
+@json_option
+@pass_env
+def submit(
+    env: Env, key: str, source: BinaryIO, driver: str, no_export: bool, as_json: bool
+) -> None:
+    """Judge a submission for item KEY and record the turn.
+
+    Prints the verdict: outcome, root cause, and each fact as where / expected / actual —
+    the same text the next prompt feeds back. Exits 0 when the item locked, 4 on a FAIL with
+    tries left, 5 when the item was already locked, 6 when another driver holds it.
+    """
+    from reins.turn import submit as submit_turn
+
+    quest = env.quest
+    ledger = env.ledger()
+    limit = env.settings.max_submission
+    raw = source.read(limit + 1)
+    results = None if no_export or not env.settings.auto_export else env.results_path
+    recorded, exported = submit_turn(
+        ledger, quest, key, raw, driver=driver, limit=limit, results=results
+    )
+    item, verdict = recorded.item, recorded.verdict
+    assert verdict is not None
+    if as_json:
+        emit_json(
+            {
+                "key": item.key,
+                "outcome": verdict.outcome.value,
+                "state": item.state.value,
+                "tries": item.tries,
+                "max_tries": quest.max_tries,
+                "turn": recorded.attempt.turn,
+                "root_cause": verdict.root_cause,
+                "facts": [f.to_dict() for f in verdict.facts],
+                "feedback": recorded.text,
+                "exported": exported,
+            }
+        )
+    else:
+        click.echo(recorded.text, nl=False)
+        if exported:
+            click.echo(f"exported {exported} record(s) to {results}", err=True)
+    if not item.state.terminal:
+        sys.exit(EXIT_FAIL_RETRY)
+
+
+COMMANDS = (scan, next_, submit)

@@ -1,0 +1,77 @@
+"""The exception tree of reins, and the exit code each branch maps to.
+
+::
+
+    ReinsError                      exit 1
+    ├── ConfigError                 bad flag, env var, reins.toml, quest    exit 2
+    ├── NotFound(LookupError)       unknown item, quest or backend          exit 2
+    ├── LedgerError                                                         exit 1
+    │   ├── CorruptLedger           not a reins ledger, damaged, too new    exit 1
+    │   ├── IllegalTransition       the ratchet refused a transition        exit 5
+    │   ├── NotTodo                 the item is locked already              exit 5
+    │   └── LeaseConflict           another driver holds the item           exit 6
+    └── BackendError                a generator failed (never a verdict)    exit 1
+        └── BackendTimeout
+
+Messages say what went wrong and what to do next; the CLI prints them in one place.
+"""
+
+from __future__ import annotations
+
+
+class ReinsError(Exception):
+    """Root of every error reins raises on purpose."""
+
+    exit_code = 1
+
+
+class ConfigError(ReinsError):
+    """A bad flag, environment variable, ``reins.toml`` entry or quest definition."""
+
+    exit_code = 2
+
+
+class NotFound(ReinsError, LookupError):
+    """An unknown item, quest or backend."""
+
+    exit_code = 2
+
+    def __str__(self) -> str:  # LookupError would quote the message like KeyError; keep it plain
+        return str(self.args[0]) if self.args else ""
+
+
+class LedgerError(ReinsError):
+    """The ledger refused or failed an operation."""
+
+
+class CorruptLedger(LedgerError):
+    """The file is not a reins ledger, is damaged, or was written by a newer reins."""
+
+
+class IllegalTransition(LedgerError):
+    """The ratchet refused a machine transition out of a terminal state."""
+
+    exit_code = 5
+
+
+class NotTodo(IllegalTransition):
+    """A submission for an item that is already locked."""
+
+
+class LeaseConflict(LedgerError):
+    """Another driver holds the lease on the item, or the item changed under us."""
+
+    exit_code = 6
+
+
+class BackendError(ReinsError):
+    """A generator failed: the turn records a generation error, never a verdict."""
+
+    def __init__(self, message: str, *, backend: str = "", retryable: bool = False) -> None:
+        super().__init__(message)
+        self.backend = backend
+        self.retryable = retryable
+
+
+class BackendTimeout(BackendError):
+    """A generator did not answer in time."""

@@ -1,0 +1,70 @@
+"""The flat gate: run every rule; any FAIL fact fails, else any REVIEW fact reviews, else PASS."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from reins.gate.rule import Context, Fact, Level, Rule
+from reins.gate.verdict import Outcome, Verdict
+
+EXCERPT = 200
+
+
+def excerpt(text: str, limit: int = EXCERPT) -> str:
+    """The start of ``text``, cut at ``limit`` characters with a marker."""
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
+
+
+def fire(rule: Rule, ctx: Context) -> tuple[Fact | None, Level]:
+    """Run one rule: its fact (None when it did not fire) and the level that fact counts at.
+
+    A rule that raises, or returns something other than a Fact, leaves a fact naming it at
+    FAIL level whatever its own level (fail closed).
+    """
+    try:
+        fact = rule.check(ctx)
+    except Exception as exc:
+        broken = Fact(
+            rule=rule.id,
+            where=f"rule {rule.id}",
+            expected="the rule's check to run",
+            actual=excerpt(f"{type(exc).__name__}: {exc}"),
+        )
+        return broken, Level.FAIL
+    if fact is None:
+        return None, rule.level
+    if not isinstance(fact, Fact):
+        broken = Fact(
+            rule=rule.id,
+            where=f"rule {rule.id}",
+            expected="the check to return a Fact or None",
+            actual=excerpt(repr(fact)),
+        )
+        return broken, Level.FAIL
+    return replace(fact, rule=rule.id), rule.level
+
+
+def evaluate(rules: Sequence[Rule], ctx: Context) -> Verdict:
+    """Judge ``ctx`` against ``rules`` in catalog order.
+
+    Root cause is the first fired rule of the deciding level. A raising rule counts as a fired
+    FAIL rule. Deterministic for a given (rules, ctx).
+    """
+    facts: list[Fact] = []
+    first_fail: str | None = None
+    first_review: str | None = None
+    for r in rules:
+        fact, level = fire(r, ctx)
+        if fact is None:
+            continue
+        facts.append(fact)
+        if level is Level.FAIL and first_fail is None:
+            first_fail = r.id
+        elif level is Level.REVIEW and first_review is None:
+            first_review = r.id
+    if first_fail is not None:
+        return Verdict(Outcome.FAIL, tuple(facts), first_fail)
+    if first_review is not None:
+        return Verdict(Outcome.REVIEW, tuple(facts), first_review)
+    return Verdict(Outcome.PASS)

@@ -1,0 +1,92 @@
+"""Rules, facts and the context they read: the vocabulary of a gate."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Level(StrEnum):
+    """How much a fired rule weighs: FAIL sends the item back, REVIEW parks it for a human."""
+
+    FAIL = "FAIL"
+    REVIEW = "REVIEW"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fact:
+    """A located, checkable statement left by a rule that fired. ``rule`` is stamped by the gate."""
+
+    where: str
+    expected: str
+    actual: str
+    rule: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"rule": self.rule, "where": self.where, "expected": self.expected, "actual": self.actual}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, str]) -> Fact:
+        return cls(
+            rule=data.get("rule", ""),
+            where=data.get("where", ""),
+            expected=data.get("expected", ""),
+            actual=data.get("actual", ""),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What a rule reads: the decoded submission, the item it answers, and its source text."""
+
+    key: str
+    submission: Any
+    payload: Any = None
+    source: str = ""
+    raw: str = ""
+    grounds: Mapping[str, Any] = field(default_factory=dict)
+
+
+Check = Callable[[Context], "Fact | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A violation detector: ``check`` returns a fact when it finds a problem, else None."""
+
+    id: str
+    level: Level
+    description: str
+    check: Check
+
+    def __post_init__(self) -> None:
+        if not self.id or any(c.isspace() for c in self.id):
+            raise ValueError(f"a rule id must be a non-empty word, got {self.id!r}")
+        if not isinstance(self.level, Level):
+            object.__setattr__(self, "level", Level(self.level))
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogEntry:
+    """One line of ``reins rules``: what actually judges, with a graph gate's edges."""
+
+    id: str
+    level: Level
+    description: str
+    supersedes: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()
+
+
+def rule(id: str, level: Level | str, description: str) -> Callable[[Check], Rule]:
+    """Decorator: turn a check function into a :class:`Rule`.
+
+    >>> @rule("non-empty", Level.FAIL, "the answer is not empty")
+    ... def non_empty(ctx): ...
+    """
+
+    def wrap(check: Check) -> Rule:
+        return Rule(id, Level(level), description, check)
+
+    return wrap

@@ -1,0 +1,81 @@
+"""Verdicts: the gate's answer, and the one text rendering that both people and models read."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+
+from reins.gate.rule import Fact
+
+
+class Outcome(StrEnum):
+    """What one submission earned. FAIL is a try, not an end state."""
+
+    PASS = "PASS"
+    REVIEW = "REVIEW"
+    FAIL = "FAIL"
+    SKIPPED = "SKIPPED"
+    BLOCKED = "BLOCKED"
+
+
+SHORT_OUTCOMES = frozenset({Outcome.FAIL, Outcome.SKIPPED, Outcome.BLOCKED, Outcome.REVIEW})
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Outcome, the facts behind it, the deciding rule, and (for graph gates) a walkthrough."""
+
+    outcome: Outcome
+    facts: tuple[Fact, ...] = ()
+    root_cause: str | None = None
+    feedback: str = ""
+
+    @classmethod
+    def short(cls, outcome: Outcome | str, *facts: Fact, root_cause: str | None = None) -> Verdict:
+        """A verdict decided before the gate runs (by ``prepare``): never PASS.
+
+        Raises:
+            ValueError: for PASS; only the gate's aggregation yields PASS.
+        """
+        out = Outcome(outcome)
+        if out not in SHORT_OUTCOMES:
+            raise ValueError("a short verdict may be FAIL, SKIPPED, BLOCKED or REVIEW, never PASS")
+        cause = root_cause if root_cause is not None else (facts[0].rule if facts else None)
+        return cls(out, tuple(facts), cause or None)
+
+    def reason(self) -> str:
+        """One line for audit trails: ``rule: where (expected X, got Y); …``."""
+        if not self.facts:
+            return self.outcome.value
+        parts = []
+        for f in self.facts:
+            text = f"{f.rule}: {f.where}" if f.rule else f.where
+            if f.expected or f.actual:
+                text += f" (expected {f.expected}, got {f.actual})"
+            parts.append(text)
+        return "; ".join(parts)
+
+
+def quote(text: str) -> str:
+    """Quote a fact value on one line: newlines and control characters escaped, Unicode kept."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def render(key: str, verdict: Verdict, *, state: str, tries: int, max_tries: int) -> str:
+    """The verdict as ``submit`` prints it and as the loop feeds it back (feedback parity).
+
+    The first line names the item, the outcome, the state after recording and the tries used;
+    then the root cause; then each fact as where / expected / actual, or the gate's walkthrough.
+    """
+    lines = [f"{key} -> {verdict.outcome} (state {state}, tries {tries}/{max_tries})"]
+    if verdict.root_cause:
+        lines.append(f"root cause: {verdict.root_cause}")
+    if verdict.feedback:
+        lines.extend(f"  {line}" for line in verdict.feedback.rstrip("\n").split("\n"))
+    else:
+        for f in verdict.facts:
+            lines.append(f"  - {f.rule}: {f.where}")
+            lines.append(f"      expected: {quote(f.expected)}")
+            lines.append(f"      actual:   {quote(f.actual)}")
+    return "\n".join(lines) + "\n"

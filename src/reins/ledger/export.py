@@ -1,0 +1,114 @@
+"""Export: every terminal item reaches a JSONL file exactly once, across crashes and processes.
+
+A batch is claimed in the ledger (items marked, the file offset noted) before its lines are
+appended, and finished after they are on disk. A process that dies in between leaves an open
+batch; the next export to that file cuts the file back to the noted offset and writes the batch
+again. Appends to one file are serialised by an exclusive ``flock`` on the file, so nothing else
+can write past the offset of an open batch.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from reins.errors import LedgerError
+from reins.ledger.model import Item
+from reins.ledger.sqlite import Ledger
+
+BATCH_SIZE = 1_000
+
+
+def record_of(ledger: Ledger, item: Item) -> dict[str, Any]:
+    """The JSONL record of a terminal item (the shape is documented in the README)."""
+    attempt = ledger.locking_attempt(item.key)
+    return {
+        "key": item.key,
+        "state": item.state.value,
+        "tries": item.tries,
+        "turns": item.turns,
+        "outcome": attempt.outcome if attempt else None,
+        "root_cause": attempt.root_cause if attempt else None,
+        "facts": list(attempt.facts) if attempt else [],
+        "submission": attempt.submission if attempt else None,
+        "driver": attempt.driver if attempt else None,
+        "locked_at": item.locked_at,
+        "payload": item.payload,
+    }
+
+
+def export(ledger: Ledger, out: str | os.PathLike[str]) -> int:
+    """Append every terminal, not yet exported item to ``out``; returns how many.
+
+    Also finishes batches that a crashed process left open, for ``out`` and for any other file
+    that no live process is writing.
+    """
+    target = Path(out).resolve()
+    count = 0
+    with _locked(target, wait=True) as fd:
+        _recover(ledger, str(target), fd)
+        while True:
+            claim = ledger.claim_batch(str(target), os.fstat(fd).st_size, BATCH_SIZE)
+            if claim is None:
+                break
+            batch, items = claim
+            _write(ledger, fd, items)
+            ledger.finish_batch(batch)
+            count += len(items)
+    for other in ledger.open_batch_paths():
+        if other != str(target):
+            _recover_elsewhere(ledger, other)
+    return count
+
+
+def _recover(ledger: Ledger, path: str, fd: int) -> None:
+    for batch, offset in ledger.open_batches(path):
+        # Only cut what a dead writer appended; a file someone shortened is left as it is.
+        if os.fstat(fd).st_size > offset:
+            os.ftruncate(fd, offset)
+        _write(ledger, fd, ledger.batch_items(batch))
+        ledger.finish_batch(batch)
+
+
+def _recover_elsewhere(ledger: Ledger, path: str) -> None:
+    try:
+        with _locked(Path(path), wait=False) as fd:
+            _recover(ledger, path, fd)
+    except BlockingIOError:
+        pass  # a live process holds that file; it finishes its own batch
+    except OSError:
+        pass  # the file's folder is gone or unwritable; the batch stays open for later
+
+
+def _write(ledger: Ledger, fd: int, items: list[Item]) -> None:
+    data = "".join(
+        json.dumps(record_of(ledger, item), ensure_ascii=False, separators=(",", ":")) + "\n"
+        for item in items
+    ).encode()
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+    os.fsync(fd)
+
+
+@contextmanager
+def _locked(path: Path, *, wait: bool) -> Iterator[int]:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # 0600: results may hold personal data taken from the inputs.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    except OSError as exc:
+        if not wait:
+            raise
+        raise LedgerError(f"cannot write export file {path}: {exc.strerror or exc}") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        yield fd
+    finally:
+        os.close(fd)  # closing releases the lock

@@ -1,0 +1,135 @@
+"""The ledger's SQLite schema, its version, and the migrations that reach it.
+
+Migration N takes a ledger from version N-1 to N. A ledger newer than ``SCHEMA_VERSION`` is
+refused, never touched. The triggers are the ratchet's second line of defence: even SQL written
+by hand cannot move a terminal item, and the log is append-only.
+"""
+
+from __future__ import annotations
+
+APPLICATION_ID = 0x5245494E  # "REIN": marks an SQLite file as a reins ledger
+SCHEMA_VERSION = 1
+
+_V1 = """
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE export_batches (
+    id         INTEGER PRIMARY KEY,
+    path       TEXT NOT NULL,
+    offset     INTEGER NOT NULL,
+    done       INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX export_batches_open ON export_batches(path) WHERE done = 0;
+
+CREATE TABLE items (
+    id            INTEGER PRIMARY KEY,
+    key           TEXT NOT NULL UNIQUE,
+    state         TEXT NOT NULL DEFAULT 'TODO'
+                  CHECK (state IN ('TODO', 'PASS', 'REVIEW', 'DONE', 'SKIPPED', 'BLOCKED')),
+    tries         INTEGER NOT NULL DEFAULT 0 CHECK (tries >= 0),
+    turns         INTEGER NOT NULL DEFAULT 0 CHECK (turns >= 0),
+    payload       TEXT,
+    created_at    TEXT NOT NULL,
+    updated_at    TEXT NOT NULL,
+    locked_at     TEXT,
+    lease_owner   TEXT,
+    lease_expires REAL,
+    export_batch  INTEGER REFERENCES export_batches(id)
+);
+CREATE INDEX items_todo ON items(id) WHERE state = 'TODO';
+CREATE INDEX items_unexported ON items(id) WHERE state != 'TODO' AND export_batch IS NULL;
+CREATE INDEX items_batch ON items(export_batch) WHERE export_batch IS NOT NULL;
+CREATE INDEX items_lease ON items(lease_owner) WHERE lease_owner IS NOT NULL;
+
+CREATE TABLE attempts (
+    id            INTEGER PRIMARY KEY,
+    item_id       INTEGER NOT NULL REFERENCES items(id),
+    turn          INTEGER NOT NULL,
+    kind          TEXT NOT NULL CHECK (kind IN ('judged', 'generation_error')),
+    driver        TEXT NOT NULL,
+    state_after   TEXT NOT NULL,
+    tries_after   INTEGER NOT NULL,
+    outcome       TEXT,
+    root_cause    TEXT,
+    facts         TEXT,
+    feedback      TEXT NOT NULL DEFAULT '',
+    submission    TEXT,
+    error         TEXT,
+    policy        TEXT NOT NULL DEFAULT 'facts',
+    backend       TEXT,
+    prompt_digest TEXT,
+    input_tokens  INTEGER,
+    output_tokens INTEGER,
+    cost          REAL,
+    latency       REAL,
+    started_at    TEXT,
+    recorded_at   TEXT NOT NULL,
+    extra         TEXT,
+    UNIQUE (item_id, turn)
+);
+
+-- Counters kept by triggers so that status costs the same at 1k and 1M items.
+CREATE TABLE state_counts (state TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE tries_counts (tries INTEGER PRIMARY KEY, n INTEGER NOT NULL);
+CREATE TABLE rule_counts (
+    rule  TEXT PRIMARY KEY,
+    fired INTEGER NOT NULL DEFAULT 0,
+    root  INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE TABLE usage_totals (
+    id            INTEGER PRIMARY KEY CHECK (id = 1),
+    attempts      INTEGER NOT NULL DEFAULT 0,
+    input_tokens  INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    cost          REAL NOT NULL DEFAULT 0
+);
+INSERT INTO usage_totals (id) VALUES (1);
+
+CREATE TABLE drivers (
+    name          TEXT PRIMARY KEY,
+    nexts         INTEGER NOT NULL DEFAULT 0,
+    last_seen     TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TRIGGER items_counted AFTER INSERT ON items BEGIN
+    INSERT INTO state_counts (state, n) VALUES (NEW.state, 1)
+        ON CONFLICT (state) DO UPDATE SET n = n + 1;
+    INSERT INTO tries_counts (tries, n) VALUES (NEW.tries, 1)
+        ON CONFLICT (tries) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER items_recounted AFTER UPDATE OF state, tries ON items
+WHEN OLD.state != NEW.state OR OLD.tries != NEW.tries BEGIN
+    UPDATE state_counts SET n = n - 1 WHERE state = OLD.state;
+    INSERT INTO state_counts (state, n) VALUES (NEW.state, 1)
+        ON CONFLICT (state) DO UPDATE SET n = n + 1;
+    UPDATE tries_counts SET n = n - 1 WHERE tries = OLD.tries;
+    INSERT INTO tries_counts (tries, n) VALUES (NEW.tries, 1)
+        ON CONFLICT (tries) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER items_ratchet BEFORE UPDATE OF state, tries, turns ON items
+WHEN (OLD.state != 'TODO' AND (NEW.state != OLD.state OR NEW.tries != OLD.tries
+                                OR NEW.turns != OLD.turns))
+  OR NEW.tries < OLD.tries OR NEW.turns < OLD.turns BEGIN
+    SELECT RAISE(ABORT, 'reins ratchet: a terminal item cannot change');
+END;
+
+CREATE TRIGGER items_kept BEFORE DELETE ON items BEGIN
+    SELECT RAISE(ABORT, 'reins ledger: items are never deleted');
+END;
+
+CREATE TRIGGER attempts_append_only_update BEFORE UPDATE ON attempts BEGIN
+    SELECT RAISE(ABORT, 'reins ledger: the log is append-only');
+END;
+
+CREATE TRIGGER attempts_append_only_delete BEFORE DELETE ON attempts BEGIN
+    SELECT RAISE(ABORT, 'reins ledger: the log is append-only');
+END;
+"""
+
+MIGRATIONS: dict[int, str] = {1: _V1}

@@ -1,0 +1,144 @@
+"""The quest contract: how a domain seeds items, describes them, decodes answers and judges them.
+
+A quest is a value, not a base class: build a :class:`Quest` from plain functions and rules.
+References to quests (``package.module:attr`` or an installed ``reins.quests`` entry point) are
+resolved by :func:`load_quest`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol
+
+from reins.errors import ConfigError, NotFound
+from reins.gate import CatalogEntry, Context, Rule, Verdict, evaluate
+from reins.ledger import Item
+
+ENTRY_POINT_GROUP = "reins.quests"
+RETRY_POLICIES = ("facts", "facts+previous", "fresh")
+
+
+class Seed(NamedTuple):
+    """One item to add: a key unique within the quest, and any JSON value as payload."""
+
+    key: str
+    payload: Any = None
+
+
+class Gate(Protocol):
+    """Something that judges a context. The flat gate over ``rules`` is the default."""
+
+    def evaluate(self, ctx: Context) -> Verdict: ...
+
+    def catalog(self) -> list[CatalogEntry]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class FlatGate:
+    """The default gate: every rule runs; FAIL beats REVIEW beats PASS."""
+
+    rules: Sequence[Rule]
+
+    def evaluate(self, ctx: Context) -> Verdict:
+        return evaluate(self.rules, ctx)
+
+    def catalog(self) -> list[CatalogEntry]:
+        return [CatalogEntry(r.id, r.level, r.description) for r in self.rules]
+
+
+@dataclass(frozen=True)
+class Quest:
+    """A domain reins can run.
+
+    Args:
+        name: short name; names the default ledger and results files.
+        seed: turns command-line arguments into items, lazily (a generator is best).
+        render: what to do for one item (the first layer of the prompt).
+        prepare: decodes a raw submission into a gate :class:`Context`, or returns a short
+            verdict (FAIL, SKIPPED, BLOCKED or REVIEW; never PASS).
+        rules: the gate's catalog, in order.
+        manual: system text given with every prompt.
+        coaching: rule id → extra manual text after a FAIL whose root cause is that rule.
+        max_tries: judged FAILs before an item locks DONE.
+        gate: a gate other than the flat one over ``rules`` (a defeat graph, say).
+        escalate_on: root-cause rule ids that move an item to the stronger model.
+        retry: how a retry is composed: ``facts``, ``facts+previous`` or ``fresh``.
+    """
+
+    name: str
+    seed: Callable[[Sequence[str]], Iterable[Seed | tuple[str, Any]]]
+    render: Callable[[Item], str]
+    prepare: Callable[[Item, str], Context | Verdict]
+    rules: Sequence[Rule]
+    manual: str = ""
+    coaching: Mapping[str, str] = field(default_factory=dict)
+    max_tries: int = 3
+    gate: Gate | None = None
+    escalate_on: frozenset[str] = frozenset()
+    retry: str = "facts"
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.name.replace("-", "").replace("_", "").isalnum():
+            raise ConfigError(f"a quest name must be a word of letters, digits, - or _: {self.name!r}")
+        if not isinstance(self.max_tries, int) or self.max_tries < 1:
+            raise ConfigError(f"quest {self.name}: max_tries must be a whole number ≥ 1")
+        if self.retry not in RETRY_POLICIES:
+            raise ConfigError(
+                f"quest {self.name}: retry must be one of {', '.join(RETRY_POLICIES)}, "
+                f"not {self.retry!r}"
+            )
+        ids = [r.id for r in self.rules]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ConfigError(f"quest {self.name}: duplicate rule ids {', '.join(dupes)}")
+        object.__setattr__(self, "escalate_on", frozenset(self.escalate_on))
+
+    @property
+    def judge(self) -> Gate:
+        """The gate that decides: ``gate`` if given, else the flat gate over ``rules``."""
+        return self.gate if self.gate is not None else FlatGate(self.rules)
+
+
+def load_quest(ref: str) -> Quest:
+    """Resolve ``package.module:attr`` or the name of an installed ``reins.quests`` entry point.
+
+    Raises:
+        NotFound: no such entry point, module or attribute.
+        ConfigError: the reference does not name a Quest.
+    """
+    if ":" in ref:
+        module_name, _, attr = ref.partition(":")
+        if "" not in sys.path and "." not in sys.path:
+            sys.path.insert(0, "")  # quests beside reins.toml import like scripts do
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and module_name.startswith(exc.name):
+                raise NotFound(f"quest {ref!r}: no module named {exc.name!r}") from exc
+            raise
+        obj: Any = module
+        for part in attr.split("."):
+            try:
+                obj = getattr(obj, part)
+            except AttributeError as exc:
+                raise NotFound(f"quest {ref!r}: module {module_name} has no {attr!r}") from exc
+    else:
+        from importlib.metadata import entry_points
+
+        found = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+        if ref not in found:
+            known = ", ".join(sorted(found)) or "none installed"
+            raise NotFound(
+                f"no quest named {ref!r}. Known: {known}. "
+                "Or give a reference such as mypackage.module:quest."
+            )
+        obj = found[ref].load()
+    if callable(obj) and not isinstance(obj, Quest):
+        obj = obj()
+    if not isinstance(obj, Quest):
+        raise ConfigError(f"quest {ref!r} is a {type(obj).__name__}, not a reins.Quest")
+    return obj

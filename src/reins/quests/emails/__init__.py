@@ -1,0 +1,182 @@
+"""Example quest: extract the e-mail addresses of a text as JSON.
+
+``reins --quest emails scan [FILE|DIR …]`` seeds one item per text file (the shipped samples
+when no argument is given). A submission is JSON: ``{"addresses": ["a@b.example", …]}`` (a bare
+list is accepted too). The gate checks syntax, that every address is literally in the text,
+that none of the text's addresses is missing, and sends free-mail addresses to a human.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from reins.errors import ConfigError
+from reins.gate import Context, Fact, Level, Outcome, Verdict, excerpt, rule
+from reins.ledger import Item
+from reins.quest import Quest, Seed
+
+SAMPLES = Path(__file__).with_name("samples")
+MAX_TEXT = 64 * 1024
+
+# A practical address pattern: dot-atom local part, dotted domain with a letter TLD.
+ADDRESS = re.compile(
+    r"(?<![\w.+-])[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
+    r"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,}(?![\w-])"
+)
+FREE_MAIL = frozenset(
+    {
+        "gmail.com",
+        "googlemail.com",
+        "yahoo.com",
+        "hotmail.com",
+        "outlook.com",
+        "live.com",
+        "aol.com",
+        "icloud.com",
+        "proton.me",
+        "protonmail.com",
+        "gmx.com",
+        "mail.com",
+        "yandex.com",
+    }
+)
+SHAPE = 'a JSON object {"addresses": ["name@domain", ...]}'
+
+MANUAL = """\
+You extract e-mail addresses from a text. Answer with JSON only, no prose and no code fence:
+{"addresses": ["name@domain", ...]}
+List every address that appears literally in the text, exactly as written, each once.
+Do not invent, complete or de-obfuscate addresses. If there are none, answer {"addresses": []}."""
+
+COACHING = {
+    "address-syntax": "Each entry must be one complete address: local part, @, domain with a dot.",
+    "address-in-source": "Copy addresses character for character from the text; never guess one.",
+    "address-missing": "Read the whole text again, quoted replies and signatures included.",
+    "json-shape": 'Answer with the JSON object only, e.g. {"addresses": ["a@b.example"]}.',
+}
+
+
+def find_addresses(text: str) -> list[str]:
+    """The addresses written literally in ``text``, in order, each once (case-insensitive)."""
+    seen: dict[str, str] = {}
+    for m in ADDRESS.finditer(text):
+        seen.setdefault(m.group(0).lower(), m.group(0))
+    return list(seen.values())
+
+
+def seed(args: Sequence[str]) -> Iterator[Seed]:
+    """One item per ``.txt`` file in the given files and folders (default: the samples)."""
+    for arg in args or [str(SAMPLES)]:
+        path = Path(arg)
+        if path.is_dir():
+            files = sorted(path.rglob("*.txt"))
+        elif path.is_file():
+            files = [path]
+        else:
+            raise ConfigError(f"emails quest: {arg} is neither a file nor a folder")
+        for file in files:
+            text = file.read_text(encoding="utf-8", errors="replace")
+            if len(text) > MAX_TEXT:
+                raise ConfigError(f"emails quest: {file} is larger than {MAX_TEXT} characters")
+            key = file.relative_to(path).with_suffix("").as_posix() if path.is_dir() else file.stem
+            yield Seed(key, {"file": file.name, "text": text})
+
+
+def render(item: Item) -> str:
+    text = item.payload["text"]
+    return (
+        f"Extract the e-mail addresses of the text {item.payload['file']!r}.\n\n"
+        f"<text>\n{text.rstrip()}\n</text>"
+    )
+
+
+def _decode(raw: str) -> Any:
+    text = raw.strip()
+    fence = re.fullmatch(r"```[a-zA-Z]*\n(.*?)\n?```", text, re.S)
+    if fence:
+        text = fence.group(1).strip()
+    return json.loads(text)
+
+
+def prepare(item: Item, raw: str) -> Context | Verdict:
+    """Decode the answer; an answer that is not the wanted JSON is a FAIL with a fact."""
+    try:
+        data = _decode(raw)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and set(data) == {"addresses"}:
+        data = data["addresses"]
+    if not isinstance(data, list) or not all(isinstance(a, str) for a in data):
+        fact = Fact(rule="json-shape", where="submission", expected=SHAPE, actual=excerpt(raw, 120))
+        return Verdict.short(Outcome.FAIL, fact)
+    return Context(key=item.key, submission=[a.strip() for a in data], source=item.payload["text"])
+
+
+@rule("address-syntax", Level.FAIL, "every entry is a well-formed e-mail address")
+def address_syntax(ctx: Context) -> Fact | None:
+    for i, address in enumerate(ctx.submission):
+        if not ADDRESS.fullmatch(address):
+            return Fact(where=f"addresses[{i}]", expected="name@domain.tld", actual=address)
+    return None
+
+
+@rule("address-in-source", Level.FAIL, "every address appears literally in the text")
+def address_in_source(ctx: Context) -> Fact | None:
+    source = ctx.source.lower()
+    for i, address in enumerate(ctx.submission):
+        if address and address.lower() not in source:
+            return Fact(
+                where=f"addresses[{i}]",
+                expected="an address written in the text",
+                actual=address,
+            )
+    return None
+
+
+@rule("address-missing", Level.FAIL, "no address of the text is left out")
+def address_missing(ctx: Context) -> Fact | None:
+    given = {a.lower() for a in ctx.submission}
+    missing = [a for a in find_addresses(ctx.source) if a.lower() not in given]
+    if missing:
+        return Fact(
+            where="addresses",
+            expected=f"also {', '.join(missing)}",
+            actual=f"{len(ctx.submission)} address(es), {len(missing)} missing",
+        )
+    return None
+
+
+@rule("address-duplicate", Level.FAIL, "each address is listed once")
+def address_duplicate(ctx: Context) -> Fact | None:
+    seen: set[str] = set()
+    for i, address in enumerate(ctx.submission):
+        if address.lower() in seen:
+            return Fact(where=f"addresses[{i}]", expected="each address once", actual=address)
+        seen.add(address.lower())
+    return None
+
+
+@rule("free-mail", Level.REVIEW, "free-mail addresses are checked by a person")
+def free_mail(ctx: Context) -> Fact | None:
+    free = [a for a in ctx.submission if a.rpartition("@")[2].lower() in FREE_MAIL]
+    if free:
+        return Fact(where="addresses", expected="organisation addresses", actual=", ".join(free))
+    return None
+
+
+RULES = (address_syntax, address_in_source, address_missing, address_duplicate, free_mail)
+
+quest = Quest(
+    name="emails",
+    description="extract the e-mail addresses of a text as JSON",
+    seed=seed,
+    render=render,
+    prepare=prepare,
+    rules=RULES,
+    manual=MANUAL,
+    coaching=COACHING,
+)

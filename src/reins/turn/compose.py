@@ -1,0 +1,68 @@
+"""Compose: the prompt as a pure function of (quest, item, log).
+
+Three layers: what to do, the manual (with coaching for the last judged FAIL's root cause),
+and the feedback (that FAIL exactly as ``submit`` printed it). Generation errors never reach a
+prompt; how a retry uses the log is the retry policy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from reins.ledger import Attempt, Item
+from reins.quest import RETRY_POLICIES, Quest
+
+FEEDBACK_HEADER = "## Your last submission failed the gate"
+PREVIOUS_HEADER = "## Your last submission"
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """What a generator is asked: system text and user text."""
+
+    system: str
+    user: str
+
+    def text(self) -> str:
+        """The prompt as one text, as ``reins next`` prints it."""
+        if not self.system:
+            return self.user
+        return f"{self.system}\n\n{self.user}"
+
+    def digest(self) -> str:
+        """A short fingerprint, recorded on each attempt."""
+        h = hashlib.sha256(self.system.encode() + b"\x00" + self.user.encode())
+        return h.hexdigest()[:16]
+
+
+def last_judged(log: Sequence[Attempt]) -> Attempt | None:
+    """The most recent judged attempt (on a TODO item, always a FAIL), or None."""
+    for attempt in reversed(log):
+        if attempt.judged:
+            return attempt
+    return None
+
+
+def compose(quest: Quest, item: Item, log: Sequence[Attempt], *, policy: str | None = None) -> Prompt:
+    """Build the prompt for the next turn of ``item``.
+
+    Args:
+        policy: ``facts`` (feedback of the last judged FAIL), ``facts+previous`` (also the
+            submission that failed) or ``fresh`` (no feedback); default the quest's.
+    """
+    policy = policy or quest.retry
+    if policy not in RETRY_POLICIES:
+        raise ValueError(f"unknown retry policy {policy!r}")
+    last = None if policy == "fresh" else last_judged(log)
+    system = quest.manual
+    user = quest.render(item)
+    if last is not None:
+        coaching = quest.coaching.get(last.root_cause or "")
+        if coaching:
+            system = f"{system}\n\n{coaching}" if system else coaching
+        user = f"{user}\n\n{FEEDBACK_HEADER}\n\n{last.feedback}"
+        if policy == "facts+previous" and last.submission is not None:
+            user = f"{user}\n{PREVIOUS_HEADER}\n\n{last.submission}\n"
+    return Prompt(system, user)

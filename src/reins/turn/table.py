@@ -1,0 +1,122 @@
+"""The record table, parsed from turn.md: the only thing that decides a recorded transition.
+
+The document is read and checked at import. A malformed, partial or ambiguous table raises
+:class:`TurnTableError` then, so a broken document can never run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from reins.errors import ReinsError
+from reins.gate import Outcome
+from reins.ledger import AttemptKind, State
+
+DOCUMENT = Path(__file__).with_name("turn.md")
+HEADER = ("kind", "outcome", "tries", "new state", "tries change", "locks")
+TRIES_CLASSES = ("below max", "reaches max")
+NO_OUTCOME = "-"
+
+
+class TurnTableError(ReinsError):
+    """turn.md does not hold a well-formed, total and unambiguous record table."""
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One row: which attempts it matches, and what recording one does."""
+
+    kind: AttemptKind
+    outcome: str
+    tries: str
+    state: State
+    tries_delta: int
+    locks: bool
+
+    def matches(self, kind: AttemptKind, outcome: str, tries_class: str) -> bool:
+        return (
+            self.kind is kind
+            and self.outcome == outcome
+            and self.tries in ("any", tries_class)
+        )
+
+
+def domain() -> list[tuple[AttemptKind, str, str]]:
+    """Every (kind, outcome, tries class) an attempt can have."""
+    cells = [(AttemptKind.JUDGED, o.value, t) for o in Outcome for t in TRIES_CLASSES]
+    cells += [(AttemptKind.GENERATION_ERROR, NO_OUTCOME, t) for t in TRIES_CLASSES]
+    return cells
+
+
+def tries_class(tries: int, max_tries: int) -> str:
+    return "below max" if tries + 1 < max_tries else "reaches max"
+
+
+class RecordTable:
+    """The parsed table. :meth:`lookup` finds the single row for an attempt."""
+
+    def __init__(self, rows: tuple[Row, ...]) -> None:
+        self.rows = rows
+        for cell in domain():
+            hits = [r for r in rows if r.matches(*cell)]
+            if len(hits) != 1:
+                what = "no row" if not hits else f"{len(hits)} rows"
+                raise TurnTableError(f"turn.md record table: {what} for {' × '.join(cell)}")
+
+    def lookup(self, kind: AttemptKind, outcome: str | None, tries: int, max_tries: int) -> Row:
+        out = NO_OUTCOME if outcome is None else outcome
+        cls = tries_class(tries, max_tries)
+        for row in self.rows:
+            if row.matches(kind, out, cls):
+                return row
+        raise TurnTableError(f"turn.md record table has no row for {kind} × {out} × {cls}")
+
+
+def parse(text: str) -> RecordTable:
+    """Parse the record table between its begin and end markers in ``text``."""
+    m = re.search(r"<!-- record-table: begin -->\n(.*?)<!-- record-table: end -->", text, re.S)
+    if m is None:
+        raise TurnTableError("turn.md has no record table between its begin and end markers")
+    lines = [ln.strip() for ln in m.group(1).strip().splitlines()]
+    if len(lines) < 3:
+        raise TurnTableError("turn.md record table has no rows")
+    header = tuple(c.strip().lower() for c in lines[0].strip("|").split("|"))
+    if header != HEADER:
+        raise TurnTableError(f"turn.md record table header is {header}, expected {HEADER}")
+    if not re.fullmatch(r"\|(\s*:?-+:?\s*\|)+", lines[1]):
+        raise TurnTableError("turn.md record table lacks its |---| separator line")
+    return RecordTable(tuple(_row(n, ln) for n, ln in enumerate(lines[2:], start=1)))
+
+
+def _row(n: int, line: str) -> Row:
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    where = f"turn.md record table row {n}"
+    if len(cells) != len(HEADER):
+        raise TurnTableError(f"{where}: {len(cells)} cells, expected {len(HEADER)}")
+    kind, outcome, tries, state, delta, locks = cells
+    try:
+        row = Row(
+            kind=AttemptKind(kind),
+            outcome=outcome,
+            tries=tries,
+            state=State(state),
+            tries_delta=int(delta),
+            locks={"yes": True, "no": False}[locks],
+        )
+    except (ValueError, KeyError) as exc:
+        raise TurnTableError(f"{where}: {exc}") from exc
+    allowed_outcomes = [NO_OUTCOME] if row.kind is AttemptKind.GENERATION_ERROR else list(Outcome)
+    if row.outcome not in allowed_outcomes:
+        raise TurnTableError(f"{where}: outcome {outcome!r} is not one of {allowed_outcomes}")
+    if row.tries not in ("any", *TRIES_CLASSES):
+        raise TurnTableError(f"{where}: tries {tries!r} is not any, below max or reaches max")
+    if row.locks != row.state.terminal:
+        raise TurnTableError(f"{where}: locks={locks} contradicts state {state}")
+    if row.tries_delta not in (0, 1):
+        raise TurnTableError(f"{where}: tries change must be +0 or +1")
+    return row
+
+
+TABLE = parse(DOCUMENT.read_text(encoding="utf-8"))
