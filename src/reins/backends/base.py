@@ -1,0 +1,46 @@
+"""The Backend protocol: turn a prompt into text and say what it cost. A backend never judges."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from reins.turn.compose import Prompt
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One generation: the text, the model that wrote it, and its usage when known."""
+
+    text: str
+    model: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost: float | None = None
+    latency: float | None = None
+
+
+class Backend(Protocol):
+    """Generate text for a prompt. Generation only: a backend never judges.
+
+    ``seed`` is derived from (item key, turn number): a retry samples anew, while a restarted
+    process repeats the same call. Failures raise :class:`reins.errors.BackendError`.
+    """
+
+    name: str
+
+    async def complete(self, prompt: Prompt, *, seed: int, timeout: float) -> Completion: ...
+
+
+class BackendFactory(Protocol):
+    """What a ``reins.backends`` entry point names: builds a backend from a model spec.
+
+    ``reins loop --model ollama:llama3?temperature=0.2`` calls the factory registered as
+    ``ollama`` with ``model="llama3"`` and ``options={"temperature": "0.2"}``. ``options``
+    maps each allowed query key to a one-line help text; unknown keys are refused before the
+    factory is called.
+    """
+
+    options: dict[str, str]
+
+    def __call__(self, model: str, options: dict[str, str]) -> Backend: ...
