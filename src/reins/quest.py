@@ -83,7 +83,9 @@ class Quest:
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("-", "").replace("_", "").isalnum():
-            raise ConfigError(f"a quest name must be a word of letters, digits, - or _: {self.name!r}")
+            raise ConfigError(
+                f"a quest name must be a word of letters, digits, - or _: {self.name!r}"
+            )
         if not isinstance(self.max_tries, int) or self.max_tries < 1:
             raise ConfigError(f"quest {self.name}: max_tries must be a whole number ≥ 1")
         if self.retry not in RETRY_POLICIES:

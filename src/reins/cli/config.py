@@ -1,4 +1,4 @@
-"""Settings for one CLI run: flags, then ``REINS_*`` variables, then ``reins.toml``, then defaults."""
+"""Settings for one CLI run: flags, then REINS_* variables, then reins.toml, then defaults."""
 
 from __future__ import annotations
 

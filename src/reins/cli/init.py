@@ -66,7 +66,7 @@ quest = Quest(
 )
 '''
 
-CONFIG = '''\
+CONFIG = """\
 [reins]
 quest = "{module}:quest"      # package.module:attr, or an installed quest name
 ledger = "{name}.reins.db"    # the ledger file (SQLite)
@@ -74,7 +74,7 @@ results = "{name}-results.jsonl"
 auto_export = true            # locking submits append to the results file
 max_submission = 1048576      # bytes
 lease = 900                   # seconds an item stays with the driver that took it
-'''
+"""
 
 
 @click.command()

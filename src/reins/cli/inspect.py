@@ -10,8 +10,13 @@ from reins.cli.work import json_option
 
 @click.command()
 @click.option("--todo", is_flag=True, help="Print the board as a checklist for agents.")
-@click.option("--limit", type=click.IntRange(min=1), default=200, show_default=True,
-              help="Most items --todo lists.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    help="Most items --todo lists.",
+)
 @json_option
 @pass_env
 def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
@@ -30,11 +35,17 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
             mark = "x" if item.state.terminal else (">" if leased else " ")
             rows.append((mark, item))
         if as_json:
-            emit_json([
-                {"key": i.key, "state": i.state.value, "tries": i.tries,
-                 "leased_to": i.lease_owner if m == ">" else None}
-                for m, i in rows
-            ])
+            emit_json(
+                [
+                    {
+                        "key": i.key,
+                        "state": i.state.value,
+                        "tries": i.tries,
+                        "leased_to": i.lease_owner if m == ">" else None,
+                    }
+                    for m, i in rows
+                ]
+            )
             return
         for mark, item in rows:
             note = f"{item.state}" if item.state.terminal else f"tries {item.tries}"
@@ -45,18 +56,25 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
             click.echo(f"… and {stats.total - len(rows)} more (--limit)")
         return
     if as_json:
-        emit_json({
-            "ledger": str(ledger.path),
-            "counts": {s.value: n for s, n in stats.counts.items()},
-            "total": stats.total,
-            "remaining": stats.remaining,
-            "leased": stats.leased,
-            "tries": {str(k): v for k, v in sorted(stats.tries.items())},
-            "rules": {r: {"fired": f, "root_cause": root} for r, (f, root) in stats.rules.items()},
-            "attempts": stats.attempts,
-            "usage": {"input_tokens": stats.input_tokens, "output_tokens": stats.output_tokens,
-                      "cost": stats.cost},
-        })
+        emit_json(
+            {
+                "ledger": str(ledger.path),
+                "counts": {s.value: n for s, n in stats.counts.items()},
+                "total": stats.total,
+                "remaining": stats.remaining,
+                "leased": stats.leased,
+                "tries": {str(k): v for k, v in sorted(stats.tries.items())},
+                "rules": {
+                    r: {"fired": f, "root_cause": root} for r, (f, root) in stats.rules.items()
+                },
+                "attempts": stats.attempts,
+                "usage": {
+                    "input_tokens": stats.input_tokens,
+                    "output_tokens": stats.output_tokens,
+                    "cost": stats.cost,
+                },
+            }
+        )
         return
     click.echo(f"ledger {ledger.path}")
     for state in State:
@@ -90,21 +108,39 @@ def log(env: Env, key: str, full: bool, as_json: bool) -> None:
 
     item, attempts = env.ledger().snapshot(key)
     if as_json:
-        emit_json({
-            "key": item.key, "state": item.state.value, "tries": item.tries,
-            "payload": item.payload,
-            "attempts": [
-                {"turn": a.turn, "kind": a.kind.value, "driver": a.driver, "outcome": a.outcome,
-                 "root_cause": a.root_cause, "facts": list(a.facts), "error": a.error,
-                 "state_after": a.state_after.value, "tries_after": a.tries_after,
-                 "submission": a.submission, "feedback": a.feedback, "policy": a.policy,
-                 "backend": a.backend, "prompt_digest": a.prompt_digest,
-                 "input_tokens": a.input_tokens, "output_tokens": a.output_tokens,
-                 "cost": a.cost, "latency": a.latency, "started_at": a.started_at,
-                 "recorded_at": a.recorded_at}
-                for a in attempts
-            ],
-        })
+        emit_json(
+            {
+                "key": item.key,
+                "state": item.state.value,
+                "tries": item.tries,
+                "payload": item.payload,
+                "attempts": [
+                    {
+                        "turn": a.turn,
+                        "kind": a.kind.value,
+                        "driver": a.driver,
+                        "outcome": a.outcome,
+                        "root_cause": a.root_cause,
+                        "facts": list(a.facts),
+                        "error": a.error,
+                        "state_after": a.state_after.value,
+                        "tries_after": a.tries_after,
+                        "submission": a.submission,
+                        "feedback": a.feedback,
+                        "policy": a.policy,
+                        "backend": a.backend,
+                        "prompt_digest": a.prompt_digest,
+                        "input_tokens": a.input_tokens,
+                        "output_tokens": a.output_tokens,
+                        "cost": a.cost,
+                        "latency": a.latency,
+                        "started_at": a.started_at,
+                        "recorded_at": a.recorded_at,
+                    }
+                    for a in attempts
+                ],
+            }
+        )
         return
     click.echo(f"{item.key}: {item.state}, tries {item.tries}, {len(attempts)} turn(s)")
     for a in attempts:
@@ -116,8 +152,10 @@ def log(env: Env, key: str, full: bool, as_json: bool) -> None:
         if a.root_cause:
             click.echo(f"  root cause: {a.root_cause}")
         for f in a.facts:
-            click.echo(f"  - {f.get('rule')}: {f.get('where')}  expected {f.get('expected')!r}, "
-                       f"actual {f.get('actual')!r}")
+            click.echo(
+                f"  - {f.get('rule')}: {f.get('where')}  expected {f.get('expected')!r}, "
+                f"actual {f.get('actual')!r}"
+            )
         if a.submission is not None:
             text = a.submission if full else excerpt(a.submission, 300)
             click.echo("  submission: " + text.replace("\n", "\n    "))
@@ -130,11 +168,18 @@ def rules(env: Env, as_json: bool) -> None:
     """The gate's catalog: what actually judges (for a graph gate, its nodes and edges)."""
     catalog = env.quest.judge.catalog()
     if as_json:
-        emit_json([
-            {"id": e.id, "level": e.level.value, "description": e.description,
-             "supersedes": list(e.supersedes), "needs": list(e.needs)}
-            for e in catalog
-        ])
+        emit_json(
+            [
+                {
+                    "id": e.id,
+                    "level": e.level.value,
+                    "description": e.description,
+                    "supersedes": list(e.supersedes),
+                    "needs": list(e.needs),
+                }
+                for e in catalog
+            ]
+        )
         return
     width = max((len(e.id) for e in catalog), default=4)
     for e in catalog:

@@ -42,7 +42,9 @@ def scan(env: Env, args: tuple[str, ...], as_json: bool) -> None:
         raise ConfigError(f"scan: {exc}") from exc
     stats = ledger.stats()
     if as_json:
-        emit_json({"added": added, "present": present, "total": stats.total, "ledger": str(ledger.path)})
+        emit_json(
+            {"added": added, "present": present, "total": stats.total, "ledger": str(ledger.path)}
+        )
         return
     click.echo(
         f"added {added} item(s), {present} already present; {stats.total} in {ledger.path} "
@@ -77,7 +79,9 @@ def next_(env: Env, driver: str, lease: float | None, as_json: bool) -> None:
         if as_json:
             emit_json({"key": None, "remaining": stats.remaining, "leased": stats.leased})
         elif stats.remaining:
-            click.echo(f"nothing free: the {stats.remaining} item(s) left are leased to other drivers")
+            click.echo(
+                f"nothing free: the {stats.remaining} item(s) left are leased to other drivers"
+            )
         else:
             click.echo(f"nothing left: all {stats.total} item(s) are locked")
         sys.exit(EXIT_NOTHING_LEFT)

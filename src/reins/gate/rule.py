@@ -25,7 +25,12 @@ class Fact:
     rule: str = ""
 
     def to_dict(self) -> dict[str, str]:
-        return {"rule": self.rule, "where": self.where, "expected": self.expected, "actual": self.actual}
+        return {
+            "rule": self.rule,
+            "where": self.where,
+            "expected": self.expected,
+            "actual": self.actual,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, str]) -> Fact:

@@ -18,7 +18,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from reins.errors import CorruptLedger, IllegalTransition, LeaseConflict, LedgerError, NotFound, NotTodo
+from reins.errors import (
+    CorruptLedger,
+    IllegalTransition,
+    LeaseConflict,
+    LedgerError,
+    NotFound,
+    NotTodo,
+)
 from reins.ledger.model import Attempt, AttemptKind, Item, State, Transition
 from reins.ledger.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 
@@ -195,9 +202,7 @@ class Ledger:
             for version in sorted(MIGRATIONS):
                 _run_script(conn, version)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            conn.execute(
-                "INSERT INTO meta (key, value) VALUES ('created_at', ?)", (now_iso(),)
-            )
+            conn.execute("INSERT INTO meta (key, value) VALUES ('created_at', ?)", (now_iso(),))
             conn.execute("COMMIT")
             conn.close()
             # Two processes may race to create: the first rename wins and the second keeps it.
@@ -256,11 +261,14 @@ class Ledger:
     def read(self) -> Iterator[sqlite3.Connection]:
         """One read transaction: a consistent snapshot across several queries."""
         conn = self._conn
-        conn.execute("BEGIN")
         try:
-            yield conn
-        finally:
-            conn.execute("COMMIT")
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                conn.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            raise _ledger_error(self.path, exc) from exc
 
     # -- items -----------------------------------------------------------------------------
 
@@ -297,9 +305,10 @@ class Ledger:
 
     def get(self, key: str) -> Item:
         """The item with ``key``. Raises NotFound."""
-        row = self._conn.execute(
-            f"SELECT {_ITEM_COLUMNS} FROM items WHERE key = ?", (key,)
-        ).fetchone()
+        with self.read() as conn:
+            row = conn.execute(
+                f"SELECT {_ITEM_COLUMNS} FROM items WHERE key = ?", (key,)
+            ).fetchone()
         if row is None:
             raise NotFound(f"no item with key {key!r} in {self.path}")
         return _item(row)
@@ -315,8 +324,10 @@ class Ledger:
         if limit is not None:
             sql += " LIMIT ?"
             args.append(limit)
-        for row in self._conn.execute(sql, args):
-            yield _item(row)
+        with self.read() as conn:
+            rows = conn.execute(sql, args)
+            while batch := rows.fetchmany(1000):
+                yield from (_item(r) for r in batch)
 
     def log(self, key: str) -> list[Attempt]:
         """Every attempt of the item, oldest first. Raises NotFound."""
@@ -367,8 +378,8 @@ class Ledger:
             )
             nexts = conn.execute(
                 "INSERT INTO drivers (name, nexts, last_seen) VALUES (?, 1, ?) "
-                "ON CONFLICT (name) DO UPDATE SET nexts = nexts + 1, last_seen = excluded.last_seen "
-                "RETURNING nexts",
+                "ON CONFLICT (name) DO UPDATE SET nexts = nexts + 1, "
+                "last_seen = excluded.last_seen RETURNING nexts",
                 (driver, now_iso()),
             ).fetchone()[0]
             item = _item(row)

@@ -45,7 +45,9 @@ def last_judged(log: Sequence[Attempt]) -> Attempt | None:
     return None
 
 
-def compose(quest: Quest, item: Item, log: Sequence[Attempt], *, policy: str | None = None) -> Prompt:
+def compose(
+    quest: Quest, item: Item, log: Sequence[Attempt], *, policy: str | None = None
+) -> Prompt:
     """Build the prompt for the next turn of ``item``.
 
     Args:

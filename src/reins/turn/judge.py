@@ -38,7 +38,9 @@ def decode(raw: bytes | str, *, limit: int = DEFAULT_LIMIT) -> tuple[str, Verdic
         return text, Verdict.short(Outcome.FAIL, fact)
 
 
-def judge(quest: Quest, item: Item, raw: bytes | str, *, limit: int = DEFAULT_LIMIT) -> tuple[Verdict, str]:
+def judge(
+    quest: Quest, item: Item, raw: bytes | str, *, limit: int = DEFAULT_LIMIT
+) -> tuple[Verdict, str]:
     """Judge one submission for ``item``. Deterministic; never raises for a bad submission.
 
     Returns:
@@ -77,5 +79,7 @@ def judge(quest: Quest, item: Item, raw: bytes | str, *, limit: int = DEFAULT_LI
 
 
 def _broken(rule: str, where: str, expected: str, exc: Exception) -> Verdict:
-    fact = Fact(rule=rule, where=where, expected=expected, actual=excerpt(f"{type(exc).__name__}: {exc}"))
+    fact = Fact(
+        rule=rule, where=where, expected=expected, actual=excerpt(f"{type(exc).__name__}: {exc}")
+    )
     return Verdict.short(Outcome.FAIL, fact)

@@ -33,7 +33,9 @@ class Recorded:
     @property
     def text(self) -> str:
         """What ``submit`` prints; for a FAIL, exactly what the next prompt feeds back."""
-        return self.attempt.feedback or f"{self.item.key} -> generation error: {self.attempt.error}\n"
+        return (
+            self.attempt.feedback or f"{self.item.key} -> generation error: {self.attempt.error}\n"
+        )
 
 
 def record_verdict(

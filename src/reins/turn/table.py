@@ -36,11 +36,7 @@ class Row:
     locks: bool
 
     def matches(self, kind: AttemptKind, outcome: str, tries_class: str) -> bool:
-        return (
-            self.kind is kind
-            and self.outcome == outcome
-            and self.tries in ("any", tries_class)
-        )
+        return self.kind is kind and self.outcome == outcome and self.tries in ("any", tries_class)
 
 
 def domain() -> list[tuple[AttemptKind, str, str]]:
@@ -64,6 +60,15 @@ class RecordTable:
             if len(hits) != 1:
                 what = "no row" if not hits else f"{len(hits)} rows"
                 raise TurnTableError(f"turn.md record table: {what} for {' × '.join(cell)}")
+        # Invariant 1: only the gate's PASS locks PASS, through exactly one row.
+        passing = [r for r in rows if r.state is State.PASS]
+        if len(passing) != 1 or (passing[0].kind, passing[0].outcome) != (
+            AttemptKind.JUDGED,
+            Outcome.PASS.value,
+        ):
+            raise TurnTableError(
+                "turn.md record table: exactly one row, judged × PASS, may lead to state PASS"
+            )
 
     def lookup(self, kind: AttemptKind, outcome: str | None, tries: int, max_tries: int) -> Row:
         out = NO_OUTCOME if outcome is None else outcome

@@ -1,0 +1,96 @@
+"""SIGKILL at random moments while submitting: the ledger opens, holds, and exports once."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from reins import Ledger, State
+from reins.ledger.export import export
+
+pytestmark = pytest.mark.slow
+
+ITEMS = 400
+WORKER = """
+import random, sys
+from reins import Ledger
+from reins.turn import submit
+from tests.conftest import TINY
+path, results, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rng = random.Random(seed)
+with Ledger.open(path) as led:
+    while True:
+        lease = led.lease_next("crashy", ttl=600)
+        if lease is None:
+            break
+        answer = rng.choice(["good", "bad", "bad", "meh", "bad meh"])
+        submit(led, TINY, lease.item.key, answer, driver="crashy", results=results)
+"""
+
+
+def check_invariants(path: Path) -> None:
+    with Ledger.open(path) as led:
+        items = list(led.items())
+        counts = Counter(i.state for i in items)
+        stats = led.stats()
+        assert stats.counts == {s: counts.get(s, 0) for s in State}
+        assert stats.tries == dict(Counter(i.tries for i in items))
+        for item in items:
+            log = led.log(item.key)
+            assert item.turns == len(log)
+            assert [a.turn for a in log] == list(range(1, len(log) + 1))
+            assert item.tries == sum(1 for a in log if a.outcome == "FAIL")
+            assert item.tries <= 3
+            if log:
+                assert log[-1].state_after is item.state
+            # Nothing was recorded after a lock.
+            assert all(not a.state_after.terminal for a in log[:-1])
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
+
+
+def test_killed_submitters_leave_a_sound_ledger_and_exactly_once_export(tmp_path: Path) -> None:
+    path = tmp_path / "crash.db"
+    results = tmp_path / "results.jsonl"
+    with Ledger.open(path, create=True) as led:
+        led.add((f"k{i}", {"word": str(i)}) for i in range(ITEMS))
+    rng = random.Random(20261129)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
+    kills = 0
+    for round_ in range(60):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(path), str(results), str(round_)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        time.sleep(rng.uniform(0.1, 0.45))
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            kills += 1
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode in (0, -signal.SIGKILL), err.decode()
+        check_invariants(path)
+        with Ledger.open(path) as led:
+            led.release_all("crashy")  # a killed driver's lease would otherwise wait out its ttl
+            if led.stats().remaining == 0:
+                break
+    assert kills >= 3, "the test never interrupted a submitter"
+    with Ledger.open(path) as led:
+        assert led.stats().remaining == 0
+        export(led, results)
+        terminal = {i.key for i in led.items() if i.state.terminal}
+    lines = results.read_text().splitlines()
+    exported = Counter(json.loads(line)["key"] for line in lines)  # no torn line either
+    assert set(exported) == terminal and max(exported.values()) == 1

@@ -1,0 +1,124 @@
+"""The flat gate and the judge step: aggregation, root cause, fail-closed, short verdicts."""
+
+from __future__ import annotations
+
+import pytest
+
+from reins import Context, Fact, Item, Level, Outcome, Quest, Rule, State, Verdict, evaluate, rule
+from reins.gate import render
+from reins.turn import judge
+from reins.turn.judge import PREPARE_RULE, SUBMISSION_RULE
+
+CTX = Context(key="k", submission="x")
+
+
+def firing(rule_id: str, level: Level, fires: bool = True) -> Rule:
+    def check(ctx: Context) -> Fact | None:
+        return Fact(where=rule_id, expected="e", actual="a") if fires else None
+
+    return Rule(rule_id, level, rule_id, check)
+
+
+def test_nothing_fired_passes() -> None:
+    assert evaluate([firing("a", Level.FAIL, False)], CTX) == Verdict(Outcome.PASS)
+
+
+def test_fail_beats_review_and_keeps_every_fact() -> None:
+    v = evaluate(
+        [firing("r", Level.REVIEW), firing("f1", Level.FAIL), firing("f2", Level.FAIL)], CTX
+    )
+    assert v.outcome is Outcome.FAIL
+    assert v.root_cause == "f1"
+    assert [f.rule for f in v.facts] == ["r", "f1", "f2"]
+
+
+def test_review_alone_reviews_with_the_first_review_as_root_cause() -> None:
+    v = evaluate(
+        [firing("f", Level.FAIL, False), firing("r1", Level.REVIEW), firing("r2", Level.REVIEW)],
+        CTX,
+    )
+    assert (v.outcome, v.root_cause) == (Outcome.REVIEW, "r1")
+
+
+def test_a_rule_that_raises_is_a_fail_fact_naming_it() -> None:
+    def boom(ctx: Context) -> Fact | None:
+        raise ZeroDivisionError("division by zero")
+
+    v = evaluate([firing("r", Level.REVIEW), Rule("boom", Level.REVIEW, "d", boom)], CTX)
+    assert v.outcome is Outcome.FAIL and v.root_cause == "boom"
+    assert "ZeroDivisionError: division by zero" in v.facts[1].actual
+
+
+def test_a_check_returning_garbage_fails_closed() -> None:
+    v = evaluate([Rule("odd", Level.FAIL, "d", lambda ctx: "yes")], CTX)  # type: ignore[arg-type,return-value]
+    assert v.outcome is Outcome.FAIL and "Fact or None" in v.facts[0].expected
+
+
+def test_the_gate_stamps_the_rule_id_on_facts() -> None:
+    @rule("stamped", Level.FAIL, "d")
+    def stamped(ctx: Context) -> Fact | None:
+        return Fact(rule="lies", where="w", expected="e", actual="a")
+
+    assert evaluate([stamped], CTX).facts[0].rule == "stamped"
+
+
+def test_a_short_verdict_can_never_be_pass() -> None:
+    with pytest.raises(ValueError, match="never PASS"):
+        Verdict.short(Outcome.PASS)
+
+
+def test_rule_ids_must_be_words() -> None:
+    with pytest.raises(ValueError):
+        Rule("two words", Level.FAIL, "d", lambda ctx: None)
+
+
+ITEM = Item(key="a", state=State.TODO, tries=0, payload={"word": "a"})
+
+
+def test_prepare_returning_pass_is_a_fail(quest: Quest) -> None:
+    import dataclasses
+
+    cheat = dataclasses.replace(quest, prepare=lambda item, raw: Verdict(Outcome.PASS))
+    v, _ = judge(cheat, ITEM, "anything")
+    assert v.outcome is Outcome.FAIL and v.root_cause == PREPARE_RULE
+
+
+def test_prepare_that_raises_is_a_judged_fail(quest: Quest) -> None:
+    v, text = judge(quest, ITEM, "explode")
+    assert v.outcome is Outcome.FAIL and "prepare blew up" in v.facts[0].actual
+    assert text == "explode"
+
+
+def test_short_verdicts_from_prepare_are_used(quest: Quest) -> None:
+    assert judge(quest, ITEM, "skip")[0].outcome is Outcome.SKIPPED
+    assert judge(quest, ITEM, "block")[0].outcome is Outcome.BLOCKED
+
+
+def test_invalid_utf8_is_a_judged_fail_with_a_fact(quest: Quest) -> None:
+    v, text = judge(quest, ITEM, b"good \xff\xfe answer")
+    assert v.outcome is Outcome.FAIL and v.root_cause == SUBMISSION_RULE
+    assert v.facts[0].expected == "UTF-8 text" and "\\xff" in v.facts[0].actual
+    assert "\\xff" in text
+
+
+def test_an_oversized_submission_is_a_judged_fail(quest: Quest) -> None:
+    v, _ = judge(quest, ITEM, b"x" * 101, limit=100)
+    assert v.outcome is Outcome.FAIL and v.facts[0].expected == "at most 100 bytes"
+
+
+def test_same_submission_same_verdict(quest: Quest) -> None:
+    assert judge(quest, ITEM, "bad meh") == judge(quest, ITEM, "bad meh")
+
+
+def test_render_shows_outcome_root_cause_and_facts_on_one_line_each() -> None:
+    v = Verdict(
+        Outcome.FAIL, (Fact(rule="r", where="w", expected="two\nlines", actual='"q"'),), "r"
+    )
+    text = render("k", v, state="TODO", tries=1, max_tries=3)
+    assert text == (
+        "k -> FAIL (state TODO, tries 1/3)\n"
+        "root cause: r\n"
+        "  - r: w\n"
+        '      expected: "two\\nlines"\n'
+        '      actual:   "\\"q\\""\n'
+    )

@@ -1,0 +1,118 @@
+"""turn.md is the record table the code executes: total, unambiguous, and obeyed."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import reins
+from reins import Ledger, Quest, State
+from reins.gate import Fact, Outcome, Verdict
+from reins.ledger import AttemptKind
+from reins.turn import TABLE, record_generation_error, record_verdict
+from reins.turn.table import DOCUMENT, TurnTableError, domain, parse
+
+GOOD = DOCUMENT.read_text(encoding="utf-8")
+
+
+def test_the_table_covers_every_attempt_exactly_once() -> None:
+    for cell in domain():
+        assert sum(row.matches(*cell) for row in TABLE.rows) == 1, cell
+
+
+def test_exactly_one_row_yields_pass() -> None:
+    assert [r.outcome for r in TABLE.rows if r.state is State.PASS] == ["PASS"]
+
+
+def test_generation_errors_neither_consume_a_try_nor_lock() -> None:
+    rows = [r for r in TABLE.rows if r.kind is AttemptKind.GENERATION_ERROR]
+    assert rows and all(r.tries_delta == 0 and not r.locks for r in rows)
+
+
+@pytest.mark.parametrize(
+    ("broken", "message"),
+    [
+        (
+            GOOD.replace(
+                "| judged           | PASS    | any         | PASS ",
+                "| judged | PASS | any | DONE ",
+            ),
+            "exactly one row, judged × PASS",
+        ),
+        (
+            GOOD.replace(
+                "| judged           | FAIL    | reaches max | DONE      | +1           | yes   |\n",
+                "",
+            ),
+            "no row for judged × FAIL × reaches max",
+        ),
+        (
+            GOOD.replace("| judged           | REVIEW  | any ", "| judged | PASS | any "),
+            "2 rows for judged × PASS|no row for judged × REVIEW",
+        ),
+        (GOOD.replace("<!-- record-table: begin -->", ""), "no record table"),
+        (GOOD.replace("| tries change |", "| change |"), "header"),
+        (GOOD.replace("| +1           | no    |", "| +2           | no    |"), "tries change"),
+        (
+            GOOD.replace(
+                "| SKIPPED | any         | SKIPPED   | +0           | yes   |",
+                "| SKIPPED | any         | SKIPPED   | +0           | maybe |",
+            ),
+            "row",
+        ),
+        (
+            GOOD.replace("| judged           | BLOCKED |", "| judged           | LOST    |"),
+            "outcome 'LOST'|no row",
+        ),
+    ],
+)
+def test_a_malformed_table_fails_loudly(broken: str, message: str) -> None:
+    assert broken != GOOD
+    with pytest.raises(TurnTableError, match=message):
+        parse(broken)
+
+
+def test_a_malformed_document_fails_at_import(tmp_path: Path) -> None:
+    package = Path(reins.__file__).parent
+    copy = tmp_path / "reins"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    doc = copy / "turn" / "turn.md"
+    doc.write_text(doc.read_text().replace("| reaches max | DONE ", "| reaches max | TODO "))
+    run = subprocess.run(
+        [sys.executable, "-c", "import reins.turn"],
+        env={"PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode != 0
+    assert "TurnTableError" in run.stderr and "locks=yes contradicts state TODO" in run.stderr
+
+
+def verdict(outcome: Outcome) -> Verdict:
+    if outcome is Outcome.PASS:
+        return Verdict(Outcome.PASS)
+    return Verdict(outcome, (Fact(rule="r", where="w", expected="e", actual="a"),), "r")
+
+
+@pytest.mark.parametrize("row", TABLE.rows, ids=lambda r: f"{r.kind}-{r.outcome}-{r.tries}")
+def test_recording_obeys_every_row_of_the_document(row, ledger: Ledger, quest: Quest) -> None:  # type: ignore[no-untyped-def]
+    # Bring item "a" to the tries the row speaks of (any → both classes are tried elsewhere).
+    tries_before = quest.max_tries - 1 if row.tries == "reaches max" else 0
+    for _ in range(tries_before):
+        record_verdict(ledger, quest, "a", verdict(Outcome.FAIL), "bad", driver="t")
+    before = ledger.get("a")
+    assert before.tries == tries_before and before.state is State.TODO
+    if row.kind is AttemptKind.GENERATION_ERROR:
+        rec = record_generation_error(ledger, quest, "a", "timeout", driver="t")
+    else:
+        rec = record_verdict(ledger, quest, "a", verdict(Outcome(row.outcome)), "x", driver="t")
+    assert rec.item.state is row.state
+    assert rec.item.tries == tries_before + row.tries_delta
+    assert rec.item.state.terminal is row.locks
+    assert rec.attempt.turn == tries_before + 1
+    assert rec.attempt.kind is row.kind
