@@ -226,3 +226,16 @@ def test_items_round_trip_their_payload(ledger: Ledger) -> None:
         **{**{s: getattr(ledger.get("x"), s) for s in Item.__slots__}, "payload": payload}
     )
     assert ledger.get("x").payload == payload
+
+
+def test_an_older_ledger_is_migrated_on_open(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # a reins ledger at version 0
+    conn.commit()
+    conn.close()
+    with Ledger.open(path) as led:
+        assert led.add([("a", None)]) == (1, 0)
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    conn.close()

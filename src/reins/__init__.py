@@ -1,25 +1,84 @@
 """reins: a deterministic gate, not the agent, decides when work is done.
 
-Public names are imported here explicitly; ``__all__`` is checked by a test.
+Public names are listed here explicitly (``__all__`` is checked by a test) but imported on
+first use: ``reins next`` and ``reins submit`` run once per agent turn, so start-up matters.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from reins._version import __version__
-from reins.errors import (
-    BackendError,
-    BackendTimeout,
-    ConfigError,
-    CorruptLedger,
-    IllegalTransition,
-    LeaseConflict,
-    LedgerError,
-    NotFound,
-    NotTodo,
-    ReinsError,
-)
-from reins.gate import CatalogEntry, Context, Fact, Level, Outcome, Rule, Verdict, evaluate, rule
-from reins.ledger import Attempt, AttemptKind, Item, State
-from reins.ledger.sqlite import Ledger
-from reins.quest import Quest, Seed, load_quest
+
+if TYPE_CHECKING:
+    from reins.errors import (
+        BackendError,
+        BackendTimeout,
+        ConfigError,
+        CorruptLedger,
+        IllegalTransition,
+        LeaseConflict,
+        LedgerError,
+        NotFound,
+        NotTodo,
+        ReinsError,
+    )
+    from reins.gate import (
+        CatalogEntry,
+        Context,
+        Fact,
+        Level,
+        Outcome,
+        Rule,
+        Verdict,
+        evaluate,
+        rule,
+    )
+    from reins.ledger import (
+        Attempt,
+        AttemptKind,
+        Item,
+        State,
+    )
+    from reins.ledger.sqlite import (
+        Ledger,
+    )
+    from reins.quest import (
+        Quest,
+        Seed,
+        load_quest,
+    )
+
+_WHERE = {
+    "BackendError": "reins.errors",
+    "BackendTimeout": "reins.errors",
+    "ConfigError": "reins.errors",
+    "CorruptLedger": "reins.errors",
+    "IllegalTransition": "reins.errors",
+    "LeaseConflict": "reins.errors",
+    "LedgerError": "reins.errors",
+    "NotFound": "reins.errors",
+    "NotTodo": "reins.errors",
+    "ReinsError": "reins.errors",
+    "CatalogEntry": "reins.gate",
+    "Context": "reins.gate",
+    "Fact": "reins.gate",
+    "Level": "reins.gate",
+    "Outcome": "reins.gate",
+    "Rule": "reins.gate",
+    "Verdict": "reins.gate",
+    "evaluate": "reins.gate",
+    "rule": "reins.gate",
+    "Attempt": "reins.ledger",
+    "AttemptKind": "reins.ledger",
+    "Item": "reins.ledger",
+    "State": "reins.ledger",
+    "Ledger": "reins.ledger.sqlite",
+    "Quest": "reins.quest",
+    "Seed": "reins.quest",
+    "load_quest": "reins.quest",
+}
 
 __all__ = [
     "Attempt",
@@ -51,3 +110,16 @@ __all__ = [
     "load_quest",
     "rule",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reins' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
