@@ -122,3 +122,18 @@ def test_render_shows_outcome_root_cause_and_facts_on_one_line_each() -> None:
         '      expected: "two\\nlines"\n'
         '      actual:   "\\"q\\""\n'
     )
+
+
+def test_an_ai_check_wrapped_in_a_fail_rule_still_counts_only_as_review() -> None:
+    from reins.gate.ai import ai_rule
+
+    doubt = ai_rule(
+        "skeptic",
+        "an AI doubts the answer",
+        ask=lambda question: "doubtful",
+        question=lambda ctx: f"Is {ctx.submission!r} right?",
+        read=lambda answer, ctx: Fact(where="answer", expected="no doubt", actual=answer),
+    )
+    smuggled = Rule("skeptic", Level.FAIL, "wrapped at FAIL by hand", doubt.check)
+    verdict = evaluate([smuggled], CTX)
+    assert verdict.outcome is Outcome.REVIEW and verdict.root_cause == "skeptic"

@@ -1,20 +1,85 @@
-"""The gate: rules that leave facts, and the verdict their aggregation yields."""
+"""The gate: rules that leave facts, and the verdict their aggregation yields.
+
+The flat gate is imported at once; the graph gate, grounds and AI checks on first use, since
+``reins.gate`` is imported on every CLI start and most turns need none of them.
+"""
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from reins.gate.evaluate import evaluate, excerpt, fire
 from reins.gate.rule import CatalogEntry, Context, Fact, Level, Rule, rule
 from reins.gate.verdict import Outcome, Verdict, render
 
+if TYPE_CHECKING:
+    from reins.gate.ai import AICheck, ai_rule, is_ai
+    from reins.gate.graph import Counter, Graph, Judgement
+    from reins.gate.ground import (
+        FakeResolver,
+        GroundError,
+        NetResolver,
+        Provider,
+        Resolver,
+        Snapshot,
+        require_dnspython,
+    )
+    from reins.gate.hcat import h_categoriser
+
+_LAZY = {
+    "AICheck": "reins.gate.ai",
+    "ai_rule": "reins.gate.ai",
+    "is_ai": "reins.gate.ai",
+    "Counter": "reins.gate.graph",
+    "Graph": "reins.gate.graph",
+    "Judgement": "reins.gate.graph",
+    "FakeResolver": "reins.gate.ground",
+    "GroundError": "reins.gate.ground",
+    "NetResolver": "reins.gate.ground",
+    "Provider": "reins.gate.ground",
+    "Resolver": "reins.gate.ground",
+    "Snapshot": "reins.gate.ground",
+    "require_dnspython": "reins.gate.ground",
+    "h_categoriser": "reins.gate.hcat",
+}
+
 __all__ = [
+    "AICheck",
     "CatalogEntry",
     "Context",
+    "Counter",
     "Fact",
+    "FakeResolver",
+    "Graph",
+    "GroundError",
+    "Judgement",
     "Level",
+    "NetResolver",
     "Outcome",
+    "Provider",
+    "Resolver",
     "Rule",
+    "Snapshot",
     "Verdict",
+    "ai_rule",
     "evaluate",
     "excerpt",
     "fire",
+    "h_categoriser",
+    "is_ai",
     "render",
+    "require_dnspython",
     "rule",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reins.gate' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

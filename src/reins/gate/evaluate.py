@@ -42,7 +42,11 @@ def fire(rule: Rule, ctx: Context) -> tuple[Fact | None, Level]:
             actual=excerpt(repr(fact)),
         )
         return broken, Level.FAIL
-    return replace(fact, rule=rule.id), rule.level
+    # An AI check (its check carries a REVIEW ceiling) never counts at FAIL, however it was
+    # wrapped: the machine locks PASS, an AI may only raise doubt.
+    ceiling = getattr(rule.check, "ceiling", None)
+    level = Level.REVIEW if ceiling is Level.REVIEW else rule.level
+    return replace(fact, rule=rule.id), level
 
 
 def evaluate(rules: Sequence[Rule], ctx: Context) -> Verdict:

@@ -69,11 +69,11 @@ def render(key: str, verdict: Verdict, *, state: str, tries: int, max_tries: int
     then the root cause; then each fact as where / expected / actual, or the gate's walkthrough.
     """
     lines = [f"{key} -> {verdict.outcome} (state {state}, tries {tries}/{max_tries})"]
-    if verdict.root_cause:
-        lines.append(f"root cause: {verdict.root_cause}")
-    if verdict.feedback:
+    if verdict.feedback:  # a graph gate's walkthrough names the root cause itself
         lines.extend(f"  {line}" for line in verdict.feedback.rstrip("\n").split("\n"))
     else:
+        if verdict.root_cause:
+            lines.append(f"root cause: {verdict.root_cause}")
         for f in verdict.facts:
             lines.append(f"  - {f.rule}: {f.where}")
             lines.append(f"      expected: {quote(f.expected)}")

@@ -18,6 +18,7 @@ from reins.errors import ConfigError
 from reins.gate import Context, Fact, Level, Outcome, Verdict, excerpt, rule
 from reins.ledger import Item
 from reins.quest import Quest, Seed
+from reins.quests.emails.graph import build_graph
 
 SAMPLES = Path(__file__).with_name("samples")
 MAX_TEXT = 64 * 1024
@@ -179,4 +180,5 @@ quest = Quest(
     rules=RULES,
     manual=MANUAL,
     coaching=COACHING,
+    gate=build_graph(RULES),
 )

@@ -1,0 +1,81 @@
+"""Staged evaluation: judge what needs no outside world first; reach out only when it can matter.
+
+Stage 0 runs the counters that need no ground. If a FAIL remains that no ground-reading counter
+supersedes, the verdict is FAIL whatever the grounds say, so none is resolved. Otherwise every
+needed ground is resolved once, through one :class:`~reins.gate.ground.Snapshot`, and stage 1
+runs the ground-reading counters with ``ctx.grounds`` filled. Stage-0 checks are not run twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from functools import partial
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from reins.gate.ai import cap
+from reins.gate.evaluate import excerpt
+from reins.gate.ground import GroundError, NetResolver, Provider, Snapshot
+from reins.gate.rule import Context, Fact, Level
+
+if TYPE_CHECKING:
+    from reins.gate.graph import Counter, Graph
+
+Fired = dict[str, tuple[Fact, Level]]
+
+
+def judge_staged(graph: Graph, ctx: Context) -> tuple[Fired, tuple[str, ...]]:
+    """The fact and counted level of every counter that fired, and the ids of those not judged."""
+    fired: Fired = {}
+    later: list[Counter] = []
+    for c in graph.counters:
+        if c.needs:
+            later.append(c)
+        elif hit := graph.fire(c, ctx):
+            fired[c.id] = hit
+    if not later:
+        return fired, ()
+    if settled(graph, fired, later):
+        return fired, tuple(c.id for c in later)
+    names = list(dict.fromkeys(name for c in later for name in c.needs))
+    snapshot = Snapshot(graph.resolver if graph.resolver is not None else NetResolver())
+    values, failures = resolve(graph.grounds, names, ctx, snapshot)
+    full = replace(ctx, grounds=MappingProxyType({**ctx.grounds, **values}))
+    for c in later:
+        failed = next((name for name in c.needs if name in failures), None)
+        if failed is not None:
+            fact = Fact(
+                rule=c.id,
+                where=f"ground {failed}",
+                expected=f"ground {failed} to resolve",
+                actual=excerpt(failures[failed]),
+            )
+            fired[c.id] = (fact, cap(c.rule, Level.FAIL))
+        elif hit := graph.fire(c, full):
+            fired[c.id] = hit
+    return fired, ()
+
+
+def settled(
+    graph: Graph, fired: Mapping[str, tuple[Fact, Level]], later: Sequence[Counter]
+) -> bool:
+    """Whether stage 0 left a FAIL that no counter of ``later`` could supersede."""
+    reachable = {down for c in later for down in c.supersedes}
+    return any(
+        fired[r][1] is Level.FAIL and r not in reachable for r in graph.remaining(fired.keys())
+    )
+
+
+def resolve(
+    providers: Mapping[str, Provider], names: Sequence[str], ctx: Context, snapshot: Snapshot
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Each named ground computed once: the values, and the error text of those that failed."""
+    values: dict[str, Any] = {}
+    failures: dict[str, str] = {}
+    for name in names:
+        try:
+            values[name] = snapshot.once(("ground", name), partial(providers[name], ctx, snapshot))
+        except GroundError as exc:
+            failures[name] = str(exc)
+    return values, failures
