@@ -1,0 +1,245 @@
+"""The shared half of the HTTP backends: one JSON POST, bounded, classified and scrubbed.
+
+httpx is imported here, inside the call, so ``import reins`` and every command that does not
+talk to a model API stay fast. Each call opens and closes its own client: a backend has no
+close method to forget, and an LLM call dwarfs a connection set-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from collections.abc import Mapping
+from functools import cache
+from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import urlsplit
+
+from reins.backends._common import LIMIT_OPTIONS, PRICE_OPTIONS, Options, Reply
+from reins.backends.limits import estimate_tokens
+from reins.backends.redact import REDACTED, read_key, redact
+from reins.backends.retry import TransientError, TransientTimeout, parse_retry_after
+from reins.errors import BackendError, ConfigError
+
+if TYPE_CHECKING:
+    import ssl
+
+    from reins.backends.base import Completion
+    from reins.turn.compose import Prompt
+
+MAX_BODY = 16 * 1024 * 1024  # a reply larger than this is refused, not buffered
+DEFAULT_MAX_OUTPUT = 2048
+_SNIPPET = 300
+
+COMMON_OPTIONS: dict[str, str] = {
+    "temperature": "sampling temperature (default: the server's)",
+    "max_output_tokens": "cap on generated tokens",
+    **LIMIT_OPTIONS,
+    **PRICE_OPTIONS,
+}
+
+
+@cache
+def _ssl_context() -> ssl.SSLContext:
+    import httpx
+
+    return httpx.create_ssl_context()
+
+
+def _error_text(body: bytes) -> str:
+    """The provider's own error message from an error body: bounded, one line."""
+    text = body.decode("utf-8", "replace")
+    try:
+        data: Any = json.loads(text)
+    except ValueError:
+        data = None
+    message: Any = None
+    if isinstance(data, dict):
+        err = data.get("error", data.get("message", data.get("detail")))
+        if isinstance(err, dict):
+            message = err.get("message") or err.get("type") or err.get("status")
+        elif isinstance(err, str):
+            message = err
+    if not isinstance(message, str) or not message.strip():
+        message = text
+    message = re.sub(r"\s+", " ", message).strip()
+    if len(message) > _SNIPPET:
+        message = message[:_SNIPPET] + "…"
+    return message or "(empty body)"
+
+
+def endpoint_text(url: str) -> str:
+    """Scheme, host and port of ``url``, for messages (never a path, a query or a password)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}"
+
+
+class HTTPBackend:
+    """A JSON-over-HTTP chat backend. Subclasses say how to ask and how to read the answer."""
+
+    name: str  # an instance attribute to the Backend protocol; each subclass sets it
+    options: ClassVar[dict[str, str]]
+    default_url: ClassVar[str]
+    url_env: ClassVar[str]
+    key_env_default: ClassVar[str | None] = None
+
+    def __init__(self, model: str, options: Mapping[str, str]) -> None:
+        self.model = model
+        self.opts = opts = Options(self.name, options, self.options)
+        base = opts.text("base_url") or os.environ.get(self.url_env) or self.default_url
+        if urlsplit(base).scheme not in ("http", "https") or not urlsplit(base).hostname:
+            raise ConfigError(
+                f"backend {self.name!r}: base URL {redact(base)!r} is not an http(s) URL"
+            )
+        self.base_url = base.rstrip("/")
+        self.temperature = opts.number("temperature")
+        self.max_output_tokens = opts.whole("max_output_tokens", minimum=1)
+        self.key = self._read_key(opts)
+        password = urlsplit(self.base_url).password  # a URL may carry basic-auth credentials
+        self._secrets: tuple[str, ...] = tuple(s for s in (self.key, password) if s)
+        self.guard = opts.guard((self.base_url, model))
+
+    def _read_key(self, opts: Options) -> str | None:
+        """The API key from the environment variable ``key_env`` names, or the backend's own."""
+        key_env = opts.text("key_env") if "key_env" in self.options else None
+        env = key_env or self.key_env_default
+        if env is None:
+            return None
+        return read_key(env, backend=self.name, required=True)
+
+    def __repr__(self) -> str:  # never the key
+        base = redact(self.base_url, self._secrets)
+        return f"{type(self).__name__}(model={self.model!r}, base_url={base!r})"
+
+    # -- what subclasses provide ---------------------------------------------------------
+
+    def request(self, prompt: Prompt, seed: int) -> tuple[str, dict[str, str], dict[str, Any]]:
+        """The URL, headers (auth included) and JSON body for one generation."""
+        raise NotImplementedError
+
+    def parse(self, data: Any) -> Reply:
+        """Read a 2xx JSON reply; raise :class:`BackendError` when it holds no answer."""
+        raise NotImplementedError
+
+    def output_reserve(self) -> int:
+        return self.max_output_tokens or DEFAULT_MAX_OUTPUT
+
+    # -- the call ------------------------------------------------------------------------
+
+    def fail(self, message: str, *, retryable: bool = False) -> BackendError:
+        """A scrubbed, non-transient error of this backend."""
+        return BackendError(
+            f"{self.name}: {redact(message, self._secrets)}", backend=self.name, retryable=retryable
+        )
+
+    async def complete(self, prompt: Prompt, *, seed: int, timeout: float) -> Completion:
+        """Generate once within ``timeout`` seconds, retrying transient failures meanwhile."""
+        url, headers, body = self.request(prompt, seed)
+        payload = json.dumps(body, ensure_ascii=False).encode()
+        tokens = estimate_tokens(prompt.system) + estimate_tokens(prompt.user)
+
+        async def attempt(seconds: float) -> Reply:
+            return self.parse(await self.post(url, headers, payload, seconds))
+
+        return await self.guard.run(attempt, tokens=tokens + self.output_reserve(), timeout=timeout)
+
+    async def post(self, url: str, headers: dict[str, str], payload: bytes, timeout: float) -> Any:
+        """POST ``payload`` and return the decoded JSON of a 2xx reply.
+
+        Raises:
+            TransientError: connection failure, 408/429/5xx, a cut or undecodable body.
+            TransientTimeout: no complete answer within ``timeout`` seconds.
+            BackendError: any other HTTP error, or a reply over :data:`MAX_BODY`.
+        """
+        import httpx
+
+        where = endpoint_text(url)
+        headers = {"content-type": "application/json", "accept": "application/json", **headers}
+        try:
+            async with (
+                asyncio.timeout(timeout),
+                httpx.AsyncClient(verify=_ssl_context(), timeout=timeout) as client,
+                client.stream("POST", url, headers=headers, content=payload) as response,
+            ):
+                status = response.status_code
+                retry_after = parse_retry_after(response.headers.get("retry-after"))
+                chunks: list[bytes] = []
+                size = 0
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    if size > MAX_BODY:
+                        raise self.fail(f"reply from {where} is larger than {MAX_BODY} bytes")
+                    chunks.append(chunk)
+        except (TimeoutError, httpx.TimeoutException):
+            raise TransientTimeout(
+                f"{self.name}: no answer from {where} within {round(timeout, 2):g}s",
+                backend=self.name,
+            ) from None
+        except httpx.RequestError as exc:
+            detail = redact(str(exc) or type(exc).__name__, self._secrets)
+            raise TransientError(
+                f"{self.name}: {where}: {type(exc).__name__}: {detail}", backend=self.name
+            ) from None
+        body = b"".join(chunks)
+        if status == 429 or status == 408 or status >= 500:
+            raise TransientError(
+                f"{self.name}: HTTP {status} from {where}: "
+                + redact(_error_text(body), self._secrets),
+                backend=self.name,
+                retry_after=retry_after,
+            )
+        if not 200 <= status < 300:
+            raise self.fail(f"HTTP {status} from {where}: {_error_text(body)}")
+        try:
+            return json.loads(body)
+        except ValueError:
+            snippet = redact(_error_text(body), self._secrets)
+            raise TransientError(
+                f"{self.name}: HTTP {status} from {where} is not JSON: {snippet}",
+                backend=self.name,
+            ) from None
+
+    def reply(
+        self,
+        text: Any,
+        *,
+        model: Any = None,
+        input_tokens: Any = None,
+        output_tokens: Any = None,
+        cost: Any = None,
+        stop: Any = None,
+    ) -> Reply:
+        """A :class:`Reply` from loosely typed JSON fields; a missing answer is an error.
+
+        An empty answer is a generation error, not a submission: it says nothing about the
+        item, and a run of them (a too-small output cap, a filter) trips the loop's breaker.
+        """
+        if not isinstance(text, str) or not text.strip():
+            why = f" (stop reason: {stop})" if isinstance(stop, str) and stop else ""
+            raise self.fail(f"the reply holds no text{why}")
+        for secret in self._secrets:  # a server that echoes the key into its answer
+            text = text.replace(secret, REDACTED)
+        return Reply(
+            text=text,
+            model=model if isinstance(model, str) and model else self.model,
+            input_tokens=_count(input_tokens),
+            output_tokens=_count(output_tokens),
+            cost=float(cost) if isinstance(cost, int | float) and cost >= 0 else None,
+        )
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and value >= 0 else None
+
+
+def dig(data: Any, *path: str | int) -> Any:
+    """``data[p0][p1]…`` through dicts and lists, or None where the path breaks."""
+    for step in path:
+        if isinstance(step, int) and isinstance(data, list) and -len(data) <= step < len(data):
+            data = data[step]
+        elif isinstance(step, str) and isinstance(data, dict):
+            data = data.get(step)
+        else:
+            return None
+    return data

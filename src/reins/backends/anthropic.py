@@ -1,0 +1,89 @@
+"""The ``anthropic`` backend: Anthropic's Messages API (``POST /v1/messages``).
+
+The key goes in ``x-api-key``, the API version in ``anthropic-version``, and system text in the
+top-level ``system`` field. The API takes no seed, so a retry samples anew on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from reins.backends._common import Reply
+from reins.backends._http import COMMON_OPTIONS, HTTPBackend, dig
+
+if TYPE_CHECKING:
+    from reins.turn.compose import Prompt
+
+API_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 4096  # the API requires a cap
+
+
+class AnthropicBackend(HTTPBackend):
+    """Anthropic Messages: ``anthropic:claude-sonnet-4-5?max_output_tokens=2000``."""
+
+    name = "anthropic"
+    default_url = "https://api.anthropic.com"
+    url_env = "REINS_ANTHROPIC_URL"
+    key_env_default = "ANTHROPIC_API_KEY"
+    options: ClassVar[dict[str, str]] = {
+        "base_url": "API root (default: $REINS_ANTHROPIC_URL or Anthropic's)",
+        "key_env": "environment variable holding the API key (default ANTHROPIC_API_KEY)",
+        "version": f"anthropic-version header (default {API_VERSION})",
+        **COMMON_OPTIONS,
+    }
+
+    def __init__(self, model: str, options: Mapping[str, str]) -> None:
+        super().__init__(model, options)
+        self.version = self.opts.text("version", API_VERSION) or API_VERSION
+
+    def output_reserve(self) -> int:
+        return self.max_output_tokens or DEFAULT_MAX_TOKENS
+
+    def request(self, prompt: Prompt, seed: int) -> tuple[str, dict[str, str], dict[str, Any]]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.output_reserve(),
+            "messages": [{"role": "user", "content": prompt.user}],
+        }
+        if prompt.system:
+            body["system"] = prompt.system
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        headers = {"anthropic-version": self.version}
+        if self.key:
+            headers["x-api-key"] = self.key
+        return f"{self.base_url}/v1/messages", headers, body
+
+    def parse(self, data: Any) -> Reply:
+        if dig(data, "type") == "error":
+            raise self.fail(str(dig(data, "error", "message") or "error reply")[:300])
+        content = dig(data, "content")
+        text = None
+        if isinstance(content, list):
+            text = "".join(
+                b["text"]
+                for b in content
+                if isinstance(b, dict)
+                and b.get("type") == "text"
+                and isinstance(b.get("text"), str)
+            )
+        usage = dig(data, "usage") or {}
+        input_tokens = dig(usage, "input_tokens")
+        if isinstance(input_tokens, int):
+            for extra in ("cache_creation_input_tokens", "cache_read_input_tokens"):
+                more = dig(usage, extra)
+                input_tokens += more if isinstance(more, int) else 0
+        return self.reply(
+            text,
+            model=dig(data, "model"),
+            input_tokens=input_tokens,
+            output_tokens=dig(usage, "output_tokens"),
+            stop=dig(data, "stop_reason"),
+        )
+
+
+if TYPE_CHECKING:  # the class is a factory, its instances backends
+    from reins.backends.base import BackendFactory
+
+    _factory: BackendFactory = AnthropicBackend

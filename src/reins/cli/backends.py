@@ -1,0 +1,69 @@
+"""The ``backends`` command: which generators are installed, and the options each one takes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from reins.cli.app import emit_json
+from reins.cli.work import json_option
+
+
+def _summary(obj: Any) -> str:
+    doc = (getattr(obj, "__doc__", None) or "").strip()
+    return doc.splitlines()[0].replace("``", "") if doc else ""
+
+
+def describe() -> list[dict[str, Any]]:
+    """Each registered backend: name, entry point, one-line summary, options, or why it broke."""
+    from reins.backends import registry
+    from reins.errors import ReinsError
+
+    rows: list[dict[str, Any]] = []
+    for name in registry.names():
+        row: dict[str, Any] = {"name": name, "target": registry.target(name)}
+        try:
+            factory = registry.factory(name)
+        except ReinsError as exc:
+            row.update(summary="", options={}, error=str(exc))
+        else:
+            row.update(summary=_summary(factory), options=dict(factory.options), error=None)
+        rows.append(row)
+    return rows
+
+
+@click.command()
+@click.argument("names", nargs=-1, metavar="[NAME]...")
+@json_option
+def backends(names: tuple[str, ...], as_json: bool) -> None:
+    """List the installed backends and the options of each.
+
+    Choose one with a model spec, backend:model?key=value&…, for example
+    ollama:qwen2.5:0.5b?temperature=0.7. Give NAMEs to show only those.
+    """
+    rows = describe()
+    if names:
+        from reins.backends.registry import factory
+
+        for name in names:
+            factory(name)  # an unknown name fails here, listing the known ones
+        rows = [r for r in rows if r["name"] in names]
+    if as_json:
+        emit_json(rows)
+        return
+    for i, row in enumerate(rows):
+        if i:
+            click.echo()
+        head = f"{row['name']}  ({row['target']})"
+        click.echo(f"{head}\n  {row['summary']}" if row["summary"] else head)
+        if row["error"]:
+            click.echo(f"  unavailable: {row['error']}")
+            continue
+        options = row["options"]
+        width = max((len(k) for k in options), default=0)
+        for key in sorted(options):
+            click.echo(f"  ?{key.ljust(width)}  {options[key]}")
+
+
+COMMANDS = (backends,)
