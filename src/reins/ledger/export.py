@@ -60,6 +60,8 @@ def export(ledger: Ledger, out: str | os.PathLike[str]) -> int:
             _write(ledger, fd, items)
             ledger.finish_batch(batch)
             count += len(items)
+            if len(items) < BATCH_SIZE:
+                break  # a short batch took every pending item: no need to ask again
     for other in ledger.open_batch_paths():
         if other != str(target):
             _recover_elsewhere(ledger, other)
