@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import getpass
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,11 +19,13 @@ KNOWN_KEYS = {"quest", "ledger", "results", "auto_export", "max_submission", "le
 def read_config(folder: Path | None = None) -> dict[str, Any]:
     """The ``[reins]`` table of ``reins.toml`` in ``folder`` (default: the working directory)."""
     path = (folder or Path.cwd()) / CONFIG_FILE
+    if not path.exists():
+        return {}
+    import tomllib  # only when there is a file to read: start-up matters
+
     try:
         with path.open("rb") as f:
             data = tomllib.load(f)
-    except FileNotFoundError:
-        return {}
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from exc
     table = data.get("reins", {})
