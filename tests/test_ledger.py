@@ -239,3 +239,13 @@ def test_an_older_ledger_is_migrated_on_open(tmp_path: Path) -> None:
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     conn.close()
+
+
+def test_items_can_be_walked_while_the_ledger_is_written(ledger: Ledger) -> None:
+    seen = []
+    for item in ledger.items():
+        seen.append(item.key)
+        ledger.record(item.key, lambda i: (Transition(State.TODO, 1), judged()), driver="w")
+        assert ledger.log(item.key)[-1].turn == 1
+    assert seen == ["a", "b", "c"]
+    assert [i.key for i in ledger.items(State.TODO, limit=2)] == ["a", "b"]

@@ -37,6 +37,9 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 
 
 def test_version_start_up_imports_neither_ledger_nor_http() -> None:
-    code = "import sys, reins.cli; print(sorted(m for m in ('httpx', 'sqlite3', 'reins.turn') if m in sys.modules))"
+    code = (
+        "import sys, reins.cli; "
+        "print(sorted(m for m in ('httpx', 'sqlite3', 'reins.turn') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -143,10 +143,10 @@ def make_group(quest: Quest | None = None, name: str = "reins") -> click.Group:
         settings = Settings.resolve(quest=quest_ref, ledger=ledger, config=read_config())
         ctx.obj = Env(settings, quest)
 
-    from reins.cli import inspect, work
+    from reins.cli import backends, inspect, loop, work
     from reins.cli.init import init
 
-    for command in (*work.COMMANDS, *inspect.COMMANDS, init):
+    for command in (*work.COMMANDS, *inspect.COMMANDS, *backends.COMMANDS, *loop.COMMANDS, init):
         group.add_command(command)
     return group
 

@@ -280,15 +280,16 @@ class Ledger:
         """
         added = seen = 0
         chunk: list[tuple[str, str | None, str, str]] = []
+        stamp = now_iso()  # one per chunk: a clock read per item costs seconds per million
         for key, payload in seeds:
             if not isinstance(key, str) or not key:
                 raise LedgerError(f"an item key must be a non-empty string, got {key!r}")
-            stamp = now_iso()
             chunk.append((key, None if payload is None else dump_json(payload), stamp, stamp))
             if len(chunk) >= SCAN_CHUNK:
                 added += self._insert(chunk)
                 seen += len(chunk)
                 chunk.clear()
+                stamp = now_iso()
         if chunk:
             added += self._insert(chunk)
             seen += len(chunk)
@@ -314,20 +315,27 @@ class Ledger:
         return _item(row)
 
     def items(self, state: State | None = None, *, limit: int | None = None) -> Iterator[Item]:
-        """Items in the order they were added, optionally of one state."""
-        sql = f"SELECT {_ITEM_COLUMNS} FROM items"
-        args: list[Any] = []
-        if state is not None:
-            sql += " WHERE state = ?"
-            args.append(state.value)
-        sql += " ORDER BY id"
-        if limit is not None:
-            sql += " LIMIT ?"
-            args.append(limit)
-        with self.read() as conn:
-            rows = conn.execute(sql, args)
-            while batch := rows.fetchmany(1000):
-                yield from (_item(r) for r in batch)
+        """Items in the order they were added, optionally of one state.
+
+        Read page by page, each page in its own short read, so a caller may write to the
+        ledger while it iterates.
+        """
+        where = "" if state is None else " AND state = ?"
+        args: list[Any] = [] if state is None else [state.value]
+        last, left = 0, limit
+        while left is None or left > 0:
+            page = 1000 if left is None else min(1000, left)
+            with self.read() as conn:
+                rows = conn.execute(
+                    f"SELECT {_ITEM_COLUMNS}, id FROM items WHERE id > ?{where} "
+                    "ORDER BY id LIMIT ?",
+                    [last, *args, page],
+                ).fetchall()
+            if not rows:
+                return
+            last = rows[-1][-1]
+            left = None if left is None else left - len(rows)
+            yield from (_item(r) for r in rows)
 
     def log(self, key: str) -> list[Attempt]:
         """Every attempt of the item, oldest first. Raises NotFound."""
@@ -422,6 +430,7 @@ class Ledger:
         decide: Callable[[Item], tuple[Transition, Attempt]],
         *,
         driver: str,
+        owner: str | None = None,
         expected_turns: int | None = None,
         now: float | None = None,
     ) -> tuple[Item, Attempt]:
@@ -429,7 +438,8 @@ class Ledger:
 
         ``decide`` sees the item as it stands inside the transaction and returns the
         transition and the attempt to append (its ``turn``, ``state_after`` and
-        ``tries_after`` are filled in here).
+        ``tries_after`` are filled in here). ``owner`` is the lease holder when it differs
+        from the driver name recorded on the attempt (the loop leases per slot).
 
         Raises:
             NotTodo: the item is terminal (the ratchet).
@@ -448,7 +458,8 @@ class Ledger:
                 raise NotTodo(
                     f"item {key!r} is {item.state}, not TODO: terminal items are locked for good"
                 )
-            if item.lease_owner not in (None, driver) and (item.lease_expires or 0) > t:
+            holder = owner or driver
+            if item.lease_owner not in (None, holder) and (item.lease_expires or 0) > t:
                 raise LeaseConflict(
                     f"item {key!r} is leased to {item.lease_owner!r} for another "
                     f"{(item.lease_expires or 0) - t:.0f}s; take another item with `reins next`"
@@ -475,7 +486,7 @@ class Ledger:
             )
             _insert_attempt(conn, item_id, attempt)
             locked = transition.state.terminal
-            keep_lease = not locked and driver == item.lease_owner
+            keep_lease = not locked and holder == item.lease_owner
             conn.execute(
                 "UPDATE items SET state = ?, tries = ?, turns = turns + 1, updated_at = ?, "
                 "locked_at = ?, lease_owner = ?, lease_expires = ? WHERE id = ?",

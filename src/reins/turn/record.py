@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from reins.gate import Verdict, render
 from reins.ledger import Attempt, AttemptKind, Item, State, Transition
@@ -46,13 +48,19 @@ def record_verdict(
     submission: str,
     *,
     driver: str,
+    owner: str | None = None,
     policy: str = "facts",
     prompt_digest: str | None = None,
     usage: Usage | None = None,
     started_at: str | None = None,
     expected_turns: int | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> Recorded:
-    """Record a judged attempt. Raises NotTodo for a locked item, LeaseConflict on a race."""
+    """Record a judged attempt. Raises NotTodo for a locked item, LeaseConflict on a race.
+
+    ``owner`` is the lease holder when it is not ``driver``; ``extra`` is kept on the attempt
+    (the loop notes its driver kind, call seed and escalation there).
+    """
     use = usage or Usage()
 
     def decide(item: Item) -> tuple[Transition, Attempt]:
@@ -70,10 +78,13 @@ def record_verdict(
             prompt_digest=prompt_digest,
             usage=use,
             started_at=started_at,
+            extra=extra,
         )
         return Transition(row.state, row.tries_delta), attempt
 
-    item, attempt = ledger.record(key, decide, driver=driver, expected_turns=expected_turns)
+    item, attempt = ledger.record(
+        key, decide, driver=driver, owner=owner, expected_turns=expected_turns
+    )
     return Recorded(item, attempt, verdict)
 
 
@@ -84,11 +95,13 @@ def record_generation_error(
     error: str,
     *,
     driver: str,
+    owner: str | None = None,
     policy: str = "facts",
     prompt_digest: str | None = None,
     usage: Usage | None = None,
     started_at: str | None = None,
     expected_turns: int | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> Recorded:
     """Record that the generator failed: logged, no try consumed, nothing locked."""
     use = usage or Usage()
@@ -102,10 +115,13 @@ def record_generation_error(
             prompt_digest=prompt_digest,
             usage=use,
             started_at=started_at,
+            extra=extra,
         )
         return Transition(row.state, row.tries_delta), attempt
 
-    item, attempt = ledger.record(key, decide, driver=driver, expected_turns=expected_turns)
+    item, attempt = ledger.record(
+        key, decide, driver=driver, owner=owner, expected_turns=expected_turns
+    )
     return Recorded(item, attempt, None)
 
 
@@ -122,6 +138,7 @@ def _attempt(
     policy: str,
     prompt_digest: str | None,
     started_at: str | None,
+    extra: Mapping[str, Any] | None,
 ) -> Attempt:
     # key, turn, driver, state_after, tries_after and recorded_at are stamped by the ledger.
     return Attempt(
@@ -145,4 +162,5 @@ def _attempt(
         cost=usage.cost,
         latency=usage.latency,
         started_at=started_at,
+        extra=dict(extra) if extra else {},
     )

@@ -8,6 +8,7 @@ from reins.errors import NotTodo
 from reins.ledger.export import export
 from reins.ledger.sqlite import Ledger
 from reins.quest import Quest
+from reins.turn.drivers import DRIVERS
 from reins.turn.judge import DEFAULT_LIMIT, judge
 from reins.turn.record import Recorded, Usage, record_verdict
 
@@ -54,6 +55,7 @@ def submit(
         usage=usage,
         started_at=started_at,
         expected_turns=expected_turns,
+        extra=DRIVERS["manual"].extra(),
     )
     exported = 0
     if results is not None and recorded.item.state.terminal:

@@ -79,27 +79,46 @@ class RecordTable:
         raise TurnTableError(f"turn.md record table has no row for {kind} × {out} × {cls}")
 
 
-def parse(text: str) -> RecordTable:
-    """Parse the record table between its begin and end markers in ``text``."""
-    m = re.search(r"<!-- record-table: begin -->\n(.*?)<!-- record-table: end -->", text, re.S)
+def markdown_table(
+    text: str, name: str, header: tuple[str, ...], error: type[ReinsError]
+) -> list[list[str]]:
+    """The body rows of the table ``name`` between its begin and end markers in ``text``.
+
+    Each row is its list of stripped cells, checked to have as many cells as ``header``.
+
+    Raises:
+        error: no markers, no rows, another header, no separator line, or a row that does not
+            have one cell per column.
+    """
+    what = f"turn.md {name.replace('-', ' ')}"
+    m = re.search(rf"<!-- {name}: begin -->\n(.*?)<!-- {name}: end -->", text, re.S)
     if m is None:
-        raise TurnTableError("turn.md has no record table between its begin and end markers")
+        raise error(f"turn.md has no {name.replace('-', ' ')} between its begin and end markers")
     lines = [ln.strip() for ln in m.group(1).strip().splitlines()]
     if len(lines) < 3:
-        raise TurnTableError("turn.md record table has no rows")
-    header = tuple(c.strip().lower() for c in lines[0].strip("|").split("|"))
-    if header != HEADER:
-        raise TurnTableError(f"turn.md record table header is {header}, expected {HEADER}")
+        raise error(f"{what} has no rows")
+    found = tuple(c.strip().lower() for c in lines[0].strip("|").split("|"))
+    if found != header:
+        raise error(f"{what} header is {found}, expected {header}")
     if not re.fullmatch(r"\|(\s*:?-+:?\s*\|)+", lines[1]):
-        raise TurnTableError("turn.md record table lacks its |---| separator line")
-    return RecordTable(tuple(_row(n, ln) for n, ln in enumerate(lines[2:], start=1)))
+        raise error(f"{what} lacks its |---| separator line")
+    rows = []
+    for n, line in enumerate(lines[2:], start=1):
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) != len(header):
+            raise error(f"{what} row {n}: {len(cells)} cells, expected {len(header)}")
+        rows.append(cells)
+    return rows
 
 
-def _row(n: int, line: str) -> Row:
-    cells = [c.strip() for c in line.strip("|").split("|")]
+def parse(text: str) -> RecordTable:
+    """Parse the record table between its begin and end markers in ``text``."""
+    rows = markdown_table(text, "record-table", HEADER, TurnTableError)
+    return RecordTable(tuple(_row(n, cells) for n, cells in enumerate(rows, start=1)))
+
+
+def _row(n: int, cells: list[str]) -> Row:
     where = f"turn.md record table row {n}"
-    if len(cells) != len(HEADER):
-        raise TurnTableError(f"{where}: {len(cells)} cells, expected {len(HEADER)}")
     kind, outcome, tries, state, delta, locks = cells
     try:
         row = Row(

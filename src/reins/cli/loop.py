@@ -1,0 +1,311 @@
+"""Commands that drive unattended: ``loop`` (a backend generates) and ``replay`` (a file does).
+
+Exit codes beyond the shared ones (see :mod:`reins.cli.app`):
+
+====  =========================================================================
+0     ``loop``: every item is locked, or a cap you set (--max-*) was reached
+3     ``loop``: items are left, but all are leased to other drivers
+7     ``loop``: the circuit breaker tripped (N generation errors in a row)
+8     ``replay``: some lines were not recorded (bad, unknown key, locked, leased)
+130   ``loop``: stopped by SIGINT (Ctrl-C); 143 by SIGTERM. Nothing half-recorded.
+====  =========================================================================
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, BinaryIO
+
+import click
+
+from reins.cli.app import EXIT_NOTHING_LEFT, Env, emit_json, pass_env
+from reins.cli.work import json_option
+
+if TYPE_CHECKING:
+    from reins.backends.base import Backend
+    from reins.loop import Reporter, Summary
+    from reins.turn.replay import ReplayResult
+
+EXIT_BREAKER = 7
+EXIT_REPLAY_INCOMPLETE = 8
+EXIT_SIGNAL = {"SIGINT": 130, "SIGTERM": 143}
+# The same as reins.quest.RETRY_POLICIES (a test keeps them equal); not imported, to start fast.
+RETRY_CHOICES = ("facts", "facts+previous", "fresh")
+
+
+def resolve_backend(spec: str) -> Backend:
+    """The backend a ``--model`` spec names, through the ``reins.backends`` registry."""
+    from reins.backends.registry import resolve
+
+    return resolve(spec)
+
+
+@click.command("loop")
+@click.option(
+    "--model",
+    "-m",
+    metavar="SPEC",
+    envvar="REINS_MODEL",
+    required=True,
+    help="Backend and model: backend:model?key=value&… [env REINS_MODEL].",
+)
+@click.option(
+    "--strong",
+    metavar="SPEC",
+    envvar="REINS_STRONG_MODEL",
+    help="Stronger model for items that escalate [env REINS_STRONG_MODEL].",
+)
+@click.option(
+    "--escalate-on",
+    "escalate_on",
+    metavar="RULE",
+    multiple=True,
+    help="Root cause that moves an item to --strong (repeat, or comma-separate); "
+    "added to the quest's escalate_on.",
+)
+@click.option(
+    "--concurrency",
+    "-c",
+    type=click.IntRange(1, 4096),
+    default=1,
+    show_default=True,
+    help="Items in flight at once, each leased.",
+)
+@click.option("--max-items", type=click.IntRange(min=1), help="Take up at most N items.")
+@click.option("--max-turns", type=click.IntRange(min=1), help="Record at most N turns.")
+@click.option("--max-tokens", type=click.IntRange(min=1), help="Stop after N tokens (in + out).")
+@click.option(
+    "--max-cost", type=click.FloatRange(min=0, min_open=True), help="Stop after this cost."
+)
+@click.option(
+    "--retry",
+    type=click.Choice(RETRY_CHOICES),
+    help="How a retry is composed [default: the quest's, else facts].",
+)
+@click.option(
+    "--breaker",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    help="Stop after N generation errors in a row (nothing is locked by them).",
+)
+@click.option(
+    "--driver",
+    "-d",
+    show_default="loop",
+    help="Driver name recorded on each attempt.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=300.0,
+    show_default=True,
+    help="Seconds one backend call may take.",
+)
+@click.option(
+    "--lease",
+    type=click.FloatRange(min=1),
+    default=60.0,
+    show_default=True,
+    help="Seconds a lease lives without a heartbeat (a crashed loop's items come back then).",
+)
+@click.option("--no-export", is_flag=True, help="Do not append locked items to the results file.")
+@json_option
+@pass_env
+def loop(
+    env: Env,
+    model: str,
+    strong: str | None,
+    escalate_on: tuple[str, ...],
+    concurrency: int,
+    max_items: int | None,
+    max_turns: int | None,
+    max_tokens: int | None,
+    max_cost: float | None,
+    retry: str | None,
+    breaker: int,
+    driver: str | None,
+    timeout: float,
+    lease: float,
+    no_export: bool,
+    as_json: bool,
+) -> None:
+    """Work the quest unattended: a backend answers, the gate judges, the ledger records.
+
+    Every turn is composed from the log, exactly as `reins next` prints it; a FAIL's facts go
+    back in the next prompt. A backend error uses no try; after --breaker of them in a row the
+    loop stops with nothing locked. Ctrl-C stops cleanly, and a rerun resumes where the
+    ledger stands. Prints a live status line on a terminal, a line per turn otherwise, one JSON
+    event per turn with --json, and a summary at the end.
+
+    Exits 0 when every item is locked or a --max-* cap is reached, 3 when the items left are
+    all leased to other drivers, 7 when the breaker trips, 130 or 143 on SIGINT or SIGTERM.
+    """
+    from reins.loop import Budget, LoopOptions, run
+    from reins.turn.drivers import DRIVERS
+
+    rules = frozenset(r.strip() for value in escalate_on for r in value.split(",") if r.strip())
+    if rules and strong is None:
+        raise click.UsageError("--escalate-on needs --strong: the model an item escalates to")
+    quest = env.quest
+    ledger = env.ledger()
+    backend = resolve_backend(model)
+    stronger = resolve_backend(strong) if strong else None
+    options = LoopOptions(
+        concurrency=concurrency,
+        budget=Budget(
+            max_items=max_items, max_turns=max_turns, max_tokens=max_tokens, max_cost=max_cost
+        ),
+        breaker=breaker,
+        retry=retry,
+        escalate_on=rules,
+        driver=driver or DRIVERS["loop"].default_name,
+        timeout=timeout,
+        lease_ttl=lease,
+        results=None if no_export or not env.settings.auto_export else env.results_path,
+    )
+    if stronger is not None and not (quest.escalate_on | rules):
+        click.echo(
+            "note: --strong is never used: neither the quest nor --escalate-on names a rule",
+            err=True,
+        )
+    summary = run(
+        ledger, quest, backend, strong=stronger, options=options, reporter=_reporter(as_json)
+    )
+    code = exit_code(summary)
+    if code:
+        sys.exit(code)
+
+
+def _reporter(as_json: bool) -> Reporter:
+    from reins.loop import JsonReporter, LineReporter, TtyReporter
+
+    out, err = sys.stdout, sys.stderr
+    if as_json:
+        return JsonReporter(out)
+    if err.isatty():
+        return TtyReporter(out, err)
+    return LineReporter(out, err)
+
+
+def exit_code(summary: Summary) -> int:
+    """The exit status of ``reins loop`` for how the run ended."""
+    from reins.loop import StopReason
+
+    reason = summary.reason
+    if reason is StopReason.BREAKER:
+        return EXIT_BREAKER
+    if reason is StopReason.LEASED:
+        return EXIT_NOTHING_LEFT
+    if reason is StopReason.INTERRUPTED:
+        return EXIT_SIGNAL.get(summary.signal or "", 130)
+    if reason is StopReason.ERROR:
+        return 1
+    return 0
+
+
+@click.command()
+@click.option(
+    "--from",
+    "source",
+    metavar="FILE.jsonl",
+    type=click.File("rb"),
+    required=True,
+    help='Recorded outputs, a JSON line {"key": …, "output": …} each; - reads stdin.',
+)
+@click.option(
+    "--driver",
+    "-d",
+    show_default="replay",
+    help="Driver name recorded on each attempt.",
+)
+@click.option(
+    "--retry",
+    type=click.Choice(RETRY_CHOICES),
+    help="Retry policy recorded with each turn [default: the quest's].",
+)
+@click.option("--no-export", is_flag=True, help="Do not append locked items to the results file.")
+@json_option
+@pass_env
+def replay(
+    env: Env,
+    source: BinaryIO,
+    driver: str | None,
+    retry: str | None,
+    no_export: bool,
+    as_json: bool,
+) -> None:
+    """Judge recorded outputs: each line goes through the same turn as a submission.
+
+    Lines run in order, so several lines for one key are its successive tries. A bad line,
+    an unknown key, a locked item or one another driver holds is skipped and reported on
+    stderr. Exits 0 when every line was recorded, 8 when some were skipped.
+    """
+    from reins.turn.drivers import DRIVERS
+    from reins.turn.replay import Replayed, read_lines
+    from reins.turn.replay import replay as replay_lines
+
+    quest = env.quest
+    ledger = env.ledger()
+    results = None if no_export or not env.settings.auto_export else env.results_path
+
+    def show(result: ReplayResult) -> None:
+        recorded = result.recorded
+        if as_json:
+            data: dict[str, object] = {
+                "line": result.line,
+                "key": result.key,
+                "status": result.status.value,
+            }
+            if recorded is not None and recorded.verdict is not None:
+                data.update(
+                    outcome=recorded.verdict.outcome.value,
+                    state=recorded.item.state.value,
+                    tries=recorded.item.tries,
+                    turn=recorded.attempt.turn,
+                    root_cause=recorded.verdict.root_cause,
+                    feedback=recorded.text,
+                )
+            else:
+                data["message"] = result.message
+            emit_json(data)
+        elif recorded is not None:
+            click.echo(recorded.text.split("\n", 1)[0])
+        else:
+            click.echo(result.message, err=True)
+
+    summary = replay_lines(
+        ledger,
+        quest,
+        read_lines(source),
+        driver=driver or DRIVERS["replay"].default_name,
+        policy=retry,
+        limit=env.settings.max_submission,
+        results=results,
+        on_result=show,
+    )
+    counts = {status.value: summary.lines[status] for status in Replayed}
+    if as_json:
+        emit_json(
+            {
+                "event": "summary",
+                "lines": counts,
+                "outcomes": dict(summary.outcomes),
+                "exported": summary.exported,
+            }
+        )
+    else:
+        done = sum(summary.lines.values())
+        parts = [f"{n} {status}" for status, n in counts.items() if n]
+        outcomes = ", ".join(f"{k} {v}" for k, v in sorted(summary.outcomes.items()))
+        click.echo(
+            f"replayed {done} line(s): {', '.join(parts) or 'none'}"
+            + (f" ({outcomes})" if outcomes else "")
+        )
+        if summary.exported:
+            click.echo(f"exported {summary.exported} record(s) to {results}", err=True)
+    if not summary.complete:
+        sys.exit(EXIT_REPLAY_INCOMPLETE)
+
+
+COMMANDS = (loop, replay)

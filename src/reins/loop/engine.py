@@ -1,0 +1,540 @@
+"""The engine: up to N items in flight, each leased, each turn composed from the log.
+
+Every turn is compose → generate → judge → record, the same as under ``next``/``submit``:
+compose reads the ledger, the backend is chosen from the log (escalation), a backend failure is
+recorded as a generation error (no try used, nothing locked), and the record step writes the
+whole turn in one transaction on the ledger thread. Nothing that decides a prompt or a backend
+lives in memory, so a restarted run picks up exactly where the ledger stands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import socket
+import time
+from collections import Counter
+from collections.abc import Collection
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from reins.backends.base import Backend, Completion
+from reins.errors import LeaseConflict, NotTodo, ReinsError
+from reins.ledger import Attempt, Item, State
+from reins.ledger.export import export
+from reins.ledger.sqlite import Ledger, Stats, now_iso
+from reins.loop.events import Status, StopReason, Summary, TurnEvent
+from reins.loop.generate import GenerationError, generate
+from reins.loop.ledger_thread import LedgerThread
+from reins.loop.options import MAX_BACKOFF, LoopOptions
+from reins.loop.progress import NullReporter, Reporter
+from reins.quest import Quest
+from reins.turn.compose import Prompt, compose
+from reins.turn.drivers import DRIVERS
+from reins.turn.escalate import choose
+from reins.turn.judge import judge
+from reins.turn.record import Recorded, Usage, record_generation_error, record_verdict
+
+DRIVER = DRIVERS["loop"]
+# The keeper wakes this often to beat, export, refresh counts and redraw.
+TICK = 0.25
+STATS_EVERY = 1.0
+# A slot with nothing free looks again this often while other loops hold the last items.
+POLL = 0.2
+# A gate slower than this (seconds) is judged on its own threads, not the ledger thread.
+QUICK_JUDGE = 0.005
+
+
+class Engine:
+    """One loop run over one ledger. Use :func:`reins.loop.drive` or :func:`reins.loop.run`."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        quest: Quest,
+        backend: Backend,
+        *,
+        strong: Backend | None = None,
+        options: LoopOptions | None = None,
+        reporter: Reporter | None = None,
+    ) -> None:
+        if not DRIVER.leases:  # the driver table says how this driver works; it must lease
+            raise ReinsError("turn.md: the loop driver must lease its items")
+        self.ledger = ledger
+        self.quest = quest
+        self.backend = backend
+        self.strong = strong
+        self.options = options or LoopOptions()
+        self.reporter = reporter or NullReporter()
+        self.rules: Collection[str] = quest.escalate_on | self.options.escalate_on
+        self.policy = self.options.retry or quest.retry
+        self.owner_prefix = (
+            f"{self.options.driver}@{socket.gethostname()}:{os.getpid()}.{secrets.token_hex(2)}"
+        )
+        self.db = LedgerThread()
+        self._judges: ThreadPoolExecutor | None = None
+        self.failure: Exception | None = None
+        self._quick_gate = True
+        self._generations: set[asyncio.Task[Completion | GenerationError]] = set()
+        self.held: dict[str, str] = {}  # lease owner → key
+        self.reason: StopReason | None = None
+        self.message = ""
+        self.signal: str | None = None
+        self.turns = self.judged = self.errors = self.escalated = 0
+        self.turns_started = self.items_started = self.in_flight = 0
+        self.tokens_in = self.tokens_out = 0
+        self.cost = 0.0
+        self.consecutive_errors = 0
+        self.locked: Counter[str] = Counter()
+        self.unexported = 0
+        self.exported = 0
+        self.stats: Stats | None = None
+        self._started = time.monotonic()
+        self._hard: asyncio.Future[None] | None = None
+
+    # -- stopping --------------------------------------------------------------------------
+
+    def stop(self, reason: StopReason, message: str = "", *, signal: str | None = None) -> None:
+        """Ask the run to stop. A hard reason also drops the generations in flight.
+
+        The first reason is kept, except that a hard stop overrides a soft one.
+        """
+        if self.reason is None or (reason.hard and not self.reason.hard):
+            self.reason, self.message = reason, message
+            if signal is not None:
+                self.signal = signal
+        if reason.hard and self._hard is not None and not self._hard.done():
+            self._hard.set_result(None)
+            for task in self._generations:
+                task.cancel()
+
+    @property
+    def stopping(self) -> bool:
+        return self.reason is not None
+
+    def _budget_reason(self) -> StopReason | None:
+        b = self.options.budget
+        if b.max_turns is not None and self.turns_started >= b.max_turns:
+            return StopReason.MAX_TURNS
+        if b.max_tokens is not None and self.tokens_in + self.tokens_out >= b.max_tokens:
+            return StopReason.MAX_TOKENS
+        if b.max_cost is not None and self.cost >= b.max_cost:
+            return StopReason.MAX_COST
+        return None
+
+    def _budget_message(self, reason: StopReason) -> str:
+        b = self.options.budget
+        cap = {
+            StopReason.MAX_TURNS: f"{b.max_turns} turn(s)",
+            StopReason.MAX_TOKENS: f"{b.max_tokens} token(s)",
+            StopReason.MAX_COST: f"a cost of {b.max_cost}",
+        }[reason]
+        return f"the budget of {cap} is spent; turns in flight were finished and recorded"
+
+    # -- the run ---------------------------------------------------------------------------
+
+    async def run(self) -> Summary:
+        """Work until nothing is left, a cap is reached, the breaker trips, or a stop."""
+        self._hard = asyncio.get_running_loop().create_future()
+        self._started = time.monotonic()
+        # Gates may be slow (ground checks fetch pages): judge off the event loop.
+        self._judges = ThreadPoolExecutor(
+            max_workers=min(4, self.options.concurrency), thread_name_prefix="reins-judge"
+        )
+        keeper: asyncio.Task[None] | None = None
+        try:
+            self.stats = await self.db(self.ledger.stats)
+            self.reporter.start(self.status())
+            if self.rules and self.strong is None:
+                self.reporter.note(
+                    f"escalation on {', '.join(sorted(self.rules))} has no stronger backend "
+                    "(--strong): every turn uses the primary one"
+                )
+            keeper = asyncio.create_task(self._keep())
+            slots = [
+                asyncio.create_task(self._slot(f"{self.owner_prefix}#{i}"))
+                for i in range(self.options.concurrency)
+            ]
+            await asyncio.gather(*slots)
+        finally:
+            if keeper is not None:
+                keeper.cancel()
+                await asyncio.gather(keeper, return_exceptions=True)
+            try:
+                await self._wind_up()
+            finally:
+                self.db.close()
+                self._judges.shutdown(wait=True)
+        summary = self._summary()
+        self.reporter.finish(summary)
+        if self.failure is not None:
+            raise self.failure
+        return summary
+
+    async def _wind_up(self) -> None:
+        owners = [f"{self.owner_prefix}#{i}" for i in range(self.options.concurrency)]
+
+        def release() -> None:
+            for owner in owners:
+                self.ledger.release_all(owner)
+
+        await self.db(release)
+        await self._export()
+        self.stats = await self.db(self.ledger.stats)
+
+    async def _slot(self, owner: str) -> None:
+        try:
+            while not self.stopping:
+                b = self.options.budget
+                if b.max_items is not None and self.items_started >= b.max_items:
+                    return
+                self.items_started += 1
+                taken = await self.db(self._take, owner)
+                if taken is None:
+                    self.items_started -= 1
+                    if await self._wait_for_expiring_lease():
+                        continue
+                    return
+                item, log = taken
+                self.held[owner] = item.key
+                try:
+                    await self._work(owner, item, log)
+                finally:
+                    self.held.pop(owner, None)
+        except Exception as exc:
+            # A quest that cannot render, a ledger that fails: stop everything, loudly. The
+            # run still winds up (leases released, summary) and then raises it.
+            if self.failure is None:
+                self.failure = exc
+            self.stop(StopReason.ERROR, _describe(exc))
+
+    def _take(self, owner: str) -> tuple[Item, list[Attempt]] | None:
+        """Lease the next free item and read its log (on the ledger thread, one hop)."""
+        lease = self.ledger.lease_next(owner, ttl=self.options.lease_ttl)
+        if lease is None:
+            return None
+        return self.ledger.snapshot(lease.item.key)
+
+    async def _wait_for_expiring_lease(self) -> bool:
+        """Nothing is free: wait if another loop's lease runs out soon (it may have crashed).
+
+        Returns False when no TODO item is left, or every one left is held longer than a loop
+        lease lasts (a person's ``next``, say): this run is done.
+        """
+        ours = set(self.held)
+
+        def soonest() -> float | None:
+            found = None
+            for item in self.ledger.items(State.TODO):
+                if item.lease_owner in ours or item.lease_expires is None:
+                    continue
+                if found is None or item.lease_expires < found:
+                    found = item.lease_expires
+            return found
+
+        expires = await self.db(soonest)
+        if expires is None:
+            return False
+        wait = expires - time.time()
+        if wait > self.options.lease_ttl:
+            return False
+        # Live loops keep renewing; poll until their items lock or a lease runs out.
+        return await self._sleep(min(max(wait, 0.0) + 0.05, POLL))
+
+    async def _sleep(self, seconds: float) -> bool:
+        """Sleep unless a hard stop comes first; True when the sleep ran its course."""
+        assert self._hard is not None
+        if seconds <= 0:
+            return not self._hard.done()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._hard), seconds)
+        except TimeoutError:
+            return not self.stopping
+        return False
+
+    async def _work(self, owner: str, item: Item, log: list[Attempt]) -> None:
+        """Turns of one leased item until it locks, the lease is lost, or the run stops.
+
+        ``item`` and ``log`` are what the ledger holds: read when the lease was taken, then
+        what each record transaction wrote. Another driver cannot write meanwhile (the lease),
+        and if a lost lease let one in, the record step refuses (``expected_turns``).
+        """
+        key = item.key
+        failures = 0
+        while not self.stopping:
+            budget = self._budget_reason()
+            if budget is not None:
+                self.stop(budget, self._budget_message(budget))
+                return
+            if item.state.terminal or item.lease_owner != owner:
+                return  # another driver locked or took it
+            backend, cause = choose(log, self.rules, self.backend, self.strong)
+            prompt = compose(self.quest, item, log, policy=self.policy)
+            started_at = now_iso()
+            self.turns_started += 1
+            self.in_flight += 1
+            try:
+                result = await self._generate(backend, prompt)
+            finally:
+                self.in_flight -= 1
+            if result is None:  # dropped by a hard stop: not recorded, so not a turn
+                self.turns_started -= 1
+                return
+            extra = DRIVER.extra(seed=prompt.seed, escalated_by=cause)
+            common: dict[str, Any] = {
+                "driver": self.options.driver,
+                "owner": owner,
+                "policy": self.policy,
+                "prompt_digest": prompt.digest(),
+                "started_at": started_at,
+                "expected_turns": item.turns,
+                "extra": extra,
+            }
+            try:
+                if isinstance(result, GenerationError):
+                    usage = Usage(backend=backend.name, latency=result.latency)
+                    recorded = await self.db(
+                        record_generation_error,
+                        self.ledger,
+                        self.quest,
+                        key,
+                        result.error,
+                        usage=usage,
+                        **common,
+                    )
+                else:
+                    if result.model and result.model != backend.name:
+                        extra["model"] = result.model
+                    recorded = await self._judge_and_record(item, result, backend, common)
+            except (LeaseConflict, NotTodo):
+                return  # the item moved under us (a lease lost while stalled): leave it
+            item, log = recorded.item, [*log, recorded.attempt]
+            self._count(recorded, prompt, backend, cause)
+            if isinstance(result, GenerationError):
+                self.consecutive_errors += 1
+                breaker = self.options.breaker
+                if breaker is not None and self.consecutive_errors >= breaker:
+                    self.stop(
+                        StopReason.BREAKER,
+                        f"circuit breaker: {self.consecutive_errors} generation errors in a row "
+                        f"(the last: {result.error}). They used no try and locked nothing. "
+                        f"Check the backend, then run the loop again.",
+                    )
+                    return
+                failures += 1
+                pause = min(self.options.error_backoff * 2 ** (failures - 1), MAX_BACKOFF)
+                if not await self._sleep(pause):
+                    return
+                continue
+            self.consecutive_errors = 0
+            failures = 0
+
+    async def _judge_and_record(
+        self, item: Item, completion: Completion, backend: Backend, common: dict[str, Any]
+    ) -> Recorded:
+        """Judge, then record. A quick gate judges on the ledger thread, in the same hop as
+        the record; once a judgment takes longer than ``QUICK_JUDGE``, the gate moves to its own
+        threads so that slow checks (fetches) neither stall the ledger nor each other."""
+        usage = _usage(backend, completion)
+
+        def judged_and_recorded() -> Recorded:
+            started = time.perf_counter()
+            verdict, text = judge(self.quest, item, completion.text)
+            if time.perf_counter() - started > QUICK_JUDGE:
+                self._quick_gate = False
+            return record_verdict(
+                self.ledger, self.quest, item.key, verdict, text, usage=usage, **common
+            )
+
+        if self._quick_gate:
+            return await self.db(judged_and_recorded)
+        assert self._judges is not None
+        verdict, text = await asyncio.get_running_loop().run_in_executor(
+            self._judges, judge, self.quest, item, completion.text
+        )
+        return await self.db(
+            record_verdict, self.ledger, self.quest, item.key, verdict, text, usage=usage, **common
+        )
+
+    async def _generate(
+        self, backend: Backend, prompt: Prompt
+    ) -> Completion | GenerationError | None:
+        """The backend's answer, or None when a hard stop dropped the call."""
+        assert self._hard is not None
+        if self._hard.done():
+            return None
+        call = generate(backend, prompt, seed=prompt.seed, timeout=self.options.timeout)
+        task = asyncio.ensure_future(call)
+        self._generations.add(task)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            this = asyncio.current_task()
+            if task.cancelled() and this is not None and not this.cancelling():
+                return None  # the stop cancelled the call, not someone cancelling this slot
+            raise
+        finally:
+            self._generations.discard(task)
+
+    def _count(
+        self, recorded: Recorded, prompt: Prompt, backend: Backend, cause: str | None
+    ) -> None:
+        a, item = recorded.attempt, recorded.item
+        self.turns += 1
+        if a.judged:
+            self.judged += 1
+        else:
+            self.errors += 1
+        if cause is not None:
+            self.escalated += 1
+        self.tokens_in += a.input_tokens or 0
+        self.tokens_out += a.output_tokens or 0
+        self.cost += a.cost or 0.0
+        if item.state.terminal:
+            self.locked[item.state.value] += 1
+            self.unexported += 1
+        self._adjust_counts(item.state)
+        event = TurnEvent(
+            key=item.key,
+            turn=a.turn,
+            kind=a.kind.value,
+            outcome=a.outcome,
+            state=item.state.value,
+            tries=item.tries,
+            max_tries=self.quest.max_tries,
+            root_cause=a.root_cause,
+            backend=backend.name,
+            escalated_by=cause,
+            seed=prompt.seed,
+            policy=a.policy,
+            prompt_digest=a.prompt_digest or "",
+            input_tokens=a.input_tokens,
+            output_tokens=a.output_tokens,
+            cost=a.cost,
+            latency=a.latency,
+            error=a.error,
+            feedback=a.feedback,
+        )
+        self.reporter.turn(event, self.status())
+
+    def _adjust_counts(self, state: State) -> None:
+        # Keep the display current between refreshes from the ledger.
+        if self.stats is not None and state.terminal:
+            counts = self.stats.counts
+            counts[State.TODO] = max(0, counts.get(State.TODO, 0) - 1)
+            counts[state] = counts.get(state, 0) + 1
+
+    # -- the keeper: heartbeats, exports, counts, redraws ----------------------------------
+
+    async def _keep(self) -> None:
+        """Heartbeats, exports, counts and redraws; a failure here stops the run (no lease
+        may silently go unrenewed)."""
+        try:
+            await self._keep_going()
+        except Exception as exc:
+            if self.failure is None:
+                self.failure = exc
+            self.stop(StopReason.ERROR, _describe(exc))
+
+    async def _keep_going(self) -> None:
+        now = time.monotonic()
+        next_beat = now + self.options.beat
+        next_export = now + self.options.export_every
+        next_stats = now + STATS_EVERY
+        while True:
+            await asyncio.sleep(min(TICK, self.options.beat))
+            now = time.monotonic()
+            if now >= next_beat:
+                next_beat = now + self.options.beat
+                await self.db(self._renew, dict(self.held))
+            if now >= next_export:
+                next_export = now + self.options.export_every
+                await self._export()
+            if now >= next_stats:
+                next_stats = now + STATS_EVERY
+                self.stats = await self.db(self.ledger.stats)
+            self.reporter.tick(self.status())
+
+    def _renew(self, held: dict[str, str]) -> None:
+        for owner, key in held.items():
+            self.ledger.renew(key, owner, ttl=self.options.lease_ttl)
+
+    async def _export(self) -> None:
+        if self.options.results is None or not self.unexported:
+            return
+        self.unexported = 0
+        self.exported += await self.db(export, self.ledger, self.options.results)
+
+    # -- reporting -------------------------------------------------------------------------
+
+    def status(self) -> Status:
+        stats = self.stats
+        return Status(
+            total=stats.total if stats else 0,
+            counts=dict(stats.counts) if stats else {},
+            turns=self.turns,
+            judged=self.judged,
+            generation_errors=self.errors,
+            in_flight=self.in_flight,
+            input_tokens=self.tokens_in,
+            output_tokens=self.tokens_out,
+            cost=self.cost,
+            elapsed=time.monotonic() - self._started,
+        )
+
+    def _summary(self) -> Summary:
+        stats = self.stats
+        remaining = stats.remaining if stats else 0
+        reason, message = self.reason, self.message
+        b = self.options.budget
+        if remaining == 0 and (reason is None or not reason.hard):
+            reason, message = StopReason.DONE, "every item is locked"
+        if reason is None:
+            if remaining == 0:
+                reason, message = StopReason.DONE, "every item is locked"
+            elif b.max_items is not None and self.items_started >= b.max_items:
+                reason, message = StopReason.MAX_ITEMS, f"took up {b.max_items} item(s)"
+            else:
+                reason = StopReason.LEASED
+                message = (
+                    f"{remaining} item(s) left, all leased to other drivers; "
+                    "run again when they are free"
+                )
+        elif reason is StopReason.INTERRUPTED:
+            message = (
+                f"stopped{f' by {self.signal}' if self.signal else ''}: turns in flight "
+                "were dropped, none half-recorded, leases released"
+            )
+        return Summary(
+            reason=reason,
+            message=message,
+            elapsed=time.monotonic() - self._started,
+            turns=self.turns,
+            judged=self.judged,
+            generation_errors=self.errors,
+            items=self.items_started,
+            locked=dict(self.locked),
+            escalated=self.escalated,
+            input_tokens=self.tokens_in,
+            output_tokens=self.tokens_out,
+            cost=self.cost,
+            total=stats.total if stats else 0,
+            remaining=remaining,
+            exported=self.exported,
+            signal=self.signal,
+        )
+
+
+def _usage(backend: Backend, completion: Completion) -> Usage:
+    return Usage(
+        backend=backend.name,
+        input_tokens=completion.input_tokens,
+        output_tokens=completion.output_tokens,
+        cost=completion.cost,
+        latency=completion.latency,
+    )
+
+
+def _describe(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, ReinsError) else f"{type(exc).__name__}: {exc}"

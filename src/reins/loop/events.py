@@ -1,0 +1,116 @@
+"""What a loop run reports: one event per recorded turn, live counters, and the final summary."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from typing import Any
+
+from reins.ledger import State
+
+
+class StopReason(StrEnum):
+    """Why a run ended."""
+
+    DONE = "done"  # no TODO item is left
+    LEASED = "leased-elsewhere"  # items are left, all leased to other drivers
+    MAX_ITEMS = "max-items"
+    MAX_TURNS = "max-turns"
+    MAX_TOKENS = "max-tokens"
+    MAX_COST = "max-cost"
+    BREAKER = "breaker"  # N generation errors in a row
+    INTERRUPTED = "interrupted"  # SIGINT, SIGTERM or a stop request
+    ERROR = "error"  # a quest, ledger or reins failure
+
+    @property
+    def hard(self) -> bool:
+        """Hard stops drop the generations in flight; soft ones let them finish."""
+        return self in (StopReason.BREAKER, StopReason.INTERRUPTED, StopReason.ERROR)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEvent:
+    """One recorded turn, as ``--json`` writes it."""
+
+    key: str
+    turn: int
+    kind: str
+    outcome: str | None
+    state: str
+    tries: int
+    max_tries: int
+    root_cause: str | None
+    backend: str
+    escalated_by: str | None
+    seed: int
+    policy: str
+    prompt_digest: str
+    input_tokens: int | None
+    output_tokens: int | None
+    cost: float | None
+    latency: float | None
+    error: str | None
+    feedback: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "turn", **asdict(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """Live counters for a progress display: the ledger's counts and this run's."""
+
+    total: int
+    counts: dict[State, int]
+    turns: int
+    judged: int
+    generation_errors: int
+    in_flight: int
+    input_tokens: int
+    output_tokens: int
+    cost: float
+    elapsed: float
+
+    @property
+    def remaining(self) -> int:
+        return self.counts.get(State.TODO, 0)
+
+    @property
+    def done(self) -> int:
+        return self.total - self.remaining
+
+    @property
+    def turns_per_second(self) -> float:
+        return self.turns / self.elapsed if self.elapsed > 0 else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """How a run ended and what it did. ``locked`` counts items this run locked, by state."""
+
+    reason: StopReason
+    message: str
+    elapsed: float
+    turns: int
+    judged: int
+    generation_errors: int
+    items: int
+    locked: dict[str, int]
+    escalated: int
+    input_tokens: int
+    output_tokens: int
+    cost: float
+    total: int
+    remaining: int
+    exported: int
+    signal: str | None = None
+
+    @property
+    def turns_per_second(self) -> float:
+        return self.turns / self.elapsed if self.elapsed > 0 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["reason"] = self.reason.value
+        data["turns_per_second"] = round(self.turns_per_second, 3)
+        return {"event": "summary", **data}

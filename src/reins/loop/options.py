@@ -1,0 +1,102 @@
+"""What a loop run may do: concurrency, budget caps, the circuit breaker, leases and timeouts."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+
+from reins.errors import ConfigError
+from reins.quest import RETRY_POLICIES
+from reins.turn.drivers import DRIVERS
+
+DEFAULT_BREAKER = 5
+DEFAULT_TIMEOUT = 300.0
+DEFAULT_LEASE = 60.0
+MAX_BACKOFF = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Caps on one run; None is no cap. A reached cap starts no new turn, and the turns
+    already in flight finish (so tokens and cost may overshoot by up to ``concurrency`` turns).
+
+    ``max_items`` counts the items this run takes up, ``max_turns`` the turns it records
+    (generation errors included: each is a turn).
+    """
+
+    max_items: int | None = None
+    max_turns: int | None = None
+    max_tokens: int | None = None
+    max_cost: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_items", "max_turns", "max_tokens"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ConfigError(f"{name} must be a whole number ≥ 1, not {value!r}")
+        if self.max_cost is not None and not (self.max_cost > 0 and math.isfinite(self.max_cost)):
+            raise ConfigError(f"max_cost must be a positive number, not {self.max_cost!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class LoopOptions:
+    """How a loop runs.
+
+    Args:
+        concurrency: items in flight at once, each under its own lease.
+        budget: caps on items, turns, tokens and cost.
+        breaker: consecutive generation errors that stop the run (None: never stop).
+        retry: retry policy (``facts``, ``facts+previous``, ``fresh``); None is the quest's.
+        escalate_on: root causes that move an item to the stronger backend, on top of the
+            quest's ``escalate_on``.
+        driver: the driver name recorded on each attempt; leases are held per slot under
+            ``<driver>@<host>:<pid>.<tag>#<slot>``.
+        timeout: seconds a backend call may take; reins cuts it off a little later.
+        lease_ttl: seconds a lease lasts without a heartbeat; a crashed loop's items return to
+            the pool after this long.
+        heartbeat: seconds between lease renewals (default a third of ``lease_ttl``).
+        error_backoff: pause after a generation error before the item's next try; doubles
+            with each further error on that item, up to 30 seconds.
+        results: JSONL file locked items are exported to (None: no export).
+        export_every: seconds between exports while the run goes on (and once at the end).
+    """
+
+    concurrency: int = 1
+    budget: Budget = field(default_factory=Budget)
+    breaker: int | None = DEFAULT_BREAKER
+    retry: str | None = None
+    escalate_on: frozenset[str] = frozenset()
+    driver: str = DRIVERS["loop"].default_name
+    timeout: float = DEFAULT_TIMEOUT
+    lease_ttl: float = DEFAULT_LEASE
+    heartbeat: float | None = None
+    error_backoff: float = 1.0
+    results: str | os.PathLike[str] | None = None
+    export_every: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.concurrency, int) or self.concurrency < 1:
+            raise ConfigError(f"concurrency must be a whole number ≥ 1, not {self.concurrency!r}")
+        if self.breaker is not None and (not isinstance(self.breaker, int) or self.breaker < 1):
+            raise ConfigError(f"breaker must be a whole number ≥ 1, not {self.breaker!r}")
+        if self.retry is not None and self.retry not in RETRY_POLICIES:
+            raise ConfigError(
+                f"retry policy must be one of {', '.join(RETRY_POLICIES)}, not {self.retry!r}"
+            )
+        if not self.driver or any(c.isspace() or c in "@#" for c in self.driver):
+            raise ConfigError(f"a driver name is one word without @ or #, not {self.driver!r}")
+        for name in ("timeout", "lease_ttl", "export_every"):
+            value = getattr(self, name)
+            if not (value > 0 and math.isfinite(value)):
+                raise ConfigError(f"{name} must be a positive number of seconds, not {value!r}")
+        if self.heartbeat is not None and not 0 < self.heartbeat < self.lease_ttl:
+            raise ConfigError("heartbeat must be positive and shorter than lease_ttl")
+        if not self.error_backoff >= 0:
+            raise ConfigError("error_backoff must be zero or more seconds")
+        object.__setattr__(self, "escalate_on", frozenset(self.escalate_on))
+
+    @property
+    def beat(self) -> float:
+        """Seconds between heartbeats."""
+        return self.heartbeat if self.heartbeat is not None else self.lease_ttl / 3

@@ -1,0 +1,192 @@
+"""Progress: how a loop run shows itself — a live status line, plain lines, or JSON events.
+
+A reporter is called on the event loop: once at the start, after every recorded turn, on a
+timer (``tick``), for notes, and once with the summary. It must be quick; it never decides
+anything.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from typing import Protocol, TextIO
+
+from reins.ledger import State
+from reins.loop.events import Status, Summary, TurnEvent
+
+REDRAW = 0.1  # seconds between redraws of the status line
+LOCKED = (State.PASS, State.REVIEW, State.DONE, State.SKIPPED, State.BLOCKED)
+
+
+class Reporter(Protocol):
+    """Receives what a run does."""
+
+    def start(self, status: Status) -> None: ...
+
+    def turn(self, event: TurnEvent, status: Status) -> None: ...
+
+    def tick(self, status: Status) -> None: ...
+
+    def note(self, text: str) -> None: ...
+
+    def finish(self, summary: Summary) -> None: ...
+
+
+class NullReporter:
+    """Shows nothing (the library's default)."""
+
+    def start(self, status: Status) -> None:
+        pass
+
+    def turn(self, event: TurnEvent, status: Status) -> None:
+        pass
+
+    def tick(self, status: Status) -> None:
+        pass
+
+    def note(self, text: str) -> None:
+        pass
+
+    def finish(self, summary: Summary) -> None:
+        pass
+
+
+class JsonReporter(NullReporter):
+    """One JSON object per line: an event per turn, notes, and the summary last."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def _emit(self, data: dict[str, object]) -> None:
+        self.out.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self.out.flush()
+
+    def turn(self, event: TurnEvent, status: Status) -> None:
+        self._emit(event.to_json())
+
+    def note(self, text: str) -> None:
+        self._emit({"event": "note", "message": text})
+
+    def finish(self, summary: Summary) -> None:
+        self._emit(summary.to_json())
+
+
+class LineReporter(NullReporter):
+    """A plain line per turn on ``out`` (for logs and pipes), notes on ``err``, the summary."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out = out
+        self.err = err
+
+    def turn(self, event: TurnEvent, status: Status) -> None:
+        self.out.write(turn_line(event) + "\n")
+        self.out.flush()
+
+    def note(self, text: str) -> None:
+        self.err.write(f"note: {text}\n")
+        self.err.flush()
+
+    def finish(self, summary: Summary) -> None:
+        self.out.write(summary_text(summary))
+        self.out.flush()
+
+
+class TtyReporter(NullReporter):
+    """A status line redrawn in place on a terminal (``err``); the summary on ``out``."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out = out
+        self.err = err
+        self._drawn = 0.0
+        self._shown = False
+
+    def _draw(self, status: Status, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._drawn < REDRAW:
+            return
+        self._drawn = now
+        # A line wider than the terminal would wrap, and \r could no longer redraw it.
+        width = shutil.get_terminal_size().columns
+        self.err.write("\r\x1b[2K" + status_line(status)[: max(width - 1, 20)])
+        self.err.flush()
+        self._shown = True
+
+    def _clear(self) -> None:
+        if self._shown:
+            self.err.write("\r\x1b[2K")
+            self.err.flush()
+            self._shown = False
+
+    def start(self, status: Status) -> None:
+        self._draw(status, force=True)
+
+    def turn(self, event: TurnEvent, status: Status) -> None:
+        self._draw(status)
+
+    def tick(self, status: Status) -> None:
+        self._draw(status)
+
+    def note(self, text: str) -> None:
+        self._clear()
+        self.err.write(f"note: {text}\n")
+        self.err.flush()
+
+    def finish(self, summary: Summary) -> None:
+        self._clear()
+        self.out.write(summary_text(summary))
+        self.out.flush()
+
+
+def status_line(s: Status) -> str:
+    """``12/40 done · 28 left · PASS 9 REVIEW 1 DONE 2 · 37 turns · 8.1/s · …``."""
+    locked = " ".join(f"{st.value} {s.counts.get(st, 0)}" for st in LOCKED if s.counts.get(st))
+    parts = [f"{s.done}/{s.total} done", f"{s.remaining} left"]
+    if locked:
+        parts.append(locked)
+    turns = f"{s.turns} turns"
+    if s.generation_errors:
+        turns += f" ({s.generation_errors} errors)"
+    parts += [turns, f"{s.turns_per_second:.1f} turns/s"]
+    if s.input_tokens or s.output_tokens:
+        parts.append(f"{s.input_tokens + s.output_tokens:,} tokens")
+    if s.cost:
+        parts.append(f"cost {s.cost:.4f}")
+    parts += [clock(s.elapsed), f"{s.in_flight} in flight"]
+    return " · ".join(parts)
+
+
+def turn_line(e: TurnEvent) -> str:
+    """One turn: ``turn 2 · key · FAIL (root cause r) → TODO, tries 1/3 · backend``."""
+    head = f"turn {e.turn} · {e.key} · "
+    via = e.backend + (f" (escalated by {e.escalated_by})" if e.escalated_by else "")
+    if e.kind != "judged":
+        return f"{head}generation error: {e.error} · no try used · {via}"
+    cause = f" ({e.root_cause})" if e.root_cause else ""
+    return f"{head}{e.outcome}{cause} → {e.state}, tries {e.tries}/{e.max_tries} · {via}"
+
+
+def summary_text(s: Summary) -> str:
+    """The final summary, a few lines of text."""
+    locked = ", ".join(f"{k} {v}" for k, v in sorted(s.locked.items())) or "none"
+    lines = [
+        f"loop {s.reason.value}: {s.message}",
+        f"  turns {s.turns} ({s.judged} judged, {s.generation_errors} generation errors) "
+        f"in {clock(s.elapsed)}, {s.turns_per_second:.1f} turns/s",
+        f"  locked this run: {locked}; {s.remaining} of {s.total} item(s) left",
+    ]
+    if s.escalated:
+        lines.append(f"  turns on the stronger backend: {s.escalated}")
+    if s.input_tokens or s.output_tokens or s.cost:
+        lines.append(f"  tokens {s.input_tokens} in / {s.output_tokens} out, cost {s.cost:.4f}")
+    if s.exported:
+        lines.append(f"  exported {s.exported} record(s)")
+    return "\n".join(lines) + "\n"
+
+
+def clock(seconds: float) -> str:
+    """``0:04`` or ``1:02:03``."""
+    whole = int(seconds)
+    h, rest = divmod(whole, 3600)
+    m, sec = divmod(rest, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"

@@ -1,0 +1,102 @@
+"""Running a loop: the async entry point, and the blocking one that turns signals into a stop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import threading
+
+from reins.backends.base import Backend
+from reins.ledger.sqlite import Ledger
+from reins.loop.engine import Engine
+from reins.loop.events import StopReason, Summary
+from reins.loop.options import LoopOptions
+from reins.loop.progress import Reporter
+from reins.quest import Quest
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+async def drive(
+    ledger: Ledger,
+    quest: Quest,
+    backend: Backend,
+    *,
+    strong: Backend | None = None,
+    options: LoopOptions | None = None,
+    reporter: Reporter | None = None,
+    stop: asyncio.Event | None = None,
+    handle_signals: bool = False,
+) -> Summary:
+    """Run the loop over ``ledger`` until nothing is left, a cap, the breaker, or a stop.
+
+    While it runs, the loop owns ``ledger``: every call goes through its ledger thread, so do
+    not use the same :class:`Ledger` elsewhere meanwhile (open another one).
+
+    Args:
+        strong: the backend an item moves to once it escalates.
+        stop: set it to stop the run as SIGINT would (in-flight generations dropped).
+        handle_signals: SIGINT and SIGTERM stop the run cleanly; a second one interrupts at
+            once (recording stays whole: each turn is one transaction).
+
+    Raises:
+        Exception: whatever stopped the run with reason ``error`` (a quest that cannot render,
+            a failing ledger), after leases are released and the summary reported.
+    """
+    engine = Engine(ledger, quest, backend, strong=strong, options=options, reporter=reporter)
+    loop = asyncio.get_running_loop()
+    installed: list[signal.Signals] = []
+
+    def on_signal(sig: signal.Signals) -> None:
+        engine.stop(StopReason.INTERRUPTED, signal=sig.name)
+        # The next one is not ours to soften: let Python's own handling stop the process.
+        for s in installed:
+            loop.remove_signal_handler(s)
+        installed.clear()
+
+    if handle_signals and threading.current_thread() is threading.main_thread():
+        for sig in SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, on_signal, sig)
+                installed.append(sig)
+    watcher: asyncio.Task[None] | None = None
+    if stop is not None:
+
+        async def watch() -> None:
+            await stop.wait()
+            engine.stop(StopReason.INTERRUPTED, signal="stop")
+
+        watcher = asyncio.create_task(watch())
+    try:
+        return await engine.run()
+    finally:
+        if watcher is not None:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+
+
+def run(
+    ledger: Ledger,
+    quest: Quest,
+    backend: Backend,
+    *,
+    strong: Backend | None = None,
+    options: LoopOptions | None = None,
+    reporter: Reporter | None = None,
+    handle_signals: bool = True,
+) -> Summary:
+    """Blocking :func:`drive` in a new event loop; SIGINT/SIGTERM stop it cleanly."""
+    return asyncio.run(
+        drive(
+            ledger,
+            quest,
+            backend,
+            strong=strong,
+            options=options,
+            reporter=reporter,
+            handle_signals=handle_signals,
+        )
+    )

@@ -1,0 +1,175 @@
+"""Replay: the third driver. Recorded outputs go through the same turn as any other answer.
+
+Each line of a replay file is ``{"key": …, "output": …}``. The output is judged as a
+submission for that item at its current turn, and the turn is recorded with the digest of the
+prompt reins would have composed (the driver table: the prompt is a digest, never sent). Lines
+are taken in order, so several lines for one key are successive tries. A bad line, an unknown
+key, a locked item or an item another driver holds is skipped and reported; nothing about it
+is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from reins.errors import LeaseConflict, NotFound, NotTodo
+from reins.ledger.export import export
+from reins.ledger.sqlite import Ledger
+from reins.quest import Quest
+from reins.turn.compose import compose
+from reins.turn.drivers import DRIVERS, PromptUse
+from reins.turn.judge import DEFAULT_LIMIT, judge
+from reins.turn.record import Recorded, record_verdict
+
+DRIVER = DRIVERS["replay"]
+
+
+class Replayed(StrEnum):
+    """What became of one line."""
+
+    RECORDED = "recorded"
+    BAD = "bad-line"
+    UNKNOWN = "unknown-key"
+    LOCKED = "locked"
+    LEASED = "leased"
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayLine:
+    """One line of a replay file: its number, and its key and output or what is wrong."""
+
+    number: int
+    key: str | None = None
+    output: str | None = None
+    problem: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayResult:
+    """What one line did; ``recorded`` is set when its turn was recorded."""
+
+    line: int
+    key: str | None
+    status: Replayed
+    message: str
+    recorded: Recorded | None = None
+
+
+@dataclass(slots=True)
+class ReplaySummary:
+    """Counts by status and, for recorded lines, by outcome; and records exported."""
+
+    lines: Counter[Replayed] = field(default_factory=Counter)
+    outcomes: Counter[str] = field(default_factory=Counter)
+    exported: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """True when every line was recorded."""
+        return not any(n for status, n in self.lines.items() if status is not Replayed.RECORDED)
+
+
+def read_lines(stream: Iterable[bytes | str]) -> Iterator[ReplayLine]:
+    """Parse replay lines; blank lines are skipped, bad ones come back with their problem."""
+    for number, raw in enumerate(stream, start=1):
+        try:
+            text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        except UnicodeDecodeError as exc:
+            yield ReplayLine(number, problem=f"not UTF-8 (byte {exc.start})")
+            continue
+        if not text.strip():
+            continue
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            yield ReplayLine(number, problem=f"not JSON ({exc})")
+            continue
+        if not isinstance(data, dict):
+            yield ReplayLine(number, problem=f"a JSON {type(data).__name__}, not an object")
+            continue
+        key, output = data.get("key"), data.get("output")
+        if not isinstance(key, str) or not key:
+            yield ReplayLine(number, problem='no "key" string')
+        elif not isinstance(output, str):
+            yield ReplayLine(number, key=key, problem='"output" is missing or not a string')
+        else:
+            yield ReplayLine(number, key=key, output=output)
+
+
+def replay_line(
+    ledger: Ledger,
+    quest: Quest,
+    line: ReplayLine,
+    *,
+    driver: str = DRIVER.default_name,
+    policy: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> ReplayResult:
+    """Judge and record one line as a turn of its item, or say why it was skipped."""
+    n, key = line.number, line.key
+    if line.problem is not None or key is None or line.output is None:
+        return ReplayResult(n, key, Replayed.BAD, f"line {n}: {line.problem}, skipped")
+    try:
+        item, log = ledger.snapshot(key)
+    except NotFound:
+        return ReplayResult(n, key, Replayed.UNKNOWN, f"line {n}: no item {key!r}, skipped")
+    if item.state.terminal:
+        message = f"line {n}: {key} is {item.state}, locked for good; not judged again"
+        return ReplayResult(n, key, Replayed.LOCKED, message)
+    if item.lease_owner not in (None, driver) and (item.lease_expires or 0) > time.time():
+        message = f"line {n}: {key} is leased to {item.lease_owner}, skipped"
+        return ReplayResult(n, key, Replayed.LEASED, message)
+    used = policy or quest.retry
+    digest = None
+    if DRIVER.prompt is PromptUse.DIGEST:
+        digest = compose(quest, item, log, policy=used).digest()
+    verdict, text = judge(quest, item, line.output, limit=limit)
+    try:
+        recorded = record_verdict(
+            ledger,
+            quest,
+            key,
+            verdict,
+            text,
+            driver=driver,
+            policy=used,
+            prompt_digest=digest,
+            expected_turns=item.turns,
+            extra=DRIVER.extra(line=n),
+        )
+    except NotTodo:
+        return ReplayResult(n, key, Replayed.LOCKED, f"line {n}: {key} locked meanwhile")
+    except LeaseConflict as exc:
+        return ReplayResult(n, key, Replayed.LEASED, f"line {n}: {exc}")
+    return ReplayResult(n, key, Replayed.RECORDED, recorded.text, recorded)
+
+
+def replay(
+    ledger: Ledger,
+    quest: Quest,
+    lines: Iterable[ReplayLine],
+    *,
+    driver: str = DRIVER.default_name,
+    policy: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    results: str | os.PathLike[str] | None = None,
+    on_result: Callable[[ReplayResult], None] | None = None,
+) -> ReplaySummary:
+    """Replay ``lines`` in order; export what locked to ``results`` at the end."""
+    summary = ReplaySummary()
+    for line in lines:
+        result = replay_line(ledger, quest, line, driver=driver, policy=policy, limit=limit)
+        summary.lines[result.status] += 1
+        if result.recorded is not None and result.recorded.verdict is not None:
+            summary.outcomes[result.recorded.verdict.outcome.value] += 1
+        if on_result is not None:
+            on_result(result)
+    if results is not None and summary.lines[Replayed.RECORDED]:
+        summary.exported = export(ledger, results)
+    return summary

@@ -1,0 +1,106 @@
+"""Helpers for the loop, replay and driver-swap tests: ledgers, quests and a fake registry."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from reins import Ledger, Quest
+from reins.backends import Completion, registry
+from reins.loop import Budget, LoopOptions, Reporter, Summary, drive, run
+from reins.testing import FakeBackend, FakeCall
+from reins.turn import Prompt
+from tests.conftest import TINY
+
+# The tiny quest, escalating on its FAIL rule.
+ESCALATING = dataclasses.replace(TINY, escalate_on=frozenset({"not-bad"}))
+FAST = {"error_backoff": 0.0, "export_every": 0.05}
+
+
+def make_ledger(path: Path, keys: Sequence[str] = ("a", "b", "c")) -> Path:
+    with Ledger.open(path, create=True) as led:
+        led.add((k, {"word": k}) for k in keys)
+    return path
+
+
+def loop(
+    path: Path,
+    backend: FakeBackend,
+    quest: Quest = TINY,
+    *,
+    strong: FakeBackend | None = None,
+    reporter: Reporter | None = None,
+    **options: Any,
+) -> Summary:
+    """Run the loop on the ledger at ``path`` with fast defaults for tests.
+
+    ``max_items``, ``max_turns``, ``max_tokens`` and ``max_cost`` go into the budget.
+    """
+    caps = {k: options.pop(k) for k in list(options) if k.startswith("max_")}
+    if caps:
+        options["budget"] = Budget(**caps)
+    with Ledger.open(path) as led:
+        return run(
+            led,
+            quest,
+            backend,
+            strong=strong,
+            options=LoopOptions(**{**FAST, **options}),
+            reporter=reporter,
+            handle_signals=False,
+        )
+
+
+class FakeFactory:
+    """A ``reins.backends`` factory handing out prepared fakes by model name."""
+
+    def __init__(self, backends: dict[str, FakeBackend]) -> None:
+        self.backends = backends
+        self.options: dict[str, str] = {}
+
+    def __call__(self, model: str, options: dict[str, str]) -> FakeBackend:
+        return self.backends[model]
+
+
+@contextmanager
+def registered(**backends: FakeBackend) -> Iterator[dict[str, FakeBackend]]:
+    """Register the fakes as ``fake:<name>`` model specs for the CLI, for one test."""
+    registry.register("fake", FakeFactory(backends))
+    try:
+        yield backends
+    finally:
+        registry.unregister("fake")
+
+
+class _Peek(FakeBackend):
+    """Takes the prompt, then stops the run before the call returns: nothing is recorded."""
+
+    def __init__(self, stop: asyncio.Event) -> None:
+        super().__init__([])
+        self.stop = stop
+
+    async def complete(self, prompt: Prompt, *, seed: int, timeout: float) -> Completion:
+        self.calls.append(FakeCall(len(self.calls), 0, prompt, seed, timeout, prompt.key, 0, 0.0))
+        self.stop.set()
+        await asyncio.sleep(3600)
+        raise AssertionError("the peek was not stopped")
+
+
+def peek_loop_prompt(path: Path, quest: Quest = TINY, **options: Any) -> tuple[Prompt, int]:
+    """The prompt and seed the loop would send next for the ledger at ``path``, unrecorded."""
+
+    async def go() -> tuple[Prompt, int]:
+        stop = asyncio.Event()
+        peek = _Peek(stop)
+        with Ledger.open(path) as led:
+            summary = await drive(
+                led, quest, peek, options=LoopOptions(**{**FAST, **options}), stop=stop
+            )
+        assert summary.turns == 0 and len(peek.calls) == 1
+        return peek.calls[0].prompt, peek.calls[0].seed
+
+    return asyncio.run(go())

@@ -1,0 +1,203 @@
+"""Golden driver swap: for one ledger state, `reins next` prints what the loop sends, byte for byte.
+
+Whichever driver recorded the turns so far — the loop, a person through `next`/`submit`, a replay
+— and in whichever process, the next prompt is the same value: compose reads only the log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reins import Ledger
+from reins.cli import make_group
+from reins.errors import BackendError
+from reins.testing import FakeBackend
+from reins.turn import call_seed
+from tests.loopkit import loop, make_ledger, peek_loop_prompt
+
+ROOT = Path(__file__).resolve().parent.parent
+QUEST = "tests.conftest:TINY"
+
+# The tiny quest's prompt for item "a" after one judged FAIL on "bad": the bytes are pinned here,
+# so a change to compose or to the verdict text is a deliberate one.
+GOLDEN_SYSTEM = "Answer in one word.\n\nNever answer 'bad'."
+GOLDEN_USER = (
+    "Say 'good' for a.\n\n"
+    "## Your last submission failed the gate\n\n"
+    "a -> FAIL (state TODO, tries 1/3)\n"
+    "root cause: not-bad\n"
+    "  - not-bad: answer\n"
+    '      expected: "good"\n'
+    '      actual:   "bad"\n'
+)
+
+
+@pytest.fixture
+def ledger_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("REINS_DRIVER", "alice")
+    monkeypatch.delenv("REINS_QUEST", raising=False)
+    monkeypatch.delenv("REINS_LEDGER", raising=False)
+    return make_ledger(tmp_path / "tiny.reins.db", ["a"])
+
+
+def cli(*args: str, input: str | None = None) -> Any:
+    return CliRunner().invoke(make_group(), ["--quest", QUEST, *args], input=input)
+
+
+def next_prompt(path: Path) -> dict[str, Any]:
+    """What `reins next --json` prints; alice's lease is released so other drivers may go on."""
+    out = cli("next", "--json")
+    assert out.exit_code == 0, out.output
+    with Ledger.open(path) as led:
+        led.release_all("alice")
+    data: dict[str, Any] = json.loads(out.stdout)
+    return data
+
+
+def assert_same(printed: dict[str, Any], sent: Any) -> None:
+    assert printed["system"].encode() == sent.system.encode()
+    assert printed["user"].encode() == sent.user.encode()
+    assert printed["prompt_digest"] == sent.digest()
+
+
+def by_loop(path: Path, answer: str | type[BaseException]) -> Any:
+    fake = FakeBackend([answer])
+    loop(path, fake, max_turns=1, breaker=None)
+    return fake.calls[0].prompt
+
+
+def by_hand(path: Path, answer: str) -> str:
+    out = cli("submit", "--key", "a", input=answer)
+    assert out.exit_code in (0, 4), out.output
+    return str(out.stdout)
+
+
+def test_after_one_fail_the_prompt_is_the_golden_one_under_every_driver(
+    ledger_path: Path,
+) -> None:
+    by_loop(ledger_path, "bad")
+    printed = next_prompt(ledger_path)
+    sent, seed = peek_loop_prompt(ledger_path)
+    assert (printed["system"], printed["user"]) == (GOLDEN_SYSTEM, GOLDEN_USER)
+    assert_same(printed, sent)
+    assert seed == call_seed("a", 2)
+
+
+def test_a_quest_started_by_the_loop_is_continued_by_hand_with_the_same_prompts(
+    ledger_path: Path,
+) -> None:
+    printed = next_prompt(ledger_path)
+    assert_same(printed, by_loop(ledger_path, "bad"))  # turn 1: the loop
+    printed = next_prompt(ledger_path)
+    assert_same(printed, peek_loop_prompt(ledger_path)[0])
+    by_hand(ledger_path, "bad")  # turn 2: by hand, answering what next printed
+    printed = next_prompt(ledger_path)
+    assert printed["turn"] == 3 and "tries 2/3" in printed["user"]
+    assert_same(printed, by_loop(ledger_path, "good"))  # turn 3: the loop again
+    with Ledger.open(ledger_path) as led:
+        log = led.log("a")
+        assert [a.driver for a in log] == ["loop", "alice", "loop"]
+        assert [a.extra["via"] for a in log] == ["loop", "manual", "loop"]
+        assert log[-1].outcome == "PASS"
+
+
+def test_a_quest_started_by_hand_is_continued_by_the_loop_with_the_same_prompts(
+    ledger_path: Path,
+) -> None:
+    printed = next_prompt(ledger_path)
+    submitted = by_hand(ledger_path, "bad")
+    printed = next_prompt(ledger_path)
+    assert printed["user"].endswith(submitted)  # feedback parity: what submit printed
+    assert_same(printed, by_loop(ledger_path, BackendError))  # a generation error …
+    again = next_prompt(ledger_path)
+    assert (again["system"], again["user"]) == (
+        printed["system"],
+        printed["user"],
+    )  # … changes no text
+    assert again["turn"] == printed["turn"] + 1
+    assert_same(again, by_loop(ledger_path, "meh"))
+
+
+def test_the_prompt_is_the_same_after_a_process_restart(ledger_path: Path) -> None:
+    by_hand(ledger_path, "bad")
+    by_loop(ledger_path, "explode")  # prepare raises: a FAIL on reins:prepare
+    printed = next_prompt(ledger_path)
+    script = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from tests.loopkit import peek_loop_prompt\n"
+        "prompt, seed = peek_loop_prompt(Path(sys.argv[1]))\n"
+        "print(json.dumps({'system': prompt.system, 'user': prompt.user, 'seed': seed}))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "12345"}
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(ledger_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        cwd=ROOT,
+    )
+    other = json.loads(out.stdout)
+    assert (other["system"], other["user"]) == (printed["system"], printed["user"])
+    assert "root cause: reins:prepare" in other["user"]
+    assert other["seed"] == call_seed("a", 3) == peek_loop_prompt(ledger_path)[1]
+
+
+Step = tuple[str, str]
+STEPS = st.lists(
+    st.tuples(
+        st.sampled_from(["loop", "hand", "replay"]),
+        st.sampled_from(["bad", "explode", "outage"]),
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(steps=STEPS)
+def test_any_mix_of_drivers_gives_the_same_next_prompt_to_each(
+    steps: list[Step], tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path_factory.mktemp("swap")
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("REINS_DRIVER", "alice")
+    path = make_ledger(folder / "tiny.reins.db", ["a"])
+    drivers: dict[str, Callable[[str], object]] = {
+        "loop": lambda answer: by_loop(path, BackendError if answer == "outage" else answer),
+        "hand": lambda answer: by_hand(path, "bad" if answer == "outage" else answer),
+        "replay": lambda answer: replay_one(path, "bad" if answer == "outage" else answer),
+    }
+    for driver, answer in steps:
+        with Ledger.open(path) as led:
+            if led.get("a").state.terminal:
+                break
+        printed = next_prompt(path)
+        sent, seed = peek_loop_prompt(path)
+        assert_same(printed, sent)
+        assert seed == call_seed("a", printed["turn"])
+        drivers[driver](answer)
+
+
+def replay_one(path: Path, answer: str) -> None:
+    file = path.with_name("outputs.jsonl")
+    file.write_text(json.dumps({"key": "a", "output": answer}) + "\n")
+    out = cli("replay", "--from", str(file))
+    assert out.exit_code == 0, out.output

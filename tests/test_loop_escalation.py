@@ -1,0 +1,90 @@
+"""Escalation is read from the log on every turn, so a restarted loop picks the same backend."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from reins import Ledger
+from reins.errors import BackendError
+from reins.ledger import Attempt, AttemptKind, State
+from reins.testing import FakeBackend
+from reins.turn import choose, escalating_cause
+from tests.conftest import TINY
+from tests.loopkit import ESCALATING, loop, make_ledger
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def attempt(kind: AttemptKind, outcome: str | None, cause: str | None) -> Attempt:
+    return Attempt("a", 1, kind, "d", State.TODO, 0, outcome=outcome, root_cause=cause)
+
+
+def test_only_a_judged_fail_with_a_listed_root_cause_escalates() -> None:
+    fail = attempt(AttemptKind.JUDGED, "FAIL", "not-bad")
+    other = attempt(AttemptKind.JUDGED, "FAIL", "reins:prepare")
+    error = attempt(AttemptKind.GENERATION_ERROR, None, None)
+    assert escalating_cause([], {"not-bad"}) is None
+    assert escalating_cause([error, other], {"not-bad"}) is None
+    assert escalating_cause([other, fail, error], {"not-bad"}) == "not-bad"
+    assert escalating_cause([fail], set()) is None
+    assert choose([fail], {"not-bad"}, "weak", "strong") == ("strong", "not-bad")
+    assert choose([fail], {"not-bad"}, "weak", None) == ("weak", None)
+    assert choose([other], {"not-bad"}, "weak", "strong") == ("weak", None)
+
+
+def test_an_item_moves_to_the_strong_backend_after_an_escalating_fail(tmp_path: Path) -> None:
+    path = make_ledger(tmp_path / "t.reins.db")
+    weak = FakeBackend({"a": ["bad"], "b": ["explode", "good"], "c": ["good"]}, name="weak")
+    strong = FakeBackend({"a": ["good"]}, name="strong")
+    summary = loop(path, weak, ESCALATING, strong=strong)
+    assert summary.remaining == 0 and summary.escalated == 1
+    with Ledger.open(path) as led:
+        assert [a.backend for a in led.log("a")] == ["weak", "strong"]
+        assert led.log("a")[1].extra["escalated_by"] == "not-bad"
+        assert [a.backend for a in led.log("b")] == ["weak", "weak"]  # reins:prepare: no
+
+
+def test_escalation_survives_a_restart(tmp_path: Path) -> None:
+    path = make_ledger(tmp_path / "t.reins.db", ["a"])
+    weak = FakeBackend({"a": ["bad"]}, name="weak")
+    loop(path, weak, ESCALATING, strong=FakeBackend([], name="strong"), max_turns=1)
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from reins.errors import BackendError\n"
+        "from reins.testing import FakeBackend\n"
+        "from tests.loopkit import ESCALATING, loop\n"
+        "weak = FakeBackend(['good'], name='weak')\n"
+        "strong = FakeBackend([BackendError('busy'), 'bad', 'good'], name='strong')\n"
+        "loop(Path(sys.argv[1]), weak, ESCALATING, strong=strong)\n"
+        "assert not weak.calls, 'the restarted loop went back to the weak backend'\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-c", script, str(path)], env=env, check=True, cwd=ROOT)
+    with Ledger.open(path) as led:
+        item, log = led.snapshot("a")
+        assert [a.backend for a in log] == ["weak", "strong", "strong", "strong"]
+        assert [a.kind.value for a in log][1] == "generation_error"
+        assert item.state is State.PASS and item.tries == 2
+
+
+def test_the_command_line_adds_rules_to_the_quests_own(tmp_path: Path) -> None:
+    path = make_ledger(tmp_path / "t.reins.db", ["a"])
+    weak = FakeBackend({"a": ["explode"]}, name="weak")
+    strong = FakeBackend({"a": ["good"]}, name="strong")
+    loop(path, weak, TINY, strong=strong, escalate_on={"reins:prepare"})
+    with Ledger.open(path) as led:
+        assert [a.backend for a in led.log("a")] == ["weak", "strong"]
+
+
+def test_generation_errors_never_escalate(tmp_path: Path) -> None:
+    path = make_ledger(tmp_path / "t.reins.db", ["a"])
+    quest = dataclasses.replace(TINY, escalate_on=frozenset({"backend-error", ""}))
+    weak = FakeBackend({"a": [BackendError("down"), "good"]}, name="weak")
+    loop(path, weak, quest, strong=FakeBackend([], name="strong"))
+    with Ledger.open(path) as led:
+        assert [a.backend for a in led.log("a")] == ["weak", "weak"]
