@@ -69,7 +69,7 @@ def next_(env: Env, driver: str, lease: float | None, as_json: bool) -> None:
     Asking again before submitting returns the same item (one item in progress per driver).
     Exits 3 when nothing is left to lease.
     """
-    from reins.turn import compose
+    from reins.turn.compose import compose
 
     quest = env.quest
     ledger = env.ledger()
@@ -141,7 +141,7 @@ def submit(
     the same text the next prompt feeds back. Exits 0 when the item locked, 4 on a FAIL with
     tries left, 5 when the item was already locked, 6 when another driver holds it.
     """
-    from reins.turn import submit as submit_turn
+    from reins.turn.submit import submit as submit_turn
 
     quest = env.quest
     ledger = env.ledger()

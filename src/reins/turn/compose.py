@@ -8,7 +8,6 @@ derived from (item key, turn number): a retry samples anew, a restarted process 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -42,6 +41,8 @@ class Prompt:
 
     def digest(self) -> str:
         """A short fingerprint, recorded on each attempt."""
+        import hashlib  # here, not at import: `reins next` prints text and needs no digest
+
         h = hashlib.sha256(self.system.encode() + b"\x00" + self.user.encode())
         return h.hexdigest()[:16]
 
@@ -58,6 +59,8 @@ def call_seed(key: str, turn: int) -> int:
     takes it (some keep seeds in a signed 32-bit integer, llama.cpp reads 0xFFFFFFFF as
     "random").
     """
+    import hashlib
+
     digest = hashlib.blake2b(f"{key}\x00{turn}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") & 0x7FFF_FFFF
 
