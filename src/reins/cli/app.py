@@ -6,10 +6,13 @@ Exit codes (documented in the README):
 0     success; for ``submit``, the item locked (PASS, REVIEW, DONE, SKIPPED, BLOCKED)
 1     an error: damaged ledger, unreadable file, a failure inside reins
 2     usage or configuration error: bad flag, unknown item, quest or key
-3     ``next``: nothing left to lease
+3     ``next``: nothing left to lease; ``loop``: the rest is leased to other drivers
 4     ``submit``: FAIL with tries left — fix it and submit again
 5     ``submit``: the item is not TODO (it locked earlier)
 6     ``submit``: another driver holds the item's lease
+7     ``loop``: the circuit breaker tripped (nothing was locked by it)
+8     ``replay``: some lines were not recorded
+130   ``loop``: stopped by SIGINT (143: SIGTERM), cleanly
 ====  =========================================================================
 """
 
