@@ -6,9 +6,9 @@ first use: ``reins next`` and ``reins submit`` run once per agent turn, so start
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from reins._lazy import lazy_names as _lazy_names
 from reins._version import __version__
 
 if TYPE_CHECKING:
@@ -112,14 +112,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'reins' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_names("reins", _WHERE, globals(), __all__)

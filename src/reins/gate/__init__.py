@@ -4,9 +4,9 @@ The flat gate is imported at once; the graph gate, grounds and AI checks on firs
 ``reins.gate`` is imported on every CLI start and most turns need none of them.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from reins._lazy import lazy_names as _lazy_names
 from reins.gate.evaluate import evaluate, excerpt, fire
 from reins.gate.rule import CatalogEntry, Context, Fact, Level, Rule, rule
 from reins.gate.verdict import Outcome, Verdict, render
@@ -72,14 +72,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'reins.gate' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_names("reins.gate", _LAZY, globals(), __all__)
