@@ -10,8 +10,11 @@
     │   ├── IllegalTransition       the ratchet refused a transition        exit 5
     │   ├── NotTodo                 the item is locked already              exit 5
     │   └── LeaseConflict           another driver holds the item           exit 6
-    └── BackendError                a generator failed (never a verdict)    exit 1
-        └── BackendTimeout
+    ├── BackendError                a generator failed (never a verdict)    exit 1
+    │   ├── BackendTimeout
+    │   └── TransientError          retried inside the backend (backends.retry)
+    ├── GroundError                 a ground could not be resolved (gate.ground)
+    └── TurnTableError              turn.md is malformed: raised at import (turn.table)
 
 Messages say what went wrong and what to do next; the CLI prints them in one place.
 """
