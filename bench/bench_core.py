@@ -43,6 +43,7 @@ REPO = HERE.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench.machine import cpu_model  # noqa: E402
 from bench.quests import counter, key_of  # noqa: E402
 from reins import Ledger, __version__  # noqa: E402
 from reins.ledger.export import export  # noqa: E402
@@ -919,14 +920,7 @@ def shorten(text: str, limit: int) -> str:
 
 
 def machine(load_start: tuple[float, float, float]) -> dict[str, str]:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model()
     mem = ""
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():

@@ -34,6 +34,7 @@ REPO = HERE.parent
 if str(REPO / "src") not in sys.path:
     sys.path.insert(0, str(REPO / "src"))
 
+from machine import cpu_model  # noqa: E402  (bench/ is on sys.path when run as a script)
 from reins.gate import (  # noqa: E402
     Context,
     Counter,
@@ -142,17 +143,6 @@ def measure(
 
 def acceptability(graph: Graph, ctx: Context) -> dict[str, float]:
     return graph.judge(ctx).acceptability()
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

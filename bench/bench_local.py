@@ -23,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from machine import cpu_model  # bench/ is on sys.path when run as a script
 from reins.backends.base import Backend
 from reins.backends.registry import resolve
 from reins.ledger.sqlite import Ledger
@@ -57,16 +58,6 @@ class Run:
 
     def count(self, state: str, tries: int | None = None) -> int:
         return sum(n for (s, t), n in self.locked.items() if s == state and tries in (None, t))
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def one_run(backend: Backend, config: str, policy: str, run_no: int, concurrency: int) -> Run:

@@ -34,6 +34,8 @@ REPO = HERE.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench.machine import cpu_model  # noqa: E402
+
 LATENCY = 0.1
 CONCURRENCY = (1, 8, 32, 128)
 
@@ -106,16 +108,6 @@ def measure(
 def median_of(repeat: int, *args: Any, **kwargs: Any) -> tuple[float, list[float]]:
     runs = [measure(*args, **kwargs) for _ in range(repeat)]
     return statistics.median(runs), runs
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main() -> None:
