@@ -6,7 +6,7 @@ Usage (from the repository root)::
     .venv/bin/python bench/bench_core.py --quick         # 1k and 10k, scan of 100k; prints only
     .venv/bin/python bench/bench_core.py --sizes 1k,1M --repeat 9
 
-Ledgers are built once per run with ``Ledger.add`` in a temporary folder and reused by every
+Ledgers are built once per run with ``SQLiteStore.add`` in a temporary folder and reused by every
 measurement; the folder is removed at the end. Processes are timed by wall clock from spawn to
 reap; their CPU time (user + system) comes from ``wait4`` and their peak RSS from GNU time
 wrapped around them (a child forked straight from this process would report this process's
@@ -45,8 +45,8 @@ if str(REPO) not in sys.path:
 
 from bench.machine import cpu_model  # noqa: E402
 from bench.quests import counter, key_of  # noqa: E402
-from reins import Ledger, __version__  # noqa: E402
-from reins.ledger.export import export  # noqa: E402
+from reins import SQLiteStore, __version__  # noqa: E402
+from reins.store.export import export  # noqa: E402
 from reins.turn import compose, submit  # noqa: E402
 
 QUEST_REF = "bench.quests:counter"
@@ -265,7 +265,7 @@ class CoreBench:
                 )
             path = self.work / f"ledger-{size}.db"
             start = time.perf_counter()
-            with Ledger.open(path, create=True) as ledger:
+            with SQLiteStore.open(path, create=True) as ledger:
                 added, _ = ledger.add((key_of(n), {"n": n}) for n in range(size))
             self.builds[size] = time.perf_counter() - start
             assert added == size
@@ -278,7 +278,7 @@ class CoreBench:
 
     def turns_in_process(self) -> None:
         results = self.work / "results-inprocess.jsonl"
-        open_ = {size: Ledger.open(self.ledgers[size]) for size in self.s.sizes}
+        open_ = {size: SQLiteStore.open(self.ledgers[size]) for size in self.s.sizes}
         variants: list[tuple[str, str, bool, bool]] = [
             ("turn_pass_export", "turn in-process: PASS + export (as the CLI)", True, True),
             ("turn_pass", "turn in-process: PASS (record only)", True, False),
@@ -318,16 +318,16 @@ class CoreBench:
             for ledger in open_.values():
                 ledger.close()
 
-    def reads_in_process(self, open_: dict[int, Ledger]) -> None:
+    def reads_in_process(self, open_: dict[int, SQLiteStore]) -> None:
         """What `next` and `status` do once started: lease + snapshot + compose; stats."""
         nxt = self.series_of("lib_next", "next in-process: lease, snapshot, compose", "ms")
-        stats = self.series_of("lib_status", "status in-process: `Ledger.stats()`", "ms")
+        stats = self.series_of("lib_status", "status in-process: `SQLiteStore.stats()`", "ms")
         for i in range(WARMUP + self.s.turns):
             for size in self.s.sizes:
                 ledger = open_[size]
                 driver = f"lib-{i}"
                 start = time.perf_counter()
-                lease = ledger.lease_next(driver, ttl=60)
+                lease = ledger.lease(driver, ttl=60)
                 assert lease is not None
                 item, log = ledger.snapshot(lease.item.key)
                 compose(counter, item, log)
@@ -347,7 +347,7 @@ class CoreBench:
         the WAL into the database and deletes it, and the next first write starts a new WAL.
         """
         parts = [
-            ("conn_open", "fresh connection: `Ledger.open`"),
+            ("conn_open", "fresh connection: `SQLiteStore.open`"),
             ("conn_turn", "fresh connection: first turn (PASS, record only)"),
             ("conn_close", "fresh connection: close (the last one: WAL checkpoint)"),
         ]
@@ -363,7 +363,7 @@ class CoreBench:
                 for suffix in variants:
                     n = self.take(size)
                     c0, t0 = time.process_time(), time.perf_counter()
-                    ledger = Ledger.open(self.ledgers[size])
+                    ledger = SQLiteStore.open(self.ledgers[size])
                     if suffix:
                         conn: Any = ledger._conn
                         conn.setconfig(sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, True)
@@ -411,7 +411,7 @@ class CoreBench:
         size = max(self.s.sizes)
         turns = min(100, self.s.turns)
         prof = cProfile.Profile()
-        with Ledger.open(self.ledgers[size]) as ledger:
+        with SQLiteStore.open(self.ledgers[size]) as ledger:
             keys = [self.take(size) for _ in range(turns)]
             prof.enable()
             for n in keys:
@@ -432,14 +432,14 @@ class CoreBench:
         """The SQL one turn, one ``next`` and one ``status`` run, with SQLite's query plans."""
         size = max(self.s.sizes)
         path = self.ledgers[size]
-        with Ledger.open(path) as ledger:
+        with SQLiteStore.open(path) as ledger:
             conn: sqlite3.Connection = ledger._conn
             for what, action in (
                 (
                     "turn (submit PASS)",
                     lambda n: submit(ledger, counter, key_of(n), f"{n}\n".encode(), driver="plan"),
                 ),
-                ("next (lease_next)", lambda n: ledger.lease_next("plan-next", ttl=60)),
+                ("next (lease_next)", lambda n: ledger.lease("plan-next", ttl=60)),
                 ("status (stats)", lambda n: ledger.stats()),
             ):
                 traced: list[str] = []
@@ -627,7 +627,7 @@ class CoreBench:
             )
             add("")
         add(
-            "Library build of the ledgers (`Ledger.add`, once): "
+            "Library build of the ledgers (`SQLiteStore.add`, once): "
             + ", ".join(f"{human(n)} {t:.1f} s" for n, t in self.builds.items())
             + "."
         )

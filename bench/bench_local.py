@@ -26,9 +26,10 @@ from pathlib import Path
 from machine import cpu_model  # bench/ is on sys.path when run as a script
 from reins.backends.base import Backend
 from reins.backends.registry import resolve
-from reins.ledger.sqlite import Ledger
 from reins.loop import LoopOptions, NullReporter, run
 from reins.quests.emails import quest
+from reins.store.sqlite import SQLiteStore
+from reins.store.walk import iter_items
 
 # the answer's shape held by a grammar; what goes in it is the model's (as in examples/demo.sh)
 SHAPE = (
@@ -62,7 +63,7 @@ class Run:
 
 def one_run(backend: Backend, config: str, policy: str, run_no: int, concurrency: int) -> Run:
     with tempfile.TemporaryDirectory() as tmp:
-        ledger = Ledger.open(Path(tmp) / "bench.reins.db", create=True)
+        ledger = SQLiteStore.open(Path(tmp) / "bench.reins.db", create=True)
         ledger.add((f"{key}#r{run_no}", payload) for key, payload in quest.seed([]))
         options = LoopOptions(concurrency=concurrency, retry=policy, breaker=None)
         summary = run(
@@ -76,8 +77,8 @@ def one_run(backend: Backend, config: str, policy: str, run_no: int, concurrency
             output_tokens=summary.output_tokens,
             generation_errors=summary.generation_errors,
         )
-        for item in list(ledger.items()):
-            judged = sum(1 for a in ledger.log(item.key) if a.judged)
+        for item in list(iter_items(ledger)):
+            judged = sum(1 for a in ledger.snapshot(item.key)[1] if a.judged)
             result.locked[(item.state.value, judged)] += 1
         ledger.close()
     return result

@@ -45,7 +45,7 @@ def child(args: argparse.Namespace) -> None:
     if args.pin:
         os.sched_setaffinity(0, {0})
     from bench.quests import counter
-    from reins import Ledger
+    from reins import SQLiteStore
     from reins.loop import LoopOptions, run
     from reins.testing import FakeBackend, FakeCall
 
@@ -55,14 +55,14 @@ def child(args: argparse.Namespace) -> None:
 
     path = Path(args.ledger)
     if args.seed_items:
-        with Ledger.open(path, create=True) as led:
+        with SQLiteStore.open(path, create=True) as led:
             led.add((s.key, s.payload) for s in counter.seed([str(args.items)]))
         return
     if args.start_at:
         time.sleep(max(0.0, args.start_at - time.time()))
     fake = FakeBackend(answer, latency=args.latency)
     options = LoopOptions(concurrency=args.concurrency, error_backoff=0.0, export_every=1.0)
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         started = time.time()
         summary = run(led, counter, fake, options=options, handle_signals=False)
         ended = time.time()

@@ -30,9 +30,10 @@ REPO = HERE.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from reins import Context, Fact, Item, Ledger, Level, Quest, Seed, rule  # noqa: E402
+from reins import Context, Fact, Item, Level, Quest, Seed, SQLiteStore, rule  # noqa: E402
 from reins.loop import LoopOptions, run  # noqa: E402
 from reins.quest import RETRY_POLICIES  # noqa: E402
+from reins.store.walk import iter_items  # noqa: E402
 from reins.testing import FakeBackend, FakeCall  # noqa: E402
 from reins.turn.compose import PREVIOUS_HEADER  # noqa: E402
 
@@ -166,9 +167,9 @@ def simulated(payloads: dict[str, dict[str, Any]]) -> FakeBackend:
 def passes_by_try(path: Path) -> Counter[int]:
     """Items that passed, by the judged try on which they did."""
     found: Counter[int] = Counter()
-    with Ledger.open(path) as led:
-        for item in list(led.items()):
-            judged = [a for a in led.log(item.key) if a.judged]
+    with SQLiteStore.open(path) as led:
+        for item in list(iter_items(led)):
+            judged = [a for a in led.snapshot(item.key)[1] if a.judged]
             for n, a in enumerate(judged, start=1):
                 if a.outcome == "PASS":
                     found[n] += 1
@@ -200,7 +201,7 @@ def main() -> None:
         backend = resolve(args.model) if args.model else simulated(payloads)
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "retry.reins.db"
-            with Ledger.open(path, create=True) as led:
+            with SQLiteStore.open(path, create=True) as led:
                 led.add((s.key, s.payload) for s in seeds)
                 options = LoopOptions(concurrency=args.concurrency, retry=policy)
                 summary = run(led, quest, backend, options=options, handle_signals=False)

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 
 from reins import Context, Fact, Level, Outcome, Quest, Seed, Verdict, rule
 from reins.errors import ConfigError
-from reins.ledger import Item
+from reins.store import Item
 
 MAX_DIGITS = 9
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reins import Context, Fact, Item, Ledger, Level, Outcome, Quest, Seed, Verdict, rule
+from reins import Context, Fact, Item, Level, Outcome, Quest, Seed, SQLiteStore, Verdict, rule
 
 
 def tiny_seed(args: Sequence[str]) -> Iterator[Seed]:
@@ -63,7 +63,7 @@ def quest() -> Quest:
 
 
 @pytest.fixture
-def ledger(tmp_path: Path) -> Iterator[Ledger]:
-    with Ledger.open(tmp_path / "t.reins.db", create=True) as led:
+def ledger(tmp_path: Path) -> Iterator[SQLiteStore]:
+    with SQLiteStore.open(tmp_path / "t.reins.db", create=True) as led:
         led.add((s.key, s.payload) for s in TINY.seed([]))
         yield led

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from reins import Ledger, Quest
+from reins import Quest, SQLiteStore
 from reins.backends import Completion, registry
 from reins.loop import Budget, LoopOptions, Reporter, Summary, drive, run
 from reins.testing import FakeBackend, FakeCall
@@ -22,7 +22,7 @@ FAST = {"error_backoff": 0.0, "export_every": 0.05}
 
 
 def make_ledger(path: Path, keys: Sequence[str] = ("a", "b", "c")) -> Path:
-    with Ledger.open(path, create=True) as led:
+    with SQLiteStore.open(path, create=True) as led:
         led.add((k, {"word": k}) for k in keys)
     return path
 
@@ -43,7 +43,7 @@ def loop(
     caps = {k: options.pop(k) for k in list(options) if k.startswith("max_")}
     if caps:
         options["budget"] = Budget(**caps)
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         return run(
             led,
             quest,
@@ -96,7 +96,7 @@ def peek_loop_prompt(path: Path, quest: Quest = TINY, **options: Any) -> tuple[P
     async def go() -> tuple[Prompt, int]:
         stop = asyncio.Event()
         peek = _Peek(stop)
-        with Ledger.open(path) as led:
+        with SQLiteStore.open(path) as led:
             summary = await drive(
                 led, quest, peek, options=LoopOptions(**{**FAST, **options}), stop=stop
             )

@@ -19,7 +19,7 @@ from reins.backends import _process, registry
 from reins.backends.base import Backend, Completion
 from reins.backends.cli import PREAMBLE
 from reins.errors import BackendError, BackendTimeout, ConfigError
-from reins.turn.compose import Prompt
+from reins.values import Prompt
 
 PROMPT = Prompt(system="SYSTEM-TEXT: answer in one word.", user="USER-TEXT: say good for a.")
 FAST = "backoff=0.001&max_wait=0.1"

@@ -21,7 +21,7 @@ import pytest
 from reins.backends import registry
 from reins.backends.base import Backend, Completion
 from reins.errors import BackendError, BackendTimeout, ConfigError
-from reins.turn.compose import Prompt
+from reins.values import Prompt
 
 PROMPT = Prompt(system="You answer in one word.", user="Say good for item a.")
 FAST = "backoff=0.001&max_wait=0.5"

@@ -20,7 +20,7 @@ import pytest
 
 from reins.backends.base import Completion
 from reins.errors import BackendTimeout, ConfigError
-from reins.turn.compose import Prompt, call_seed
+from reins.values import Prompt, call_seed
 
 if not os.environ.get("CI"):
     pytest.importorskip("llama_cpp", reason="the local backend needs the [local] extra")
@@ -31,6 +31,7 @@ if not os.environ.get("CI"):
 
 from reins.backends import local
 from reins.backends.local import LocalBackend
+from reins.store.walk import iter_items
 
 EMAILS = Prompt(
     system="You extract e-mail addresses from a text. Answer with JSON only: "
@@ -52,7 +53,7 @@ GENERATE_IN_A_NEW_PROCESS = textwrap.dedent(
     """
     import asyncio, json, sys
     from reins.backends.local import LocalBackend
-    from reins.turn.compose import Prompt, call_seed
+    from reins.values import Prompt, call_seed
 
     system, user, options = json.loads(sys.stdin.read())
     b = LocalBackend("smollm2", options)
@@ -334,19 +335,23 @@ def test_llama_cpp_is_imported_only_when_a_local_backend_is_built() -> None:
 @pytest.mark.slow
 def test_the_loop_works_the_example_quest_on_smollm2(tmp_path: Path) -> None:
     """The unattended loop on the real model: every turn judged, usage on every attempt."""
-    from reins.ledger.sqlite import Ledger
     from reins.loop import Budget, LoopOptions, NullReporter, run
     from reins.quests.emails import quest
+    from reins.store.sqlite import SQLiteStore
 
-    ledger = Ledger.open(tmp_path / "emails.reins.db", create=True)
+    ledger = SQLiteStore.open(tmp_path / "emails.reins.db", create=True)
     ledger.add((s.key, s.payload) for s in quest.seed([]))
     b = LocalBackend("smollm2", {"max_output_tokens": "128", "json_schema": json.dumps(SCHEMA)})
     options = LoopOptions(budget=Budget(max_items=2), results=tmp_path / "results.jsonl")
     summary = run(ledger, quest, b, options=options, reporter=NullReporter(), handle_signals=False)
-    attempts = [a for item in list(ledger.items()) for a in ledger.log(item.key)]
+    attempts = [a for item in list(iter_items(ledger)) for a in ledger.snapshot(item.key)[1]]
     assert summary.items == 2 and summary.generation_errors == 0
     assert len(attempts) == summary.turns == summary.judged >= 2
-    assert all(a.judged and a.backend and a.backend.startswith("local") for a in attempts)
-    assert all((a.input_tokens or 0) > 0 and (a.output_tokens or 0) > 0 for a in attempts)
-    assert summary.input_tokens == sum(a.input_tokens or 0 for a in attempts)
+    assert all(
+        a.judged and a.usage.backend and a.usage.backend.startswith("local") for a in attempts
+    )
+    assert all(
+        (a.usage.input_tokens or 0) > 0 and (a.usage.output_tokens or 0) > 0 for a in attempts
+    )
+    assert summary.input_tokens == sum(a.usage.input_tokens or 0 for a in attempts)
     ledger.close()

@@ -19,7 +19,7 @@ from reins.backends.base import Completion
 from reins.backends.registry import Spec, parse_spec
 from reins.cli import make_group
 from reins.errors import ConfigError, NotFound
-from reins.turn.compose import Prompt
+from reins.values import Prompt
 
 BUILT_IN = {
     "anthropic": "reins.backends.anthropic:AnthropicBackend",

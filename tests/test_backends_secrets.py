@@ -18,8 +18,9 @@ import pytest
 
 from reins.backends import registry
 from reins.backends.redact import REDACTED
-from reins.ledger.sqlite import Ledger
 from reins.loop import LineReporter, LoopOptions, run
+from reins.store.sqlite import SQLiteStore
+from reins.store.walk import iter_items
 from tests.conftest import TINY
 from tests.test_backends_http import Reply, Server, openai_ok
 
@@ -66,7 +67,7 @@ def test_a_planted_key_appears_nowhere(
 
     ledger_path = tmp_path / "tiny.reins.db"
     results = tmp_path / "results.jsonl"
-    with Ledger.open(ledger_path, create=True) as ledger:
+    with SQLiteStore.open(ledger_path, create=True) as ledger:
         ledger.add((s.key, s.payload) for s in TINY.seed([]))
         backend = registry.resolve(
             f"openai:leaky-model?base_url={server.url}/v1&key_env={KEY_ENV}&retries=2"
@@ -80,8 +81,8 @@ def test_a_planted_key_appears_nowhere(
             reporter=LineReporter(sys.stdout, sys.stderr),
             handle_signals=False,
         )
-        keys = [item.key for item in ledger.items()]
-        attempts = [a for k in keys for a in ledger.log(k)]
+        keys = [item.key for item in iter_items(ledger)]
+        attempts = [a for k in keys for a in ledger.snapshot(k)[1]]
     out, err = capfd.readouterr()
 
     # the run went through every path: the key was sent, echoed, and errors were recorded

@@ -10,7 +10,7 @@ import sys
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reins.ledger import Attempt, AttemptKind, Item, State
+from reins.store import Attempt, AttemptKind, Item, State
 from reins.turn import Prompt, call_seed, compose
 from reins.turn.compose import FEEDBACK_HEADER, PREVIOUS_HEADER
 from tests.conftest import TINY
@@ -21,14 +21,22 @@ ITEM = Item("a", State.TODO, 0, {"word": "a"})
 def fail(turn: int, cause: str = "not-bad", submission: str = "bad") -> Attempt:
     feedback = f"a -> FAIL (state TODO, tries {turn}/3)\nroot cause: {cause}\n"
     return Attempt(
-        "a", turn, AttemptKind.JUDGED, "d", State.TODO, turn, outcome="FAIL",
+        "a", turn, AttemptKind.JUDGED, "d", State.TODO, turn, "t", outcome="FAIL",
         root_cause=cause, feedback=feedback, submission=submission,
     )  # fmt: skip
 
 
 def error(turn: int, text: str) -> Attempt:
     return Attempt(
-        "a", turn, AttemptKind.GENERATION_ERROR, "d", State.TODO, 0, error=text, submission=text
+        "a",
+        turn,
+        AttemptKind.GENERATION_ERROR,
+        "d",
+        State.TODO,
+        0,
+        "t",
+        error=text,
+        submission=text,
     )
 
 

@@ -15,22 +15,23 @@ from pathlib import Path
 
 import pytest
 
-from reins import Ledger, State
-from reins.ledger.export import export
+from reins import SQLiteStore, State
+from reins.store.export import export
+from reins.store.walk import iter_items
 
 pytestmark = pytest.mark.slow
 
 ITEMS = 400
 WORKER = """
 import random, sys
-from reins import Ledger
+from reins import SQLiteStore
 from reins.turn import submit
 from tests.conftest import TINY
 path, results, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rng = random.Random(seed)
-with Ledger.open(path) as led:
+with SQLiteStore.open(path) as led:
     while True:
-        lease = led.lease_next("crashy", ttl=600)
+        lease = led.lease("crashy", ttl=600)
         if lease is None:
             break
         answer = rng.choice(["good", "bad", "bad", "meh", "bad meh"])
@@ -39,14 +40,14 @@ with Ledger.open(path) as led:
 
 
 def check_invariants(path: Path) -> None:
-    with Ledger.open(path) as led:
-        items = list(led.items())
+    with SQLiteStore.open(path) as led:
+        items = list(iter_items(led))
         counts = Counter(i.state for i in items)
         stats = led.stats()
         assert stats.counts == {s: counts.get(s, 0) for s in State}
         assert stats.tries == dict(Counter(i.tries for i in items))
         for item in items:
-            log = led.log(item.key)
+            log = led.snapshot(item.key)[1]
             assert item.turns == len(log)
             assert [a.turn for a in log] == list(range(1, len(log) + 1))
             assert item.tries == sum(1 for a in log if a.outcome == "FAIL")
@@ -63,7 +64,7 @@ def check_invariants(path: Path) -> None:
 def test_killed_submitters_leave_a_sound_ledger_and_exactly_once_export(tmp_path: Path) -> None:
     path = tmp_path / "crash.db"
     results = tmp_path / "results.jsonl"
-    with Ledger.open(path, create=True) as led:
+    with SQLiteStore.open(path, create=True) as led:
         led.add((f"k{i}", {"word": str(i)}) for i in range(ITEMS))
     rng = random.Random(20261129)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
@@ -82,15 +83,15 @@ def test_killed_submitters_leave_a_sound_ledger_and_exactly_once_export(tmp_path
         _, err = proc.communicate(timeout=120)
         assert proc.returncode in (0, -signal.SIGKILL), err.decode()
         check_invariants(path)
-        with Ledger.open(path) as led:
+        with SQLiteStore.open(path) as led:
             led.release_all("crashy")  # a killed driver's lease would otherwise wait out its ttl
             if led.stats().remaining == 0:
                 break
     assert kills >= 3, "the test never interrupted a submitter"
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         assert led.stats().remaining == 0
         export(led, results)
-        terminal = {i.key for i in led.items() if i.state.terminal}
+        terminal = {i.key for i in iter_items(led) if i.state.terminal}
     lines = results.read_text().splitlines()
     exported = Counter(json.loads(line)["key"] for line in lines)  # no torn line either
     assert set(exported) == terminal and max(exported.values()) == 1

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reins import Ledger
+from reins import SQLiteStore
 from reins.cli import make_group
 from reins.errors import BackendError
 from reins.testing import FakeBackend
@@ -60,7 +60,7 @@ def next_prompt(path: Path) -> dict[str, Any]:
     """What `reins next --json` prints; alice's lease is released so other drivers may go on."""
     out = cli("next", "--json")
     assert out.exit_code == 0, out.output
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         led.release_all("alice")
     data: dict[str, Any] = json.loads(out.stdout)
     return data
@@ -106,10 +106,10 @@ def test_a_quest_started_by_the_loop_is_continued_by_hand_with_the_same_prompts(
     printed = next_prompt(ledger_path)
     assert printed["turn"] == 3 and "tries 2/3" in printed["user"]
     assert_same(printed, by_loop(ledger_path, "good"))  # turn 3: the loop again
-    with Ledger.open(ledger_path) as led:
-        log = led.log("a")
+    with SQLiteStore.open(ledger_path) as led:
+        log = led.snapshot("a")[1]
         assert [a.driver for a in log] == ["loop", "alice", "loop"]
-        assert [a.extra["via"] for a in log] == ["loop", "manual", "loop"]
+        assert [a.notes.via for a in log] == ["loop", "manual", "loop"]
         assert log[-1].outcome == "PASS"
 
 
@@ -186,7 +186,7 @@ def test_any_mix_of_drivers_gives_the_same_next_prompt_to_each(
         "replay": lambda answer: replay_one(path, "bad" if answer == "outage" else answer),
     }
     for driver, answer in steps:
-        with Ledger.open(path) as led:
+        with SQLiteStore.open(path) as led:
             if led.get("a").state.terminal:
                 break
         printed = next_prompt(path)

@@ -6,8 +6,9 @@ import json
 import os
 from pathlib import Path
 
-from reins import Ledger, Quest
 from reins.ledger.export import export
+
+from reins import Ledger, Quest
 from reins.turn import submit
 
 

@@ -7,10 +7,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
-from reins import CorruptLedger, IllegalTransition, LeaseConflict, Ledger, NotFound, NotTodo, State
 from reins.ledger import Attempt, AttemptKind, Item, Transition
 from reins.ledger.schema import APPLICATION_ID, SCHEMA_VERSION
+
+from reins import CorruptLedger, IllegalTransition, LeaseConflict, Ledger, NotFound, NotTodo, State
 
 
 def digest(path: Path) -> str:

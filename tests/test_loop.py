@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from reins import Ledger, State
+from reins import SQLiteStore, State
 from reins.backends import Completion
 from reins.errors import BackendError
-from reins.ledger import AttemptKind
 from reins.loop import Budget, LoopOptions, StopReason, drive
+from reins.store import AttemptKind
+from reins.store.walk import iter_items
 from reins.testing import FakeBackend, FakeCall
 from reins.turn import Prompt, call_seed, compose
 from reins.turn.compose import FEEDBACK_HEADER
@@ -36,7 +37,7 @@ def test_a_fail_then_a_pass_converges_with_the_facts_in_the_second_prompt(path: 
     assert 'expected: "good"' in second.user and 'actual:   "bad"' in second.user
     assert "root cause: not-bad" in second.user
     assert second.system.endswith("Never answer 'bad'.")  # coaching for the root cause
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         item = led.get("a")
         assert (item.state, item.tries, item.turns) == (State.PASS, 1, 2)
 
@@ -44,7 +45,7 @@ def test_a_fail_then_a_pass_converges_with_the_facts_in_the_second_prompt(path: 
 def test_the_prompt_the_loop_sends_is_compose_of_the_log(path: Path) -> None:
     fake = FakeBackend({"a": ["bad", "bad", "good"], "b": ["meh"], "c": ["good"]})
     loop(path, fake)
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         for key in "abc":
             item, log = led.snapshot(key)
             for n, call in enumerate(fake.calls_for(key)):
@@ -56,7 +57,7 @@ def test_the_prompt_the_loop_sends_is_compose_of_the_log(path: Path) -> None:
 def test_three_judged_fails_lock_the_item_done(path: Path) -> None:
     fake = FakeBackend(lambda call: "bad")
     loop(path, fake, concurrency=2)
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         for key in "abc":
             item, log = led.snapshot(key)
             assert (item.state, item.tries) == (State.DONE, 3)
@@ -68,7 +69,7 @@ def test_review_skipped_and_blocked_lock_after_one_turn(path: Path) -> None:
     fake = FakeBackend({"a": ["meh"], "b": ["skip"], "c": ["block"]})
     summary = loop(path, fake)
     assert summary.locked == {"REVIEW": 1, "SKIPPED": 1, "BLOCKED": 1}
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         assert [led.get(k).state for k in "abc"] == [State.REVIEW, State.SKIPPED, State.BLOCKED]
 
 
@@ -81,11 +82,11 @@ def test_an_always_failing_backend_trips_the_breaker_with_nothing_locked_and_no_
     assert summary.reason is StopReason.BREAKER
     assert "5 generation errors in a row" in summary.message
     assert summary.generation_errors == 5 and summary.judged == 0
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         stats = led.stats()
         assert stats.remaining == 20 and stats.leased == 0
         assert stats.tries == {0: 20}
-        assert sum(len(led.log(i.key)) for i in list(led.items())) == 5
+        assert sum(len(led.snapshot(i.key)[1]) for i in list(iter_items(led))) == 5
 
 
 def test_the_breaker_counts_errors_across_slots_and_stops_them_all(tmp_path: Path) -> None:
@@ -95,7 +96,7 @@ def test_the_breaker_counts_errors_across_slots_and_stops_them_all(tmp_path: Pat
     assert summary.reason is StopReason.BREAKER
     # In-flight calls are dropped at the trip; errors already being recorded still count.
     assert 3 <= summary.generation_errors < 3 + 8
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         stats = led.stats()
         assert stats.remaining == 40 and stats.tries == {0: 40} and stats.leased == 0
 
@@ -107,9 +108,9 @@ def flaky_answers(call: FakeCall) -> str:
 
 def check_tries_come_only_from_judged_fails(path: Path) -> Counter[AttemptKind]:
     kinds: Counter[AttemptKind] = Counter()
-    with Ledger.open(path) as led:
-        for item in list(led.items()):
-            log = led.log(item.key)
+    with SQLiteStore.open(path) as led:
+        for item in list(iter_items(led)):
+            log = led.snapshot(item.key)[1]
             assert item.state.terminal, item
             assert any(a.judged for a in log)
             assert item.tries == sum(a.outcome == "FAIL" for a in log)
@@ -163,7 +164,7 @@ def test_a_generation_error_never_reaches_the_prompt_but_the_seed_moves_on(path:
     assert calls[1].prompt != calls[2].prompt  # the judged FAIL did
     assert [c.seed for c in calls] == [call_seed("a", n) for n in (1, 2, 3, 4)]
     assert len({c.seed for c in calls}) == 4
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         item, log = led.snapshot("a")
         assert [a.kind.value for a in log] == [
             "generation_error",
@@ -174,8 +175,8 @@ def test_a_generation_error_never_reaches_the_prompt_but_the_seed_moves_on(path:
         assert log[0].error == "refused"
         assert log[2].error is not None and "TimeoutError" in log[2].error
         assert (item.state, item.tries) == (State.PASS, 1)
-        assert [a.extra["seed"] for a in log] == [c.seed for c in calls]
-        assert all(a.extra["via"] == "loop" and a.driver == "loop" for a in log)
+        assert [a.notes.seed for a in log] == [c.seed for c in calls]
+        assert all(a.notes.via == "loop" and a.driver == "loop" for a in log)
 
 
 def test_concurrent_slots_never_work_the_same_item_at_once(tmp_path: Path) -> None:
@@ -204,7 +205,7 @@ def test_two_loops_on_one_ledger_share_the_work_without_doing_any_twice(tmp_path
     fakes = [FakeBackend(lambda c: "good", latency=0.002, name=f"f{i}") for i in range(2)]
 
     async def both() -> list[int]:
-        with Ledger.open(path) as one, Ledger.open(path) as two:
+        with SQLiteStore.open(path) as one, SQLiteStore.open(path) as two:
             runs = [
                 drive(led, TINY, fake, options=LoopOptions(concurrency=4, **FAST))
                 for led, fake in zip((one, two), fakes, strict=True)
@@ -233,7 +234,7 @@ def test_a_budget_cap_stops_the_run_cleanly(
     summary = loop(path, fake, budget=Budget(**budget))  # type: ignore[arg-type]
     assert summary.reason is reason
     assert 0 < summary.remaining < 10
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         stats = led.stats()
         assert stats.leased == 0 and stats.attempts == summary.turns
     if reason is StopReason.MAX_TURNS:
@@ -261,7 +262,7 @@ def test_a_stop_request_drops_the_turns_in_flight_and_releases_every_lease(
             return 0.02
 
         fake = FakeBackend(lambda c: "good", latency=latency)
-        with Ledger.open(path) as led:
+        with SQLiteStore.open(path) as led:
             options = LoopOptions(concurrency=4, **FAST)
             summary = await drive(led, TINY, fake, options=options, stop=stop)
         assert summary.reason is StopReason.INTERRUPTED
@@ -269,10 +270,10 @@ def test_a_stop_request_drops_the_turns_in_flight_and_releases_every_lease(
         assert 0 < summary.turns < len(fake.calls)  # dropped calls are not recorded
 
     asyncio.run(go())
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         stats = led.stats()
         assert stats.leased == 0
-        assert all(item.turns == len(led.log(item.key)) for item in list(led.items()))
+        assert all(item.turns == len(led.snapshot(item.key)[1]) for item in list(iter_items(led)))
 
 
 def test_a_restarted_loop_continues_where_the_ledger_stands(path: Path) -> None:
@@ -297,19 +298,19 @@ def test_a_quest_that_cannot_render_stops_the_run_and_still_releases_its_leases(
     fake = FakeBackend(lambda c: "good")
     with pytest.raises(ValueError, match="no template for b"):
         loop(path, fake, broken)
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         assert led.stats().leased == 0
         assert led.get("a").state is State.PASS and led.get("b").turns == 0
 
 
 def test_items_leased_by_a_crashed_loop_are_taken_once_the_lease_runs_out(path: Path) -> None:
-    with Ledger.open(path) as led:
-        assert led.lease_next("dead-loop#0", ttl=0.4) is not None  # holds "a" briefly
-        assert led.lease_next("alice", ttl=900) is not None  # a person holds "b"
+    with SQLiteStore.open(path) as led:
+        assert led.lease("dead-loop#0", ttl=0.4) is not None  # holds "a" briefly
+        assert led.lease("alice", ttl=900) is not None  # a person holds "b"
     fake = FakeBackend(lambda c: "good")
     summary = loop(path, fake, lease_ttl=5)
     assert summary.reason is StopReason.LEASED and summary.remaining == 1
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         assert led.get("a").state is State.PASS  # waited for the dead loop's lease
         assert led.get("b").state is State.TODO  # never touched the person's item
 

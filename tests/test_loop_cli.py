@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from reins import Ledger, State
+from reins import SQLiteStore, State
 from reins.cli import make_group
 from reins.cli.app import EXIT_NOTHING_LEFT
 from reins.cli.loop import EXIT_BREAKER, RETRY_CHOICES
 from reins.quest import RETRY_POLICIES
+from reins.store.walk import iter_items
 from reins.testing import FakeBackend
 from tests.loopkit import make_ledger, registered
 
@@ -72,14 +73,14 @@ def test_the_breaker_has_its_own_exit_code_and_says_what_to_do(path: Path) -> No
     assert out.exit_code == EXIT_BREAKER
     assert "circuit breaker: 2 generation errors in a row" in out.stdout
     assert "Check the backend" in out.stdout
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         assert led.stats().tries == {0: 3}
 
 
 def test_items_all_leased_elsewhere_exit_3(path: Path) -> None:
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         for name in ("p1", "p2", "p3"):
-            led.lease_next(name, ttl=900)
+            led.lease(name, ttl=900)
     with registered(w=FakeBackend([])):
         out = cli("loop", "--model", "fake:w")
     assert out.exit_code == EXIT_NOTHING_LEFT
@@ -92,8 +93,8 @@ def test_caps_and_the_retry_policy_reach_the_run(path: Path) -> None:
         out = cli("loop", "--model", "fake:w", "--max-turns", "2", "--retry", "fresh")
     assert out.exit_code == 0 and "loop max-turns" in out.stdout
     assert "## Your last" not in fake.calls[1].prompt.user
-    with Ledger.open(path) as led:
-        assert [a.policy for a in led.log("a")] == ["fresh", "fresh"]
+    with SQLiteStore.open(path) as led:
+        assert [a.policy for a in led.snapshot("a")[1]] == ["fresh", "fresh"]
 
 
 def test_strong_model_and_escalation_from_the_command_line(path: Path) -> None:
@@ -171,9 +172,9 @@ def test_a_signal_stops_the_loop_cleanly_with_a_summary(
     assert proc.returncode == code, err
     assert f"loop interrupted: stopped by {sig.name}" in out
     assert "none half-recorded, leases released" in out
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         stats = led.stats()
         assert stats.leased == 0 and 0 < stats.attempts < 50
-        items = list(led.items())
+        items = list(iter_items(led))
         assert all(i.state in (State.TODO, State.PASS) for i in items)
-        assert all(i.turns == len(led.log(i.key)) for i in items)
+        assert all(i.turns == len(led.snapshot(i.key)[1]) for i in items)

@@ -22,10 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from reins import Ledger, State
+from reins import SQLiteStore, State
 from reins.gate import render
-from reins.ledger import AttemptKind
-from reins.ledger.export import export
+from reins.store import AttemptKind
+from reins.store.export import export
+from reins.store.walk import iter_items
 from reins.turn import call_seed, choose, compose, judge
 from tests.loopkit import ESCALATING, make_ledger
 
@@ -36,7 +37,7 @@ ITEMS = 300
 WORKER = """
 import sys
 from pathlib import Path
-from reins import Ledger
+from reins import SQLiteStore
 from reins.loop import LoopOptions, run
 from reins.testing import FakeBackend
 from tests.loopkit import ESCALATING
@@ -55,7 +56,7 @@ options = LoopOptions(
     concurrency=3, breaker=None, lease_ttl=0.6, heartbeat=0.15, error_backoff=0.0,
     results=results, export_every=0.05,
 )
-with Ledger.open(path) as led:
+with SQLiteStore.open(path) as led:
     run(led, ESCALATING, weak, strong=strong, options=options, handle_signals=False)
 """
 
@@ -70,7 +71,7 @@ def start(path: Path, results: Path) -> subprocess.Popen[bytes]:
 
 
 def remaining(path: Path) -> int:
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         return led.stats().remaining
 
 
@@ -106,7 +107,7 @@ def test_sigkilled_loops_restarted_until_done_keep_every_invariant(tmp_path: Pat
     print(f"rounds {rounds}, kills {kills}, remaining {seen}")
     assert kills >= 5, "the test killed too few loops to mean anything"
     assert seen == sorted(seen, reverse=True), "remaining work grew"  # invariant 3
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         export(led, results)  # finishes a batch a killed loop left open
     check_ledger(path)
     check_export_exactly_once(path, results)
@@ -117,14 +118,14 @@ def check_ledger(path: Path) -> None:
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()
-    with Ledger.open(path) as led:
-        items = list(led.items())
+    with SQLiteStore.open(path) as led:
+        items = list(iter_items(led))
         stats = led.stats()
         assert stats.counts == {s: Counter(i.state for i in items).get(s, 0) for s in State}
         assert stats.remaining == 0 and stats.leased == 0
         kinds: Counter[AttemptKind] = Counter()
         for item in items:
-            log = led.log(item.key)
+            log = led.snapshot(item.key)[1]
             # 4: a turn exists iff recorded: turns 1..n, the item agrees with its last attempt.
             assert [a.turn for a in log] == list(range(1, item.turns + 1))
             assert log[-1].state_after is item.state and log[-1].tries_after == item.tries
@@ -136,10 +137,10 @@ def check_ledger(path: Path) -> None:
                 before = dataclasses.replace(item, state=State.TODO, tries=tries, turns=n)
                 # 5: the prompt each turn was composed from is the log before it.
                 assert a.prompt_digest == compose(quest, before, log[:n]).digest()
-                assert a.extra["seed"] == call_seed(item.key, a.turn)
+                assert a.notes.seed == call_seed(item.key, a.turn)
                 # 7: the backend was chosen from the log on every turn.
                 backend, cause = choose(log[:n], quest.escalate_on, "weak", "strong")
-                assert a.backend == backend and a.extra.get("escalated_by") == cause
+                assert a.usage.backend == backend and a.notes.escalated_by == cause
                 if a.kind is AttemptKind.GENERATION_ERROR:
                     # 6: no try used, nothing locked.
                     assert a.tries_after == tries and a.state_after is State.TODO
@@ -164,8 +165,8 @@ def check_export_exactly_once(path: Path, results: Path) -> None:
     records = [json.loads(line) for line in results.read_text().splitlines()]  # no torn line
     keys = Counter(r["key"] for r in records)
     assert set(keys.values()) == {1}, [k for k, n in keys.items() if n > 1]
-    with Ledger.open(path) as led:
-        terminal = {i.key: i for i in led.items() if i.state.terminal}
+    with SQLiteStore.open(path) as led:
+        terminal = {i.key: i for i in iter_items(led) if i.state.terminal}
     assert set(keys) == set(terminal) and len(terminal) == ITEMS
     for record in records:
         assert record["state"] == terminal[record["key"]].state.value

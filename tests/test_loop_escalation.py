@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from reins import Ledger
+from reins import SQLiteStore
 from reins.errors import BackendError
-from reins.ledger import Attempt, AttemptKind, State
+from reins.store import Attempt, AttemptKind, State
 from reins.testing import FakeBackend
 from reins.turn import choose, escalating_cause
 from tests.conftest import TINY
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def attempt(kind: AttemptKind, outcome: str | None, cause: str | None) -> Attempt:
-    return Attempt("a", 1, kind, "d", State.TODO, 0, outcome=outcome, root_cause=cause)
+    return Attempt("a", 1, kind, "d", State.TODO, 0, "t", outcome=outcome, root_cause=cause)
 
 
 def test_only_a_judged_fail_with_a_listed_root_cause_escalates() -> None:
@@ -42,10 +42,13 @@ def test_an_item_moves_to_the_strong_backend_after_an_escalating_fail(tmp_path: 
     strong = FakeBackend({"a": ["good"]}, name="strong")
     summary = loop(path, weak, ESCALATING, strong=strong)
     assert summary.remaining == 0 and summary.escalated == 1
-    with Ledger.open(path) as led:
-        assert [a.backend for a in led.log("a")] == ["weak", "strong"]
-        assert led.log("a")[1].extra["escalated_by"] == "not-bad"
-        assert [a.backend for a in led.log("b")] == ["weak", "weak"]  # reins:prepare: no
+    with SQLiteStore.open(path) as led:
+        assert [a.usage.backend for a in led.snapshot("a")[1]] == ["weak", "strong"]
+        assert led.snapshot("a")[1][1].notes.escalated_by == "not-bad"
+        assert [a.usage.backend for a in led.snapshot("b")[1]] == [
+            "weak",
+            "weak",
+        ]  # reins:prepare: no
 
 
 def test_escalation_survives_a_restart(tmp_path: Path) -> None:
@@ -65,9 +68,9 @@ def test_escalation_survives_a_restart(tmp_path: Path) -> None:
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     subprocess.run([sys.executable, "-c", script, str(path)], env=env, check=True, cwd=ROOT)
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         item, log = led.snapshot("a")
-        assert [a.backend for a in log] == ["weak", "strong", "strong", "strong"]
+        assert [a.usage.backend for a in log] == ["weak", "strong", "strong", "strong"]
         assert [a.kind.value for a in log][1] == "generation_error"
         assert item.state is State.PASS and item.tries == 2
 
@@ -77,8 +80,8 @@ def test_the_command_line_adds_rules_to_the_quests_own(tmp_path: Path) -> None:
     weak = FakeBackend({"a": ["explode"]}, name="weak")
     strong = FakeBackend({"a": ["good"]}, name="strong")
     loop(path, weak, TINY, strong=strong, escalate_on={"reins:prepare"})
-    with Ledger.open(path) as led:
-        assert [a.backend for a in led.log("a")] == ["weak", "strong"]
+    with SQLiteStore.open(path) as led:
+        assert [a.usage.backend for a in led.snapshot("a")[1]] == ["weak", "strong"]
 
 
 def test_generation_errors_never_escalate(tmp_path: Path) -> None:
@@ -86,5 +89,5 @@ def test_generation_errors_never_escalate(tmp_path: Path) -> None:
     quest = dataclasses.replace(TINY, escalate_on=frozenset({"backend-error", ""}))
     weak = FakeBackend({"a": [BackendError("down"), "good"]}, name="weak")
     loop(path, weak, quest, strong=FakeBackend([], name="strong"))
-    with Ledger.open(path) as led:
-        assert [a.backend for a in led.log("a")] == ["weak", "weak"]
+    with SQLiteStore.open(path) as led:
+        assert [a.usage.backend for a in led.snapshot("a")[1]] == ["weak", "weak"]

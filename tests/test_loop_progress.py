@@ -6,9 +6,9 @@ import io
 import json
 from pathlib import Path
 
-from reins.ledger import State
 from reins.loop import JsonReporter, LineReporter, Status, StopReason, Summary, TtyReporter
 from reins.loop.progress import clock, status_line, summary_text
+from reins.store import State
 from reins.testing import FakeBackend
 from tests.loopkit import loop, make_ledger
 

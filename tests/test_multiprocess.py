@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from reins import Ledger, State
+from reins import SQLiteStore, State
+from reins.store.walk import iter_items
 
 pytestmark = pytest.mark.slow
 
@@ -22,9 +23,9 @@ def work(ledger_path: str, results: str, driver: str, queue: mp.Queue) -> None: 
     from tests.conftest import TINY
 
     taken: list[str] = []
-    with Ledger.open(ledger_path) as led:
+    with SQLiteStore.open(ledger_path) as led:
         while True:
-            lease = led.lease_next(driver, ttl=600)
+            lease = led.lease(driver, ttl=600)
             if lease is None:
                 break
             key = lease.item.key
@@ -38,7 +39,7 @@ def work(ledger_path: str, results: str, driver: str, queue: mp.Queue) -> None: 
 def test_racing_processes_share_the_work_without_loss_or_duplicates(tmp_path: Path) -> None:
     path = tmp_path / "mp.db"
     results = tmp_path / "results.jsonl"
-    with Ledger.open(path, create=True) as led:
+    with SQLiteStore.open(path, create=True) as led:
         led.add((f"k{i}", {"word": str(i)}) for i in range(ITEMS))
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
@@ -58,11 +59,11 @@ def test_racing_processes_share_the_work_without_loss_or_duplicates(tmp_path: Pa
             owners.setdefault(key, set()).add(driver)
     assert all(len(who) == 1 for who in owners.values()), "an item went to two drivers"
     assert len(owners) == ITEMS
-    with Ledger.open(path) as led:
-        items = list(led.items())
+    with SQLiteStore.open(path) as led:
+        items = list(iter_items(led))
         assert all(i.state is State.PASS for i in items)
         for item in items:
-            log = led.log(item.key)
+            log = led.snapshot(item.key)[1]
             expected_turns = 2 if int(item.key[1:]) % 2 else 1
             assert item.turns == len(log) == expected_turns, item.key
             assert {a.driver for a in log} == owners[item.key]

@@ -8,8 +8,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reins import Item, Ledger, NotTodo, Quest, State
-from reins.turn import judge, record_generation_error, submit
+from reins import Item, NotTodo, Quest, SQLiteStore, State
+from reins.store.walk import iter_items
+from reins.turn import GenerationFailure, Origin, judge, record, submit
 from tests.conftest import TINY
 
 ANSWERS = st.sampled_from(["good", "bad", "meh", "skip", "block", "explode", "bad meh", "\xff"])
@@ -25,14 +26,18 @@ def test_remaining_never_grows_and_terminal_items_absorb(
     import dataclasses
 
     quest: Quest = dataclasses.replace(TINY, max_tries=max_tries)
-    with tempfile.TemporaryDirectory() as tmp, Ledger.open(Path(tmp) / "p.db", create=True) as led:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        SQLiteStore.open(Path(tmp) / "p.db", create=True) as led,
+    ):
         led.add((s.key, s.payload) for s in quest.seed([]))
         remaining = led.stats().remaining
         locked: dict[str, Item] = {}
         for key, answer in steps:
             try:
                 if answer is None:
-                    record_generation_error(led, quest, key, "backend down", driver="p")
+                    failure = GenerationFailure("backend down")
+                    record(led, quest, led.get(key), failure, Origin(), driver="p", pinned=False)
                 else:
                     submit(led, quest, key, answer.encode("latin-1"), driver="p")
             except NotTodo:
@@ -53,7 +58,7 @@ def test_remaining_never_grows_and_terminal_items_absorb(
         stats = led.stats()
         assert stats.total == 3
         assert sum(stats.counts.values()) == 3
-        assert stats.remaining == sum(1 for i in led.items() if i.state is State.TODO)
+        assert stats.remaining == sum(1 for i in iter_items(led) if i.state is State.TODO)
 
 
 JSON = st.recursive(
@@ -68,11 +73,11 @@ JSON = st.recursive(
 def test_store_then_load_returns_every_item_unchanged(items: dict[str, object]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "r.db"
-        with Ledger.open(path, create=True) as led:
+        with SQLiteStore.open(path, create=True) as led:
             led.add(items.items())
-        with Ledger.open(path) as led:
-            loaded = {i.key: i.payload for i in led.items()}
-            assert all(i.state is State.TODO and i.tries == 0 for i in led.items())
+        with SQLiteStore.open(path) as led:
+            loaded = {i.key: i.payload for i in iter_items(led)}
+            assert all(i.state is State.TODO and i.tries == 0 for i in iter_items(led))
     assert loaded == items
 
 

@@ -132,7 +132,7 @@ def test_the_example_quest_runs_through_the_openai_backend_on_llama_cpp_server(
 def test_the_server_honours_the_per_call_seed(server: str) -> None:
     """The seed reins derives from (key, turn) reaches the server: the same call repeats."""
     from reins.backends.registry import resolve
-    from reins.turn.compose import Prompt, call_seed
+    from reins.values import Prompt, call_seed
 
     backend = resolve(f"openai:smollm2?base_url={server}&max_output_tokens=24&temperature=0.8")
     prompt = Prompt("", "Write one short line about the sea.")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from reins import Ledger, State
+from reins import SQLiteStore, State
 from reins.cli import make_group
 from reins.cli.loop import EXIT_REPLAY_INCOMPLETE
 from reins.turn import compose
@@ -57,13 +57,10 @@ def test_each_line_is_a_turn_and_lines_for_one_key_are_successive_tries(
         "a -> PASS (state PASS, tries 1/3)",
         "replayed 3 line(s): 3 recorded (FAIL 1, PASS 1, REVIEW 1)",
     ]
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         item, log = led.snapshot("a")
         assert item.state is State.PASS and [a.driver for a in log] == ["replay", "replay"]
-        assert [a.extra for a in log] == [
-            {"via": "replay", "line": 1},
-            {"via": "replay", "line": 3},
-        ]
+        assert [(a.notes.via, a.notes.line) for a in log] == [("replay", 1), ("replay", 3)]
         # The digest is the prompt reins would have composed at that turn.
         before = dataclasses.replace(item, turns=1, state=State.TODO)
         assert log[1].prompt_digest == compose(TINY, before, log[:1]).digest()
@@ -117,13 +114,13 @@ def test_bad_lines_unknown_keys_and_locked_items_are_skipped_and_reported(
     assert 'line 6: no "key" string' in err
     assert 'line 7: "output" is missing or not a string' in err
     assert "line 8: a JSON list, not an object" in err
-    with Ledger.open(path) as led:
+    with SQLiteStore.open(path) as led:
         assert led.get("a").turns == 1 and led.get("b").turns == 0
 
 
 def test_an_item_another_driver_holds_is_skipped(path: Path) -> None:
-    with Ledger.open(path) as led:
-        led.lease_next("bob", ttl=600)
+    with SQLiteStore.open(path) as led:
+        led.lease("bob", ttl=600)
         summary = replay(led, TINY, read_lines([json.dumps({"key": "a", "output": "good"})]))
         assert summary.lines == {Replayed.LEASED: 1} and not summary.complete
         assert led.get("a").turns == 0

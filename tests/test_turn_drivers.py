@@ -35,7 +35,8 @@ def test_the_document_names_each_driver_and_who_generates() -> None:
 
 
 def test_manual_and_unattended_drivers_differ_in_who_generates_only_as_documented() -> None:
-    assert DRIVERS["loop"].extra(seed=5, escalated_by=None) == {"via": "loop", "seed": 5}
+    notes = DRIVERS["loop"].notes(seed=5, escalated_by=None)
+    assert (notes.via, notes.seed, notes.escalated_by) == ("loop", 5, None)
 
 
 @pytest.mark.parametrize(

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 import reins
-from reins import Ledger, Quest, State
+from reins import Quest, SQLiteStore, State
 from reins.gate import Fact, Outcome, Verdict
-from reins.ledger import AttemptKind
-from reins.turn import TABLE, record_generation_error, record_verdict
+from reins.store import AttemptKind
+from reins.turn import TABLE, GenerationFailure, Origin, record
 from reins.turn.table import DOCUMENT, TurnTableError, domain, parse
 
 GOOD = DOCUMENT.read_text(encoding="utf-8")
@@ -100,17 +100,19 @@ def verdict(outcome: Outcome) -> Verdict:
 
 
 @pytest.mark.parametrize("row", TABLE.rows, ids=lambda r: f"{r.kind}-{r.outcome}-{r.tries}")
-def test_recording_obeys_every_row_of_the_document(row, ledger: Ledger, quest: Quest) -> None:  # type: ignore[no-untyped-def]
+def test_recording_obeys_every_row_of_the_document(row, ledger: SQLiteStore, quest: Quest) -> None:  # type: ignore[no-untyped-def]
     # Bring item "a" to the tries the row speaks of (any → both classes are tried elsewhere).
     tries_before = quest.max_tries - 1 if row.tries == "reaches max" else 0
     for _ in range(tries_before):
-        record_verdict(ledger, quest, "a", verdict(Outcome.FAIL), "bad", driver="t")
+        record(ledger, quest, ledger.get("a"), verdict(Outcome.FAIL), Origin(), driver="t")
     before = ledger.get("a")
     assert before.tries == tries_before and before.state is State.TODO
-    if row.kind is AttemptKind.GENERATION_ERROR:
-        rec = record_generation_error(ledger, quest, "a", "timeout", driver="t")
-    else:
-        rec = record_verdict(ledger, quest, "a", verdict(Outcome(row.outcome)), "x", driver="t")
+    result = (
+        GenerationFailure("timeout")
+        if row.kind is AttemptKind.GENERATION_ERROR
+        else verdict(Outcome(row.outcome))
+    )
+    rec = record(ledger, quest, before, result, Origin(), driver="t", submission="x")
     assert rec.item.state is row.state
     assert rec.item.tries == tries_before + row.tries_delta
     assert rec.item.state.terminal is row.locks

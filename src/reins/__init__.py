@@ -35,19 +35,23 @@ if TYPE_CHECKING:
         evaluate,
         rule,
     )
-    from reins.ledger import (
-        Attempt,
-        AttemptKind,
-        Item,
-        State,
-    )
-    from reins.ledger.sqlite import (
-        Ledger,
-    )
     from reins.quest import (
         Quest,
         Seed,
         load_quest,
+    )
+    from reins.store import (
+        Attempt,
+        AttemptKind,
+        Item,
+        State,
+        Store,
+    )
+    from reins.store.open import (
+        open_store,
+    )
+    from reins.store.sqlite import (
+        SQLiteStore,
     )
 
 _WHERE = {
@@ -70,11 +74,13 @@ _WHERE = {
     "Verdict": "reins.gate",
     "evaluate": "reins.gate",
     "rule": "reins.gate",
-    "Attempt": "reins.ledger",
-    "AttemptKind": "reins.ledger",
-    "Item": "reins.ledger",
-    "State": "reins.ledger",
-    "Ledger": "reins.ledger.sqlite",
+    "Attempt": "reins.store",
+    "AttemptKind": "reins.store",
+    "Item": "reins.store",
+    "State": "reins.store",
+    "Store": "reins.store",
+    "SQLiteStore": "reins.store.sqlite",
+    "open_store": "reins.store.open",
     "Quest": "reins.quest",
     "Seed": "reins.quest",
     "load_quest": "reins.quest",
@@ -93,7 +99,6 @@ __all__ = [
     "IllegalTransition",
     "Item",
     "LeaseConflict",
-    "Ledger",
     "LedgerError",
     "Level",
     "NotFound",
@@ -102,12 +107,15 @@ __all__ = [
     "Quest",
     "ReinsError",
     "Rule",
+    "SQLiteStore",
     "Seed",
     "State",
+    "Store",
     "Verdict",
     "__version__",
     "evaluate",
     "load_quest",
+    "open_store",
     "rule",
 ]
 

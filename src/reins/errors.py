@@ -10,6 +10,7 @@
     │   ├── IllegalTransition       the ratchet refused a transition        exit 5
     │   ├── NotTodo                 the item is locked already              exit 5
     │   └── LeaseConflict           another driver holds the item           exit 6
+    │       └── TurnMoved           the item gained a turn since it was read
     ├── BackendError                a generator failed (never a verdict)    exit 1
     │   ├── BackendTimeout
     │   └── TransientError          retried inside the backend (backends.retry)
@@ -65,6 +66,10 @@ class LeaseConflict(LedgerError):
     """Another driver holds the lease on the item, or the item changed under us."""
 
     exit_code = 6
+
+
+class TurnMoved(LeaseConflict):
+    """The item gained a turn since the driver read it: the record was refused, nothing written."""
 
 
 class BackendError(ReinsError):

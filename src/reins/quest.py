@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, Protocol
 
 from reins.errors import ConfigError, NotFound
 from reins.gate import CatalogEntry, Context, Rule, Verdict, evaluate
-from reins.ledger import Item
+from reins.store.model import Item
 
 ENTRY_POINT_GROUP = "reins.quests"
 # Built-in quests, also registered as entry points; looked up here first because reading

@@ -8,11 +8,11 @@ import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass
 
-from reins.backends.base import Completion
 from reins.backends.limits import Limiter, Limits
 from reins.backends.registry import check_options
 from reins.backends.retry import RetryPolicy, TransientTimeout, with_retries
 from reins.errors import ConfigError
+from reins.values import Completion
 
 LIMIT_OPTIONS: dict[str, str] = {
     "rpm": "requests per minute at most (default: no cap)",

@@ -25,8 +25,7 @@ from reins.errors import BackendError, ConfigError
 if TYPE_CHECKING:
     import ssl
 
-    from reins.backends.base import Completion
-    from reins.turn.compose import Prompt
+    from reins.values import Completion, Prompt
 
 MAX_BODY = 16 * 1024 * 1024  # a reply larger than this is refused, not buffered
 DEFAULT_MAX_OUTPUT = 2048

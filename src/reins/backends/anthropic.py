@@ -13,7 +13,7 @@ from reins.backends._common import Reply
 from reins.backends._http import COMMON_OPTIONS, HTTPBackend, dig
 
 if TYPE_CHECKING:
-    from reins.turn.compose import Prompt
+    from reins.values import Prompt
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096  # the API requires a cap

@@ -2,22 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
-from reins.turn.compose import Prompt
+from reins.values import Completion, Prompt
 
-
-@dataclass(frozen=True, slots=True)
-class Completion:
-    """One generation: the text, the model that wrote it, and its usage when known."""
-
-    text: str
-    model: str
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cost: float | None = None
-    latency: float | None = None
+__all__ = ["Backend", "BackendFactory", "Completion", "Prompt"]
 
 
 class Backend(Protocol):

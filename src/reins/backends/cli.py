@@ -27,8 +27,7 @@ from reins.backends.retry import TransientError, TransientTimeout
 from reins.errors import BackendError, ConfigError
 
 if TYPE_CHECKING:
-    from reins.backends.base import Completion
-    from reins.turn.compose import Prompt
+    from reins.values import Completion, Prompt
 
 PREAMBLE = (
     "You are used as a plain text generator. You have no tools: do not read or write files,"

@@ -14,7 +14,7 @@ from reins.backends._common import Reply, api_seed
 from reins.backends._http import COMMON_OPTIONS, HTTPBackend, dig
 
 if TYPE_CHECKING:
-    from reins.turn.compose import Prompt
+    from reins.values import Prompt
 
 
 class GeminiBackend(HTTPBackend):

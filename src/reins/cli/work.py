@@ -43,11 +43,11 @@ def scan(env: Env, args: tuple[str, ...], as_json: bool) -> None:
     stats = ledger.stats()
     if as_json:
         emit_json(
-            {"added": added, "present": present, "total": stats.total, "ledger": str(ledger.path)}
+            {"added": added, "present": present, "total": stats.total, "ledger": ledger.location}
         )
         return
     click.echo(
-        f"added {added} item(s), {present} already present; {stats.total} in {ledger.path} "
+        f"added {added} item(s), {present} already present; {stats.total} in {ledger.location} "
         f"({stats.remaining} to do)"
     )
 
@@ -73,7 +73,7 @@ def next_(env: Env, driver: str, lease: float | None, as_json: bool) -> None:
 
     quest = env.quest
     ledger = env.ledger()
-    held = ledger.lease_next(driver, ttl=lease or env.settings.lease)
+    held = ledger.lease(driver, ttl=lease or env.settings.lease)
     if held is None:
         stats = ledger.stats()
         if as_json:

@@ -7,39 +7,16 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from reins.values import Fact
+
+__all__ = ["CatalogEntry", "Check", "Context", "Fact", "Level", "Rule", "rule"]
+
 
 class Level(StrEnum):
     """How much a fired rule weighs: FAIL sends the item back, REVIEW parks it for a human."""
 
     FAIL = "FAIL"
     REVIEW = "REVIEW"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Fact:
-    """A located, checkable statement left by a rule that fired. ``rule`` is stamped by the gate."""
-
-    where: str
-    expected: str
-    actual: str
-    rule: str = ""
-
-    def to_dict(self) -> dict[str, str]:
-        return {
-            "rule": self.rule,
-            "where": self.where,
-            "expected": self.expected,
-            "actual": self.actual,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, str]) -> Fact:
-        return cls(
-            rule=data.get("rule", ""),
-            where=data.get("where", ""),
-            expected=data.get("expected", ""),
-            actual=data.get("actual", ""),
-        )
 
 
 @dataclass(frozen=True, slots=True)

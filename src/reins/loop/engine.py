@@ -17,24 +17,26 @@ import time
 from collections import Counter
 from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
-from reins.backends.base import Backend, Completion
+from reins.backends.base import Backend
 from reins.errors import LeaseConflict, NotTodo, ReinsError
-from reins.ledger import Attempt, Item, State
-from reins.ledger.export import export
-from reins.ledger.sqlite import Ledger, Stats, now_iso
+from reins.gate import Verdict
 from reins.loop.events import Status, StopReason, Summary, TurnEvent
 from reins.loop.generate import GenerationError, generate
 from reins.loop.ledger_thread import LedgerThread
 from reins.loop.options import MAX_BACKOFF, LoopOptions
 from reins.loop.progress import NullReporter, Reporter
 from reins.quest import Quest
-from reins.turn.compose import Prompt, compose
+from reins.store.codec import now_iso
+from reins.store.export import export
+from reins.store.model import Attempt, Item, State, Stats, Usage
+from reins.store.protocol import Store
+from reins.turn.compose import compose
 from reins.turn.drivers import DRIVERS
 from reins.turn.escalate import choose
 from reins.turn.judge import judge
-from reins.turn.record import Recorded, Usage, record_generation_error, record_verdict
+from reins.turn.record import GenerationFailure, Origin, Recorded, record
+from reins.values import Completion, Prompt
 
 DRIVER = DRIVERS["loop"]
 # The keeper wakes this often to beat, export, refresh counts and redraw.
@@ -51,7 +53,7 @@ class Engine:
 
     def __init__(
         self,
-        ledger: Ledger,
+        store: Store,
         quest: Quest,
         backend: Backend,
         *,
@@ -61,7 +63,7 @@ class Engine:
     ) -> None:
         if not DRIVER.leases:  # the driver table says how this driver works; it must lease
             raise ReinsError("turn.md: the loop driver must lease its items")
-        self.ledger = ledger
+        self.store = store
         self.quest = quest
         self.backend = backend
         self.strong = strong
@@ -144,7 +146,7 @@ class Engine:
         )
         keeper: asyncio.Task[None] | None = None
         try:
-            self.stats = await self.db(self.ledger.stats)
+            self.stats = await self.db(self.store.stats)
             self.reporter.start(self.status())
             if self.rules and self.strong is None:
                 self.reporter.note(
@@ -177,11 +179,11 @@ class Engine:
 
         def release() -> None:
             for owner in owners:
-                self.ledger.release_all(owner)
+                self.store.release_all(owner)
 
         await self.db(release)
         await self._export()
-        self.stats = await self.db(self.ledger.stats)
+        self.stats = await self.db(self.store.stats)
 
     async def _slot(self, owner: str) -> None:
         try:
@@ -211,10 +213,10 @@ class Engine:
 
     def _take(self, owner: str) -> tuple[Item, list[Attempt]] | None:
         """Lease the next free item and read its log (on the ledger thread, one hop)."""
-        lease = self.ledger.lease_next(owner, ttl=self.options.lease_ttl)
+        lease = self.store.lease(owner, ttl=self.options.lease_ttl)
         if lease is None:
             return None
-        return self.ledger.snapshot(lease.item.key)
+        return self.store.snapshot(lease.item.key)
 
     async def _wait_for_expiring_lease(self) -> bool:
         """Nothing is free: wait if another loop's lease runs out soon (it may have crashed).
@@ -222,18 +224,7 @@ class Engine:
         Returns False when no TODO item is left, or every one left is held longer than a loop
         lease lasts (a person's ``next``, say): this run is done.
         """
-        ours = set(self.held)
-
-        def soonest() -> float | None:
-            found = None
-            for item in self.ledger.items(State.TODO):
-                if item.lease_owner in ours or item.lease_expires is None:
-                    continue
-                if found is None or item.lease_expires < found:
-                    found = item.lease_expires
-            return found
-
-        expires = await self.db(soonest)
+        expires = await self.db(self.store.soonest_expiry, excluding=tuple(self.held))
         if expires is None:
             return False
         wait = expires - time.time()
@@ -258,9 +249,8 @@ class Engine:
 
         ``item`` and ``log`` are what the ledger holds: read when the lease was taken, then
         what each record transaction wrote. Another driver cannot write meanwhile (the lease),
-        and if a lost lease let one in, the record step refuses (``expected_turns``).
+        and if a lost lease let one in, the record step refuses (the claim's turn count).
         """
-        key = item.key
         failures = 0
         while not self.stopping:
             budget = self._budget_reason()
@@ -281,32 +271,22 @@ class Engine:
             if result is None:  # dropped by a hard stop: not recorded, so not a turn
                 self.turns_started -= 1
                 return
-            extra = DRIVER.extra(seed=prompt.seed, escalated_by=cause)
-            common: dict[str, Any] = {
-                "driver": self.options.driver,
-                "owner": owner,
-                "policy": self.policy,
-                "prompt_digest": prompt.digest(),
-                "started_at": started_at,
-                "expected_turns": item.turns,
-                "extra": extra,
-            }
+            model = None
+            if isinstance(result, Completion) and result.model and result.model != backend.name:
+                model = result.model
+            origin = Origin(
+                policy=self.policy,
+                prompt_digest=prompt.digest(),
+                usage=_usage(backend, result),
+                started_at=started_at,
+                notes=DRIVER.notes(seed=prompt.seed, escalated_by=cause, model=model),
+            )
             try:
                 if isinstance(result, GenerationError):
-                    usage = Usage(backend=backend.name, latency=result.latency)
-                    recorded = await self.db(
-                        record_generation_error,
-                        self.ledger,
-                        self.quest,
-                        key,
-                        result.error,
-                        usage=usage,
-                        **common,
-                    )
+                    failure = GenerationFailure(result.error)
+                    recorded = await self.db(self._record, owner, item, failure, origin, None)
                 else:
-                    if result.model and result.model != backend.name:
-                        extra["model"] = result.model
-                    recorded = await self._judge_and_record(item, result, backend, common)
+                    recorded = await self._judge_and_record(owner, item, result, origin)
             except (LeaseConflict, NotTodo):
                 return  # the item moved under us (a lease lost while stalled): leave it
             item, log = recorded.item, [*log, recorded.attempt]
@@ -330,22 +310,39 @@ class Engine:
             self.consecutive_errors = 0
             failures = 0
 
+    def _record(
+        self,
+        owner: str,
+        item: Item,
+        result: Verdict | GenerationFailure,
+        origin: Origin,
+        submission: str | None,
+    ) -> Recorded:
+        """Record one turn of a leased item (on the ledger thread)."""
+        return record(
+            self.store,
+            self.quest,
+            item,
+            result,
+            origin,
+            driver=self.options.driver,
+            owner=owner,
+            submission=submission,
+        )
+
     async def _judge_and_record(
-        self, item: Item, completion: Completion, backend: Backend, common: dict[str, Any]
+        self, owner: str, item: Item, completion: Completion, origin: Origin
     ) -> Recorded:
         """Judge, then record. A quick gate judges on the ledger thread, in the same hop as
         the record; once a judgment takes longer than ``QUICK_JUDGE``, the gate moves to its own
         threads so that slow checks (fetches) neither stall the ledger nor each other."""
-        usage = _usage(backend, completion)
 
         def judged_and_recorded() -> Recorded:
             started = time.perf_counter()
             verdict, text = judge(self.quest, item, completion.text)
             if time.perf_counter() - started > QUICK_JUDGE:
                 self._quick_gate = False
-            return record_verdict(
-                self.ledger, self.quest, item.key, verdict, text, usage=usage, **common
-            )
+            return self._record(owner, item, verdict, origin, text)
 
         if self._quick_gate:
             return await self.db(judged_and_recorded)
@@ -353,9 +350,7 @@ class Engine:
         verdict, text = await asyncio.get_running_loop().run_in_executor(
             self._judges, judge, self.quest, item, completion.text
         )
-        return await self.db(
-            record_verdict, self.ledger, self.quest, item.key, verdict, text, usage=usage, **common
-        )
+        return await self.db(self._record, owner, item, verdict, origin, text)
 
     async def _generate(
         self, backend: Backend, prompt: Prompt
@@ -388,9 +383,9 @@ class Engine:
             self.errors += 1
         if cause is not None:
             self.escalated += 1
-        self.tokens_in += a.input_tokens or 0
-        self.tokens_out += a.output_tokens or 0
-        self.cost += a.cost or 0.0
+        self.tokens_in += a.usage.input_tokens or 0
+        self.tokens_out += a.usage.output_tokens or 0
+        self.cost += a.usage.cost or 0.0
         if item.state.terminal:
             self.locked[item.state.value] += 1
             self.unexported += 1
@@ -409,10 +404,10 @@ class Engine:
             seed=prompt.seed,
             policy=a.policy,
             prompt_digest=a.prompt_digest or "",
-            input_tokens=a.input_tokens,
-            output_tokens=a.output_tokens,
-            cost=a.cost,
-            latency=a.latency,
+            input_tokens=a.usage.input_tokens,
+            output_tokens=a.usage.output_tokens,
+            cost=a.usage.cost,
+            latency=a.usage.latency,
             error=a.error,
             feedback=a.feedback,
         )
@@ -453,18 +448,18 @@ class Engine:
                 await self._export()
             if now >= next_stats:
                 next_stats = now + STATS_EVERY
-                self.stats = await self.db(self.ledger.stats)
+                self.stats = await self.db(self.store.stats)
             self.reporter.tick(self.status())
 
     def _renew(self, held: dict[str, str]) -> None:
         for owner, key in held.items():
-            self.ledger.renew(key, owner, ttl=self.options.lease_ttl)
+            self.store.heartbeat(key, owner, ttl=self.options.lease_ttl)
 
     async def _export(self) -> None:
         if self.options.results is None or not self.unexported:
             return
         self.unexported = 0
-        self.exported += await self.db(export, self.ledger, self.options.results)
+        self.exported += await self.db(export, self.store, self.options.results)
 
     # -- reporting -------------------------------------------------------------------------
 
@@ -526,13 +521,15 @@ class Engine:
         )
 
 
-def _usage(backend: Backend, completion: Completion) -> Usage:
+def _usage(backend: Backend, result: Completion | GenerationError) -> Usage:
+    if isinstance(result, GenerationError):
+        return Usage(backend=backend.name, latency=result.latency)
     return Usage(
         backend=backend.name,
-        input_tokens=completion.input_tokens,
-        output_tokens=completion.output_tokens,
-        cost=completion.cost,
-        latency=completion.latency,
+        input_tokens=result.input_tokens,
+        output_tokens=result.output_tokens,
+        cost=result.cost,
+        latency=result.latency,
     )
 
 

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
 
-from reins.ledger import State
+from reins.store.model import State
 
 
 class StopReason(StrEnum):

@@ -6,10 +6,10 @@ import asyncio
 import time
 from dataclasses import dataclass
 
-from reins.backends.base import Backend, Completion
+from reins.backends.base import Backend
 from reins.errors import BackendError
 from reins.gate import excerpt
-from reins.turn.compose import Prompt
+from reins.values import Completion, Prompt
 
 # reins' own deadline runs this long past the timeout a backend is asked to keep
 GRACE = 5.0

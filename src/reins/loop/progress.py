@@ -12,8 +12,8 @@ import shutil
 import time
 from typing import Protocol, TextIO
 
-from reins.ledger import State
 from reins.loop.events import Status, Summary, TurnEvent
+from reins.store.model import State
 
 REDRAW = 0.1  # seconds between redraws of the status line
 LOCKED = (State.PASS, State.REVIEW, State.DONE, State.SKIPPED, State.BLOCKED)

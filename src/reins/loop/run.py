@@ -8,18 +8,18 @@ import signal
 import threading
 
 from reins.backends.base import Backend
-from reins.ledger.sqlite import Ledger
 from reins.loop.engine import Engine
 from reins.loop.events import StopReason, Summary
 from reins.loop.options import LoopOptions
 from reins.loop.progress import Reporter
 from reins.quest import Quest
+from reins.store.protocol import Store
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 async def drive(
-    ledger: Ledger,
+    store: Store,
     quest: Quest,
     backend: Backend,
     *,
@@ -29,10 +29,10 @@ async def drive(
     stop: asyncio.Event | None = None,
     handle_signals: bool = False,
 ) -> Summary:
-    """Run the loop over ``ledger`` until nothing is left, a cap, the breaker, or a stop.
+    """Run the loop over ``store`` until nothing is left, a cap, the breaker, or a stop.
 
-    While it runs, the loop owns ``ledger``: every call goes through its ledger thread, so do
-    not use the same :class:`Ledger` elsewhere meanwhile (open another one).
+    While it runs, the loop owns ``store``: every call goes through its ledger thread, so do
+    not use the same store object elsewhere meanwhile (open another one).
 
     Args:
         strong: the backend an item moves to once it escalates.
@@ -44,7 +44,7 @@ async def drive(
         Exception: whatever stopped the run with reason ``error`` (a quest that cannot render,
             a failing ledger), after leases are released and the summary reported.
     """
-    engine = Engine(ledger, quest, backend, strong=strong, options=options, reporter=reporter)
+    engine = Engine(store, quest, backend, strong=strong, options=options, reporter=reporter)
     loop = asyncio.get_running_loop()
     installed: list[signal.Signals] = []
 
@@ -79,7 +79,7 @@ async def drive(
 
 
 def run(
-    ledger: Ledger,
+    store: Store,
     quest: Quest,
     backend: Backend,
     *,
@@ -91,7 +91,7 @@ def run(
     """Blocking :func:`drive` in a new event loop; SIGINT/SIGTERM stop it cleanly."""
     return asyncio.run(
         drive(
-            ledger,
+            store,
             quest,
             backend,
             strong=strong,

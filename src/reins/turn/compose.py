@@ -9,60 +9,14 @@ derived from (item key, turn number): a retry samples anew, a restarted process 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
-from reins.ledger import Attempt, Item
 from reins.quest import RETRY_POLICIES, Quest
+from reins.store.model import Attempt, Item
+from reins.values import Prompt
 
 FEEDBACK_HEADER = "## Your last submission failed the gate"
 # Not a prefix of FEEDBACK_HEADER: a reader (model or parser) tells the two sections apart.
 PREVIOUS_HEADER = "## The submission that failed"
-
-
-@dataclass(frozen=True, slots=True)
-class Prompt:
-    """What a generator is asked: system text and user text.
-
-    ``key`` and ``turn`` say which item and turn it was composed for (empty and 0 for a
-    prompt built by hand). They are not part of the text: two prompts are equal when their
-    texts are.
-    """
-
-    system: str
-    user: str
-    key: str = field(default="", compare=False)
-    turn: int = field(default=0, compare=False)
-
-    def text(self) -> str:
-        """The prompt as one text, as ``reins next`` prints it."""
-        if not self.system:
-            return self.user
-        return f"{self.system}\n\n{self.user}"
-
-    def digest(self) -> str:
-        """A short fingerprint, recorded on each attempt."""
-        import hashlib  # here, not at import: `reins next` prints text and needs no digest
-
-        h = hashlib.sha256(self.system.encode() + b"\x00" + self.user.encode())
-        return h.hexdigest()[:16]
-
-    @property
-    def seed(self) -> int:
-        """The seed of the backend call for this prompt: :func:`call_seed` of key and turn."""
-        return call_seed(self.key, self.turn)
-
-
-def call_seed(key: str, turn: int) -> int:
-    """The sampling seed for turn ``turn`` of item ``key``: the same in every process.
-
-    A hash (BLAKE2b), never Python's salted ``hash()``, cut to 31 bits so that every backend
-    takes it (some keep seeds in a signed 32-bit integer, llama.cpp reads 0xFFFFFFFF as
-    "random").
-    """
-    import hashlib
-
-    digest = hashlib.blake2b(f"{key}\x00{turn}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") & 0x7FFF_FFFF
 
 
 def last_judged(log: Sequence[Attempt]) -> Attempt | None:

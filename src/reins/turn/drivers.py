@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
+from reins.store.model import Notes
 from reins.turn.table import DOCUMENT, TurnTableError, markdown_table
 
 HEADER = ("driver", "commands", "generates", "prompt", "leases", "default name")
@@ -54,9 +55,16 @@ class Driver:
     leases: bool
     default_name: str
 
-    def extra(self, **more: object) -> dict[str, object]:
-        """What an attempt of this driver keeps beside its columns: ``via`` and ``more``."""
-        return {"via": self.name, **{k: v for k, v in more.items() if v is not None}}
+    def notes(
+        self,
+        *,
+        seed: int | None = None,
+        escalated_by: str | None = None,
+        model: str | None = None,
+        line: int | None = None,
+    ) -> Notes:
+        """What an attempt of this driver keeps beside its columns: ``via`` and the rest."""
+        return Notes(via=self.name, seed=seed, escalated_by=escalated_by, model=model, line=line)
 
 
 class DriverTable:

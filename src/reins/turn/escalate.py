@@ -12,7 +12,7 @@ from collections.abc import Collection, Sequence
 from typing import TypeVar
 
 from reins.gate import Outcome
-from reins.ledger import Attempt
+from reins.store.model import Attempt
 
 G = TypeVar("G")
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from reins.gate import Context, Fact, Outcome, Verdict, excerpt
-from reins.ledger import Item
 from reins.quest import Quest
+from reins.store.model import Item
 
 DEFAULT_LIMIT = 1024 * 1024
 

@@ -1,27 +1,36 @@
-"""Record: the only irreversible step. The record table decides; the ledger writes it at once."""
+"""Record: the only irreversible step. The record table decides; the store writes it at once.
+
+A driver describes its turn with an :class:`Origin` (how the turn was made) and either a
+verdict or a generation error; :func:`draft` turns that into the store's :class:`Draft` by the
+record table, and :func:`record` hands it to the store with the driver's claim. Every kind of
+turn goes through these two functions.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+import os
+from dataclasses import dataclass, field, replace
 
+from reins.errors import TurnMoved
 from reins.gate import Verdict, render
-from reins.ledger import Attempt, AttemptKind, Item, State, Transition
-from reins.ledger.sqlite import Ledger
 from reins.quest import Quest
+from reins.store import Attempt, AttemptKind, Claim, Draft, Item, Notes, Store, Transition, Usage
 from reins.turn.table import TABLE
+
+# A driver that did not pin the turn it read (a person's submit) re-reads and re-decides this
+# often when another driver records first, before it gives up.
+MOVED_RETRIES = 5
 
 
 @dataclass(frozen=True, slots=True)
-class Usage:
-    """What a generation cost, when the generator reports it."""
+class Origin:
+    """How a turn was made, whatever its result: policy, prompt, cost, timing, driver notes."""
 
-    backend: str | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cost: float | None = None
-    latency: float | None = None
+    policy: str = "facts"
+    prompt_digest: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    started_at: str | None = None
+    notes: Notes = field(default_factory=Notes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,127 +49,83 @@ class Recorded:
         )
 
 
-def record_verdict(
-    ledger: Ledger,
+@dataclass(frozen=True, slots=True)
+class GenerationFailure:
+    """The generator produced nothing usable: its cause (already redacted)."""
+
+    error: str
+
+
+def draft(
     quest: Quest,
-    key: str,
-    verdict: Verdict,
-    submission: str,
+    item: Item,
+    result: Verdict | GenerationFailure,
+    origin: Origin,
     *,
-    driver: str,
-    owner: str | None = None,
-    policy: str = "facts",
-    prompt_digest: str | None = None,
-    usage: Usage | None = None,
-    started_at: str | None = None,
-    expected_turns: int | None = None,
-    extra: Mapping[str, Any] | None = None,
-) -> Recorded:
-    """Record a judged attempt. Raises NotTodo for a locked item, LeaseConflict on a race.
-
-    ``owner`` is the lease holder when it is not ``driver``; ``extra`` is kept on the attempt
-    (the loop notes its driver kind, call seed and escalation there).
-    """
-    use = usage or Usage()
-
-    def decide(item: Item) -> tuple[Transition, Attempt]:
-        row = TABLE.lookup(AttemptKind.JUDGED, verdict.outcome.value, item.tries, quest.max_tries)
-        tries = item.tries + row.tries_delta
-        text = render(key, verdict, state=row.state, tries=tries, max_tries=quest.max_tries)
-        attempt = _attempt(
-            AttemptKind.JUDGED,
-            outcome=verdict.outcome.value,
-            root_cause=verdict.root_cause,
-            facts=tuple(f.to_dict() for f in verdict.facts),
-            feedback=text,
-            submission=submission,
-            policy=policy,
-            prompt_digest=prompt_digest,
-            usage=use,
-            started_at=started_at,
-            extra=extra,
-        )
-        return Transition(row.state, row.tries_delta), attempt
-
-    item, attempt = ledger.record(
-        key, decide, driver=driver, owner=owner, expected_turns=expected_turns
-    )
-    return Recorded(item, attempt, verdict)
-
-
-def record_generation_error(
-    ledger: Ledger,
-    quest: Quest,
-    key: str,
-    error: str,
-    *,
-    driver: str,
-    owner: str | None = None,
-    policy: str = "facts",
-    prompt_digest: str | None = None,
-    usage: Usage | None = None,
-    started_at: str | None = None,
-    expected_turns: int | None = None,
-    extra: Mapping[str, Any] | None = None,
-) -> Recorded:
-    """Record that the generator failed: logged, no try consumed, nothing locked."""
-    use = usage or Usage()
-
-    def decide(item: Item) -> tuple[Transition, Attempt]:
-        row = TABLE.lookup(AttemptKind.GENERATION_ERROR, None, item.tries, quest.max_tries)
-        attempt = _attempt(
-            AttemptKind.GENERATION_ERROR,
-            error=error,
-            policy=policy,
-            prompt_digest=prompt_digest,
-            usage=use,
-            started_at=started_at,
-            extra=extra,
-        )
-        return Transition(row.state, row.tries_delta), attempt
-
-    item, attempt = ledger.record(
-        key, decide, driver=driver, owner=owner, expected_turns=expected_turns
-    )
-    return Recorded(item, attempt, None)
-
-
-def _attempt(
-    kind: AttemptKind,
-    *,
-    usage: Usage,
-    outcome: str | None = None,
-    root_cause: str | None = None,
-    facts: tuple[dict[str, str], ...] = (),
-    feedback: str = "",
     submission: str | None = None,
-    error: str | None = None,
-    policy: str,
-    prompt_digest: str | None,
-    started_at: str | None,
-    extra: Mapping[str, Any] | None,
-) -> Attempt:
-    # key, turn, driver, state_after, tries_after and recorded_at are stamped by the ledger.
-    return Attempt(
-        key="",
-        turn=0,
+) -> Draft:
+    """The draft of a turn on ``item`` as it stands, decided by the record table."""
+    failed = isinstance(result, GenerationFailure)
+    kind = AttemptKind.GENERATION_ERROR if failed else AttemptKind.JUDGED
+    verdict = None if isinstance(result, GenerationFailure) else result
+    outcome = None if verdict is None else verdict.outcome.value
+    row = TABLE.lookup(kind, outcome, item.tries, quest.max_tries)
+    tries = item.tries + row.tries_delta
+    return Draft(
+        key=item.key,
         kind=kind,
-        driver="",
-        state_after=State.TODO,
-        tries_after=0,
+        transition=Transition(row.state, row.tries_delta),
         outcome=outcome,
-        root_cause=root_cause,
-        facts=facts,
-        feedback=feedback,
+        root_cause=None if verdict is None else verdict.root_cause,
+        facts=() if verdict is None else verdict.facts,
+        feedback=""
+        if verdict is None
+        else render(item.key, verdict, state=row.state, tries=tries, max_tries=quest.max_tries),
         submission=submission,
-        error=error,
-        policy=policy,
-        backend=usage.backend,
-        prompt_digest=prompt_digest,
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        cost=usage.cost,
-        latency=usage.latency,
-        started_at=started_at,
-        extra=dict(extra) if extra else {},
+        error=result.error if isinstance(result, GenerationFailure) else None,
+        policy=origin.policy,
+        prompt_digest=origin.prompt_digest,
+        usage=origin.usage,
+        started_at=origin.started_at,
+        notes=origin.notes,
+    )
+
+
+def record(
+    store: Store,
+    quest: Quest,
+    item: Item,
+    result: Verdict | GenerationFailure,
+    origin: Origin,
+    *,
+    driver: str,
+    owner: str | None = None,
+    submission: str | None = None,
+    pinned: bool = True,
+) -> Recorded:
+    """Record one turn of ``item``, as read by the driver, in one store transaction.
+
+    ``pinned``: the driver holds the turn it read (a lease, a replay line) and the record is
+    refused with TurnMoved if another turn landed first. Unpinned (a person's ``submit``), the
+    item is read again and the turn decided anew on top of what landed.
+
+    Raises:
+        NotTodo: the item is locked. LeaseConflict: another driver holds it. TurnMoved: see
+        ``pinned``.
+    """
+    # The nonce lets an engine that lost its connection mid-commit find this turn, not redo it.
+    origin = replace(origin, notes=replace(origin.notes, nonce=os.urandom(8).hex()))
+    for _ in range(MOVED_RETRIES):
+        turn = draft(quest, item, result, origin, submission=submission)
+        claim = Claim(driver=driver, turns=item.turns, owner=owner)
+        try:
+            after, attempt = store.record(turn, claim)
+        except TurnMoved:
+            if pinned:
+                raise
+            item = store.get(item.key)
+            continue
+        return Recorded(after, attempt, None if isinstance(result, GenerationFailure) else result)
+    raise TurnMoved(
+        f"item {item.key!r} kept gaining turns from other drivers; nothing was recorded"
     )

@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from reins.errors import LeaseConflict, NotFound, NotTodo
-from reins.ledger.export import export
-from reins.ledger.sqlite import Ledger
 from reins.quest import Quest
+from reins.store.export import export
+from reins.store.protocol import Store
 from reins.turn.compose import compose
 from reins.turn.drivers import DRIVERS, PromptUse
 from reins.turn.judge import DEFAULT_LIMIT, judge
-from reins.turn.record import Recorded, record_verdict
+from reins.turn.record import Origin, Recorded, record
 
 DRIVER = DRIVERS["replay"]
 
@@ -103,7 +103,7 @@ def read_lines(stream: Iterable[bytes | str]) -> Iterator[ReplayLine]:
 
 
 def replay_line(
-    ledger: Ledger,
+    store: Store,
     quest: Quest,
     line: ReplayLine,
     *,
@@ -116,7 +116,7 @@ def replay_line(
     if line.problem is not None or key is None or line.output is None:
         return ReplayResult(n, key, Replayed.BAD, f"line {n}: {line.problem}, skipped")
     try:
-        item, log = ledger.snapshot(key)
+        item, log = store.snapshot(key)
     except NotFound:
         return ReplayResult(n, key, Replayed.UNKNOWN, f"line {n}: no item {key!r}, skipped")
     if item.state.terminal:
@@ -131,18 +131,8 @@ def replay_line(
         digest = compose(quest, item, log, policy=used).digest()
     verdict, text = judge(quest, item, line.output, limit=limit)
     try:
-        recorded = record_verdict(
-            ledger,
-            quest,
-            key,
-            verdict,
-            text,
-            driver=driver,
-            policy=used,
-            prompt_digest=digest,
-            expected_turns=item.turns,
-            extra=DRIVER.extra(line=n),
-        )
+        origin = Origin(policy=used, prompt_digest=digest, notes=DRIVER.notes(line=n))
+        recorded = record(store, quest, item, verdict, origin, driver=driver, submission=text)
     except NotTodo:
         return ReplayResult(n, key, Replayed.LOCKED, f"line {n}: {key} locked meanwhile")
     except LeaseConflict as exc:
@@ -151,7 +141,7 @@ def replay_line(
 
 
 def replay(
-    ledger: Ledger,
+    store: Store,
     quest: Quest,
     lines: Iterable[ReplayLine],
     *,
@@ -164,12 +154,12 @@ def replay(
     """Replay ``lines`` in order; export what locked to ``results`` at the end."""
     summary = ReplaySummary()
     for line in lines:
-        result = replay_line(ledger, quest, line, driver=driver, policy=policy, limit=limit)
+        result = replay_line(store, quest, line, driver=driver, policy=policy, limit=limit)
         summary.lines[result.status] += 1
         if result.recorded is not None and result.recorded.verdict is not None:
             summary.outcomes[result.recorded.verdict.outcome.value] += 1
         if on_result is not None:
             on_result(result)
     if results is not None and summary.lines[Replayed.RECORDED]:
-        summary.exported = export(ledger, results)
+        summary.exported = export(store, results)
     return summary

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import os
 
-from reins.errors import NotTodo
-from reins.ledger.export import export
-from reins.ledger.sqlite import Ledger
+from reins.errors import NotTodo, TurnMoved
 from reins.quest import Quest
+from reins.store.export import export
+from reins.store.model import Usage
+from reins.store.protocol import Store
 from reins.turn.drivers import DRIVERS
 from reins.turn.judge import DEFAULT_LIMIT, judge
-from reins.turn.record import Recorded, Usage, record_verdict
+from reins.turn.record import Origin, Recorded, record
 
 
 def submit(
-    ledger: Ledger,
+    store: Store,
     quest: Quest,
     key: str,
     raw: bytes | str,
@@ -30,6 +31,9 @@ def submit(
 ) -> tuple[Recorded, int]:
     """Judge ``raw`` for item ``key`` and record the turn.
 
+    ``expected_turns`` pins the turn the submitter read: the record is refused (TurnMoved) if
+    another turn landed first. Without it, the submission counts on top of whatever landed.
+
     Returns:
         The recorded turn, and how many records were exported to ``results`` (when the item
         locked and ``results`` is given).
@@ -38,26 +42,34 @@ def submit(
         NotFound: no such item. NotTodo: the item is locked. LeaseConflict: another driver
         holds it.
     """
-    item = ledger.get(key)
+    item = store.get(key)
     if item.state.terminal:
         # Fail before judging: a locked item is never judged again.
         raise NotTodo(f"item {key!r} is {item.state}, not TODO: terminal items are locked for good")
+    if expected_turns is not None and expected_turns != item.turns:
+        raise TurnMoved(
+            f"item {key!r} gained a turn since it was read (turn {item.turns}, expected "
+            f"{expected_turns}); nothing was recorded"
+        )
     verdict, text = judge(quest, item, raw, limit=limit)
-    recorded = record_verdict(
-        ledger,
-        quest,
-        key,
-        verdict,
-        text,
-        driver=driver,
+    origin = Origin(
         policy=policy or quest.retry,
         prompt_digest=prompt_digest,
-        usage=usage,
+        usage=usage or Usage(),
         started_at=started_at,
-        expected_turns=expected_turns,
-        extra=DRIVERS["manual"].extra(),
+        notes=DRIVERS["manual"].notes(),
+    )
+    recorded = record(
+        store,
+        quest,
+        item,
+        verdict,
+        origin,
+        driver=driver,
+        submission=text,
+        pinned=expected_turns is not None,
     )
     exported = 0
     if results is not None and recorded.item.state.terminal:
-        exported = export(ledger, results)
+        exported = export(store, results)
     return recorded, exported

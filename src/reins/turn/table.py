@@ -12,7 +12,7 @@ from pathlib import Path
 
 from reins.errors import ReinsError
 from reins.gate import Outcome
-from reins.ledger import AttemptKind, State
+from reins.store.model import AttemptKind, State
 
 DOCUMENT = Path(__file__).with_name("turn.md")
 HEADER = ("kind", "outcome", "tries", "new state", "tries change", "locks")

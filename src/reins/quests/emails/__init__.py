@@ -16,9 +16,9 @@ from typing import Any
 
 from reins.errors import ConfigError
 from reins.gate import Context, Fact, Level, Outcome, Verdict, excerpt, rule
-from reins.ledger import Item
 from reins.quest import Quest, Seed
 from reins.quests.emails.graph import build_graph
+from reins.store.model import Item
 
 SAMPLES = Path(__file__).with_name("samples")
 MAX_TEXT = 64 * 1024

@@ -1,4 +1,4 @@
-"""The ledger's SQLite schema, its version, and the migrations that reach it.
+"""The SQLite engine's schema, its version, and the migrations that reach it.
 
 Migration N takes a ledger from version N-1 to N. A ledger newer than ``SCHEMA_VERSION`` is
 refused, never touched. The triggers are the ratchet's second line of defence: even SQL written
@@ -8,7 +8,7 @@ by hand cannot move a terminal item, and the log is append-only.
 from __future__ import annotations
 
 APPLICATION_ID = 0x5245494E  # "REIN": marks an SQLite file as a reins ledger
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _V1 = """
 CREATE TABLE meta (
@@ -132,4 +132,16 @@ CREATE TRIGGER attempts_append_only_delete BEFORE DELETE ON attempts BEGIN
 END;
 """
 
-MIGRATIONS: dict[int, str] = {1: _V1}
+# v2: the root cause of each item's last judged attempt, so items can be listed by rule
+# through an index (``reins items --rule``) instead of a scan of the log.
+_V2 = """
+ALTER TABLE items ADD COLUMN root_cause TEXT;
+UPDATE items SET root_cause = (
+    SELECT a.root_cause FROM attempts a
+    WHERE a.item_id = items.id AND a.kind = 'judged' ORDER BY a.turn DESC LIMIT 1
+);
+CREATE INDEX items_rule ON items(root_cause, id) WHERE root_cause IS NOT NULL;
+CREATE INDEX items_state ON items(state, id);
+"""
+
+MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2}

@@ -18,15 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from reins.errors import LedgerError
-from reins.ledger.model import Item
-from reins.ledger.sqlite import Ledger
+from reins.store.model import ExportBatch, ExportEntry
+from reins.store.protocol import Store
 
 BATCH_SIZE = 1_000
 
 
-def record_of(ledger: Ledger, item: Item) -> dict[str, Any]:
+def record_of(entry: ExportEntry) -> dict[str, Any]:
     """The JSONL record of a terminal item (the shape is documented in the README)."""
-    attempt = ledger.locking_attempt(item.key)
+    item, attempt = entry.item, entry.attempt
     return {
         "key": item.key,
         "state": item.state.value,
@@ -34,7 +34,7 @@ def record_of(ledger: Ledger, item: Item) -> dict[str, Any]:
         "turns": item.turns,
         "outcome": attempt.outcome if attempt else None,
         "root_cause": attempt.root_cause if attempt else None,
-        "facts": list(attempt.facts) if attempt else [],
+        "facts": [f.to_dict() for f in attempt.facts] if attempt else [],
         "submission": attempt.submission if attempt else None,
         "driver": attempt.driver if attempt else None,
         "locked_at": item.locked_at,
@@ -42,7 +42,7 @@ def record_of(ledger: Ledger, item: Item) -> dict[str, Any]:
     }
 
 
-def export(ledger: Ledger, out: str | os.PathLike[str]) -> int:
+def export(store: Store, out: str | os.PathLike[str]) -> int:
     """Append every terminal, not yet exported item to ``out``; returns how many.
 
     Also finishes batches that a crashed process left open, for ``out`` and for any other file
@@ -51,52 +51,57 @@ def export(ledger: Ledger, out: str | os.PathLike[str]) -> int:
     target = Path(out).resolve()
     count = 0
     with _locked(target, wait=True) as fd:
-        _recover(ledger, str(target), fd)
+        _recover(store, str(target), fd)
         while True:
-            claim = ledger.claim_batch(str(target), os.fstat(fd).st_size, BATCH_SIZE)
-            if claim is None:
+            batch = store.claim_batch(str(target), os.fstat(fd).st_size, BATCH_SIZE)
+            if batch is None:
                 break
-            batch, items = claim
-            _write(ledger, fd, items)
-            ledger.finish_batch(batch)
-            count += len(items)
-            if len(items) < BATCH_SIZE:
+            _write(fd, batch)
+            store.finish_batch(batch.id)
+            count += len(batch.entries)
+            if len(batch.entries) < BATCH_SIZE:
                 break  # a short batch took every pending item: no need to ask again
-    for other in ledger.open_batch_paths():
+    for other in store.open_batch_paths():
         if other != str(target):
-            _recover_elsewhere(ledger, other)
+            _recover_elsewhere(store, other)
     return count
 
 
-def _recover(ledger: Ledger, path: str, fd: int) -> None:
-    for batch, offset in ledger.open_batches(path):
+def _recover(store: Store, path: str, fd: int) -> None:
+    for batch in store.open_batches(path):
         # Only cut what a dead writer appended; a file someone shortened is left as it is.
-        if os.fstat(fd).st_size > offset:
-            os.ftruncate(fd, offset)
-        _write(ledger, fd, ledger.batch_items(batch))
-        ledger.finish_batch(batch)
+        if os.fstat(fd).st_size > batch.offset:
+            os.ftruncate(fd, batch.offset)
+        _write(fd, batch)
+        store.finish_batch(batch.id)
 
 
-def _recover_elsewhere(ledger: Ledger, path: str) -> None:
+def _recover_elsewhere(store: Store, path: str) -> None:
     try:
         with _locked(Path(path), wait=False) as fd:
-            _recover(ledger, path, fd)
+            _recover(store, path, fd)
     except BlockingIOError:
         pass  # a live process holds that file; it finishes its own batch
     except OSError:
         pass  # the file's folder is gone or unwritable; the batch stays open for later
 
 
-def _write(ledger: Ledger, fd: int, items: list[Item]) -> None:
-    data = "".join(
-        json.dumps(record_of(ledger, item), ensure_ascii=False, separators=(",", ":")) + "\n"
-        for item in items
-    ).encode()
+def _write(fd: int, batch: ExportBatch) -> None:
+    data = b"".join(_line(record_of(entry)) for entry in batch.entries)
     view = memoryview(data)
     while view:
         written = os.write(fd, view)
         view = view[written:]
     os.fsync(fd)
+
+
+def _line(record: dict[str, Any]) -> bytes:
+    text = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        # A lone surrogate a generator produced: the ASCII form escapes it, losslessly.
+        return (json.dumps(record, ensure_ascii=True, separators=(",", ":")) + "\n").encode()
 
 
 @contextmanager

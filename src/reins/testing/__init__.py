@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, TypeAlias
 from reins.errors import BackendError, BackendTimeout
 
 if TYPE_CHECKING:
-    from reins.backends.base import Completion
-    from reins.turn.compose import Prompt
+    from reins.values import Completion, Prompt
 
 Reply: TypeAlias = "str | Completion | BaseException | type[BaseException]"
 Script: TypeAlias = "Sequence[Reply] | Mapping[str, Sequence[Reply]] | Callable[[FakeCall], Reply]"
@@ -105,7 +104,7 @@ class FakeBackend:
 
     async def complete(self, prompt: Prompt, *, seed: int, timeout: float) -> Completion:
         """Answer ``prompt`` from the script, after the latency, unless a failure is injected."""
-        from reins.backends.base import Completion
+        from reins.values import Completion
 
         n = self._per_key.get(prompt.key, 0)
         self._per_key[prompt.key] = n + 1

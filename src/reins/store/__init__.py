@@ -1,0 +1,39 @@
+"""The store: items, their log of attempts, the ratchet; the Store protocol and its engines."""
+
+from reins.store.model import (
+    TERMINAL_STATES,
+    Attempt,
+    AttemptKind,
+    Claim,
+    Draft,
+    ExportBatch,
+    ExportEntry,
+    Item,
+    Lease,
+    Notes,
+    Page,
+    State,
+    Stats,
+    Transition,
+    Usage,
+)
+from reins.store.protocol import Store
+
+__all__ = [
+    "TERMINAL_STATES",
+    "Attempt",
+    "AttemptKind",
+    "Claim",
+    "Draft",
+    "ExportBatch",
+    "ExportEntry",
+    "Item",
+    "Lease",
+    "Notes",
+    "Page",
+    "State",
+    "Stats",
+    "Store",
+    "Transition",
+    "Usage",
+]

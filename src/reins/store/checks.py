@@ -1,0 +1,73 @@
+"""The ledger's invariants as queries: ``reins ledger check`` runs them on either engine.
+
+Both engines use the same table and column names, so each check is one SQL text that both
+run. A query returns the offending rows (at most ``LIMIT``); none means the invariant holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+LIMIT = 20
+
+CHECKS: tuple[tuple[str, str], ...] = (
+    (
+        "an item's turn count is the length of its log, numbered 1..n",
+        "SELECT i.key, i.turns, coalesce(a.n, 0), coalesce(a.m, 0) FROM items i "
+        "LEFT JOIN (SELECT item_id, count(*) AS n, max(turn) AS m FROM attempts "
+        "GROUP BY item_id) a ON a.item_id = i.id "
+        "WHERE i.turns != coalesce(a.n, 0) OR coalesce(a.m, 0) != coalesce(a.n, 0)",
+    ),
+    (
+        "an item's state and tries are those its last attempt left",
+        "SELECT i.key, i.state, a.state_after, i.tries, a.tries_after FROM items i "
+        "JOIN attempts a ON a.item_id = i.id AND a.turn = i.turns "
+        "WHERE a.state_after != i.state OR a.tries_after != i.tries",
+    ),
+    (
+        "an item with no turn is TODO with no tries",
+        "SELECT key, state, tries FROM items WHERE turns = 0 AND (state != 'TODO' OR tries != 0)",
+    ),
+    (
+        "nothing is recorded after a lock (the ratchet)",
+        "SELECT i.key, a.turn, a.state_after FROM attempts a JOIN items i ON i.id = a.item_id "
+        "WHERE a.state_after != 'TODO' AND a.turn < i.turns",
+    ),
+    (
+        "tries never go down along a log",
+        "SELECT i.key, a.turn FROM attempts a JOIN attempts b "
+        "ON b.item_id = a.item_id AND b.turn = a.turn + 1 JOIN items i ON i.id = a.item_id "
+        "WHERE b.tries_after < a.tries_after",
+    ),
+    (
+        "a terminal item has a lock time, a TODO item none",
+        "SELECT key, state, locked_at FROM items WHERE (state = 'TODO') != (locked_at IS NULL)",
+    ),
+    (
+        "the kept count per state matches the items",
+        "SELECT s.state, s.n, coalesce(c.n, 0) FROM state_counts s "
+        "LEFT JOIN (SELECT state, count(*) AS n FROM items GROUP BY state) c "
+        "ON c.state = s.state WHERE s.n != coalesce(c.n, 0) "
+        "UNION ALL SELECT c.state, 0, c.n FROM (SELECT state, count(*) AS n FROM items "
+        "GROUP BY state) c WHERE c.state NOT IN (SELECT state FROM state_counts)",
+    ),
+    (
+        "the kept count of attempts matches the log",
+        "SELECT u.attempts, (SELECT count(*) FROM attempts) FROM usage_totals u "
+        "WHERE u.attempts != (SELECT count(*) FROM attempts)",
+    ),
+    (
+        "only terminal items are marked for export",
+        "SELECT key, state FROM items WHERE state = 'TODO' AND export_batch IS NOT NULL",
+    ),
+)
+
+
+def run_checks(query: Callable[[str], Sequence[Sequence[Any]]]) -> list[str]:
+    """Run every check through ``query`` (SQL → rows); one line per violation found."""
+    problems = []
+    for invariant, sql in CHECKS:
+        for row in query(f"{sql} LIMIT {LIMIT}"):
+            problems.append(f"{invariant}: violated by {', '.join(map(str, row))}")
+    return problems

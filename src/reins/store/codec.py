@@ -1,0 +1,133 @@
+"""How attempts, facts and payloads cross into a store's columns and back: one place for both.
+
+JSON is written ASCII-only, so any text a generator produced — a lone surrogate, a NUL — is
+stored losslessly as a JSON escape and read back unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from datetime import UTC, datetime
+from typing import Any
+
+from reins.store.model import Attempt, AttemptKind, Notes, State, Usage
+from reins.values import Fact
+
+# Column order shared by both engines' attempt tables.
+ATTEMPT_COLUMNS = (
+    "turn, kind, driver, state_after, tries_after, outcome, root_cause, facts, feedback, "
+    "submission, error, policy, backend, prompt_digest, input_tokens, output_tokens, cost, "
+    "latency, started_at, recorded_at, extra"
+)
+_NOTE_FIELDS = tuple(f.name for f in fields(Notes))
+
+
+def now_iso() -> str:
+    """The current UTC time as ISO 8601 with milliseconds and a ``Z``."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def dump_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+
+
+def load_json(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def facts_json(facts: tuple[Fact, ...]) -> str | None:
+    return dump_json([f.to_dict() for f in facts]) if facts else None
+
+
+def facts_of(text: str | None) -> tuple[Fact, ...]:
+    if not text:
+        return ()
+    return tuple(
+        Fact(
+            rule=d.get("rule", ""),
+            where=d.get("where", ""),
+            expected=d.get("expected", ""),
+            actual=d.get("actual", ""),
+        )
+        for d in json.loads(text)
+    )
+
+
+def notes_json(notes: Notes) -> str | None:
+    data = {name: getattr(notes, name) for name in _NOTE_FIELDS}
+    return dump_json({k: v for k, v in data.items() if v is not None}) or None
+
+
+def notes_of(text: str | None) -> Notes:
+    if not text:
+        return Notes()
+    data = json.loads(text)
+    return Notes(**{k: v for k, v in data.items() if k in _NOTE_FIELDS})
+
+
+def attempt_row(a: Attempt) -> tuple[Any, ...]:
+    """The attempt's values in :data:`ATTEMPT_COLUMNS` order."""
+    u = a.usage
+    return (
+        a.turn,
+        a.kind.value,
+        a.driver,
+        a.state_after.value,
+        a.tries_after,
+        a.outcome,
+        a.root_cause,
+        facts_json(a.facts),
+        a.feedback,
+        a.submission,
+        a.error,
+        a.policy,
+        u.backend,
+        a.prompt_digest,
+        u.input_tokens,
+        u.output_tokens,
+        u.cost,
+        u.latency,
+        a.started_at,
+        a.recorded_at,
+        notes_json(a.notes),
+    )
+
+
+def attempt_of(key: str, row: tuple[Any, ...] | Any) -> Attempt:
+    """An attempt from a row in :data:`ATTEMPT_COLUMNS` order."""
+    return Attempt(
+        key=key,
+        turn=row[0],
+        kind=AttemptKind(row[1]),
+        driver=row[2],
+        state_after=State(row[3]),
+        tries_after=row[4],
+        outcome=row[5],
+        root_cause=row[6],
+        facts=facts_of(row[7]),
+        feedback=row[8],
+        submission=row[9],
+        error=row[10],
+        policy=row[11],
+        usage=Usage(
+            backend=row[12],
+            input_tokens=row[14],
+            output_tokens=row[15],
+            cost=row[16],
+            latency=row[17],
+        ),
+        prompt_digest=row[13],
+        started_at=row[18],
+        recorded_at=row[19],
+        notes=notes_of(row[20]),
+    )
+
+
+def fired_rules(a: Attempt) -> dict[str, tuple[int, int]]:
+    """Per rule on the attempt's facts: (times fired, 1 if it is the root cause else 0)."""
+    counts: dict[str, int] = {}
+    for fact in a.facts:
+        if fact.rule:
+            counts[fact.rule] = counts.get(fact.rule, 0) + 1
+    return {r: (n, 1 if r == a.root_cause else 0) for r, n in counts.items()}

@@ -1,0 +1,222 @@
+"""The store's values: item states, items, the draft of a turn, the claim, and the attempt.
+
+The store knows nothing of gates or models: an attempt carries its verdict as plain data (an
+outcome string, a root cause, facts and the rendered feedback). A driver hands the store a
+:class:`Draft` (what it wants recorded) and a :class:`Claim` (who it is and which turn it read);
+the store checks the claim, applies the ratchet and returns the finished :class:`Attempt`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from reins.values import Fact
+
+
+class State(StrEnum):
+    """Where an item stands. Everything but TODO is terminal."""
+
+    TODO = "TODO"
+    PASS = "PASS"
+    REVIEW = "REVIEW"
+    DONE = "DONE"
+    SKIPPED = "SKIPPED"
+    BLOCKED = "BLOCKED"
+
+    @property
+    def terminal(self) -> bool:
+        return self is not State.TODO
+
+
+TERMINAL_STATES: tuple[State, ...] = tuple(s for s in State if s.terminal)
+
+
+class AttemptKind(StrEnum):
+    """A judged attempt has a verdict; a generation error has only its cause."""
+
+    JUDGED = "judged"
+    GENERATION_ERROR = "generation_error"
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One unit of work as the store holds it."""
+
+    key: str
+    state: State
+    tries: int
+    payload: Any = None
+    turns: int = 0
+    created_at: str = ""
+    updated_at: str = ""
+    locked_at: str | None = None
+    lease_owner: str | None = None
+    lease_expires: float | None = None
+    exported: bool = False
+    root_cause: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """What recording a turn does to its item, as the turn table decided it."""
+
+    state: State
+    tries_delta: int
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """What a generation cost, when the generator reports it."""
+
+    backend: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost: float | None = None
+    latency: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Notes:
+    """What a driver notes on an attempt beside its columns (kept as JSON).
+
+    ``via`` is the driver table's row; ``nonce`` makes a retried record idempotent (a record
+    whose commit was lost with the connection is found again, not written twice).
+    """
+
+    via: str = "manual"
+    seed: int | None = None
+    escalated_by: str | None = None
+    model: str | None = None
+    line: int | None = None
+    nonce: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """What a driver wants recorded for one turn of ``key``: one value for every kind of turn."""
+
+    key: str
+    kind: AttemptKind
+    transition: Transition
+    outcome: str | None = None
+    root_cause: str | None = None
+    facts: tuple[Fact, ...] = ()
+    feedback: str = ""
+    submission: str | None = None
+    error: str | None = None
+    policy: str = "facts"
+    prompt_digest: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    started_at: str | None = None
+    notes: Notes = field(default_factory=Notes)
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Who records, and which turn they read: the record is refused if the item moved since.
+
+    ``turns`` is the item's turn count when the driver read it; ``owner`` is the lease holder
+    when it differs from the ``driver`` name recorded on the attempt (the loop leases per slot).
+    """
+
+    driver: str
+    turns: int
+    owner: str | None = None
+
+    @property
+    def holder(self) -> str:
+        return self.owner or self.driver
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One recorded turn of an item: only ever a finished, stored record.
+
+    ``turn`` N is the N-th attempt of that item.
+    """
+
+    key: str
+    turn: int
+    kind: AttemptKind
+    driver: str
+    state_after: State
+    tries_after: int
+    recorded_at: str
+    outcome: str | None = None
+    root_cause: str | None = None
+    facts: tuple[Fact, ...] = ()
+    feedback: str = ""
+    submission: str | None = None
+    error: str | None = None
+    policy: str = "facts"
+    prompt_digest: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    started_at: str | None = None
+    notes: Notes = field(default_factory=Notes)
+
+    @property
+    def judged(self) -> bool:
+        return self.kind is AttemptKind.JUDGED
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """What leasing hands a driver: the item, and how often it asked without submitting."""
+
+    item: Item
+    nexts_since_submit: int
+    renewed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of an item query, and the cursor of the next (None on the last page).
+
+    Pages are keyset-paginated (``after`` the last item's position), never by offset, so a
+    page costs the same at item 10 and item 1,000,000.
+    """
+
+    items: tuple[Item, ...]
+    next: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """Counters for ``status``: read from tables the store keeps, never from a scan."""
+
+    counts: dict[State, int]
+    tries: dict[int, int]
+    rules: dict[str, tuple[int, int]]
+    attempts: int
+    input_tokens: int
+    output_tokens: int
+    cost: float
+    leased: int
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def remaining(self) -> int:
+        return self.counts.get(State.TODO, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class ExportEntry:
+    """A terminal item and the attempt that locked it, as an export writes them."""
+
+    item: Item
+    attempt: Attempt | None
+
+
+@dataclass(frozen=True, slots=True)
+class ExportBatch:
+    """A claimed export batch: the file it goes to, the offset it starts at, its entries."""
+
+    id: int
+    path: str
+    offset: int
+    entries: tuple[ExportEntry, ...]

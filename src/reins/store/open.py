@@ -1,0 +1,33 @@
+"""Opening a ledger by its location: a file path (SQLite) or a ``postgresql://`` URL."""
+
+from __future__ import annotations
+
+from reins.errors import ConfigError
+from reins.store.protocol import Store
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_postgres(location: str) -> bool:
+    return location.startswith(POSTGRES_SCHEMES)
+
+
+def open_store(location: str, *, create: bool = False, schema: str | None = None) -> Store:
+    """Open the ledger at ``location``; with ``create``, make it if it is missing.
+
+    A ``postgresql://`` URL opens the PostgreSQL engine (extra ``reins-quest[postgres]``);
+    ``schema`` names the quest run's schema there when the URL does not (``?schema=NAME``).
+    Anything else is an SQLite file path; ``sqlite:///PATH`` is accepted too.
+    """
+    if is_postgres(location):
+        try:
+            from reins.store.postgres import PostgresStore
+        except ImportError as exc:
+            raise ConfigError(
+                f"a PostgreSQL ledger needs psycopg: pip install 'reins-quest[postgres]' ({exc})"
+            ) from exc
+        return PostgresStore.open(location, create=create, schema=schema)
+    from reins.store.sqlite import SQLiteStore
+
+    path = location.removeprefix("sqlite://") if location.startswith("sqlite://") else location
+    return SQLiteStore.open(path, create=create)

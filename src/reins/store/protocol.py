@@ -1,0 +1,144 @@
+"""The Store protocol: the only way the turn, the loop and every surface touch persistent state.
+
+Two engines implement it (:mod:`reins.store.sqlite`, :mod:`reins.store.postgres`) and both are
+held to one conformance suite (:mod:`reins.testing.conformance`). Every method is one short
+transaction; none holds a lock across calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any, Protocol
+
+from reins.store.model import (
+    Attempt,
+    Claim,
+    Draft,
+    ExportBatch,
+    Item,
+    Lease,
+    Page,
+    State,
+    Stats,
+)
+
+
+class Store(Protocol):
+    """A ledger: items, their append-only logs, leases, counters and export bookkeeping."""
+
+    @property
+    def location(self) -> str:
+        """Where the ledger lives: a file path or a URL (never with its password)."""
+        ...
+
+    @property
+    def schema_version(self) -> int: ...
+
+    def close(self) -> None: ...
+
+    # -- items ----------------------------------------------------------------------------
+
+    def add(self, seeds: Iterable[tuple[str, Any]]) -> tuple[int, int]:
+        """Add items from ``(key, payload)`` pairs, streaming; existing keys stay untouched.
+
+        Returns ``(added, already_present)``; duplicates inside ``seeds`` count as present.
+        """
+        ...
+
+    def get(self, key: str) -> Item:
+        """The item with ``key``. Raises NotFound."""
+        ...
+
+    def snapshot(self, key: str) -> tuple[Item, list[Attempt]]:
+        """The item and its log, oldest first, read in one consistent snapshot."""
+        ...
+
+    def page(
+        self,
+        *,
+        state: State | None = None,
+        rule: str | None = None,
+        after: int | None = None,
+        limit: int = 100,
+    ) -> Page:
+        """Items in the order they were added, after cursor ``after``, of one state or whose
+        last judged root cause is ``rule``."""
+        ...
+
+    # -- leases ---------------------------------------------------------------------------
+
+    def lease(self, owner: str, *, ttl: float, now: float | None = None) -> Lease | None:
+        """Lease the next TODO item to ``owner`` for ``ttl`` seconds, or None if none is free.
+
+        An owner that holds a live lease gets the same item again (one item in progress per
+        owner); otherwise the oldest TODO item nobody holds or whose lease expired.
+        """
+        ...
+
+    def heartbeat(self, key: str, owner: str, *, ttl: float, now: float | None = None) -> bool:
+        """Extend ``owner``'s lease on ``key``. False if the lease was lost."""
+        ...
+
+    def release(self, key: str, owner: str) -> bool:
+        """Give back ``owner``'s lease on ``key``; False if it held none."""
+        ...
+
+    def release_all(self, owner: str) -> int:
+        """Give back every lease ``owner`` holds; returns how many."""
+        ...
+
+    def soonest_expiry(self, *, excluding: Collection[str] = ()) -> float | None:
+        """When the first lease on a TODO item runs out (or ran out), among owners not
+        ``excluding``; None when no TODO item is leased."""
+        ...
+
+    # -- recording ------------------------------------------------------------------------
+
+    def record(
+        self, draft: Draft, claim: Claim, *, now: float | None = None
+    ) -> tuple[Item, Attempt]:
+        """Record one turn in one transaction: the attempt, the item's state, its counters.
+
+        Raises:
+            NotFound: no such item. NotTodo: the item is terminal (the ratchet).
+            LeaseConflict: another owner holds a live lease. TurnMoved: the item gained a turn
+            since ``claim.turns`` was read. IllegalTransition: tries would go down.
+        """
+        ...
+
+    # -- counters and metadata ------------------------------------------------------------
+
+    def stats(self, *, now: float | None = None) -> Stats: ...
+
+    def meta(self, key: str) -> str | None: ...
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    def check(self) -> list[str]:
+        """Verify the ledger's invariants by scanning it; returns what is wrong (empty: sound)."""
+        ...
+
+    # -- export bookkeeping (the file side is reins.store.export) -------------------------
+
+    def claim_batch(self, path: str, offset: int, limit: int) -> ExportBatch | None:
+        """Mark up to ``limit`` terminal, unexported items as a batch written at ``offset``."""
+        ...
+
+    def open_batches(self, path: str) -> list[ExportBatch]:
+        """Batches to ``path`` that were claimed but never finished (a writer died)."""
+        ...
+
+    def open_batch_paths(self) -> list[str]: ...
+
+    def finish_batch(self, batch: int) -> None: ...
+
+    def exported_count(self) -> int: ...
+
+    # -- copying between engines ----------------------------------------------------------
+
+    def load(self, entries: Iterable[tuple[Item, Sequence[Attempt]]]) -> int:
+        """Write items with their whole logs verbatim into an empty ledger; returns how many.
+
+        Only ``reins ledger copy`` uses it: leases and export marks are not carried over.
+        """
+        ...

@@ -1,0 +1,59 @@
+"""Counters, metadata and the invariant check in SQLite: status never scans the items."""
+
+from __future__ import annotations
+
+import time
+
+from reins.store.checks import run_checks
+from reins.store.model import State, Stats
+from reins.store.sqlite.connection import Database
+
+
+def stats(db: Database, *, now: float | None) -> Stats:
+    t = time.time() if now is None else now
+    with db.read() as conn:
+        counts = {State(s): n for s, n in conn.execute("SELECT state, n FROM state_counts")}
+        tries = dict(conn.execute("SELECT tries, n FROM tries_counts WHERE n > 0"))
+        rules = {
+            r: (f, root)
+            for r, f, root in conn.execute(
+                "SELECT rule, fired, root FROM rule_counts ORDER BY fired DESC, rule"
+            )
+        }
+        usage = conn.execute(
+            "SELECT attempts, input_tokens, output_tokens, cost FROM usage_totals"
+        ).fetchone()
+        leased = conn.execute(
+            "SELECT count(*) FROM items WHERE lease_owner IS NOT NULL AND lease_expires > ?",
+            (t,),
+        ).fetchone()[0]
+    return Stats(
+        counts={s: counts.get(s, 0) for s in State},
+        tries=tries,
+        rules=rules,
+        attempts=usage[0],
+        input_tokens=usage[1],
+        output_tokens=usage[2],
+        cost=usage[3],
+        leased=leased,
+    )
+
+
+def meta(db: Database, key: str) -> str | None:
+    with db.read() as conn:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_meta(db: Database, key: str, value: str) -> None:
+    with db.write() as conn:
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+
+def check(db: Database) -> list[str]:
+    with db.read() as conn:
+        return run_checks(lambda sql: conn.execute(sql).fetchall())

@@ -1,0 +1,104 @@
+"""Items in SQLite: adding them in chunks, reading one with its log, and keyset pages."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from reins.errors import LedgerError, NotFound
+from reins.store.codec import ATTEMPT_COLUMNS, attempt_of, dump_json, load_json, now_iso
+from reins.store.model import Attempt, Item, Page, State
+from reins.store.sqlite.connection import Database
+
+SCAN_CHUNK = 5_000
+ITEM_COLUMNS = (
+    "key, state, tries, payload, turns, created_at, updated_at, locked_at, "
+    "lease_owner, lease_expires, export_batch, root_cause"
+)
+
+
+def item_of(row: sqlite3.Row | tuple[Any, ...]) -> Item:
+    return Item(
+        key=row[0],
+        state=State(row[1]),
+        tries=row[2],
+        payload=load_json(row[3]),
+        turns=row[4],
+        created_at=row[5],
+        updated_at=row[6],
+        locked_at=row[7],
+        lease_owner=row[8],
+        lease_expires=row[9],
+        exported=row[10] is not None,
+        root_cause=row[11],
+    )
+
+
+def add(db: Database, seeds: Iterable[tuple[str, Any]]) -> tuple[int, int]:
+    added = seen = 0
+    chunk: list[tuple[str, str | None, str, str]] = []
+    stamp = now_iso()  # one per chunk: a clock read per item costs seconds per million
+    for key, payload in seeds:
+        if not isinstance(key, str) or not key:
+            raise LedgerError(f"an item key must be a non-empty string, got {key!r}")
+        chunk.append((key, None if payload is None else dump_json(payload), stamp, stamp))
+        if len(chunk) >= SCAN_CHUNK:
+            added += _insert(db, chunk)
+            seen += len(chunk)
+            chunk.clear()
+            stamp = now_iso()
+    if chunk:
+        added += _insert(db, chunk)
+        seen += len(chunk)
+    return added, seen - added
+
+
+def _insert(db: Database, rows: list[tuple[str, str | None, str, str]]) -> int:
+    with db.write() as conn:
+        cur = conn.executemany(
+            "INSERT OR IGNORE INTO items (key, payload, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?)",
+            rows,
+        )
+        return cur.rowcount
+
+
+def get(db: Database, key: str) -> Item:
+    with db.read() as conn:
+        row = conn.execute(f"SELECT {ITEM_COLUMNS} FROM items WHERE key = ?", (key,)).fetchone()
+    if row is None:
+        raise NotFound(f"no item with key {key!r} in {db.path}")
+    return item_of(row)
+
+
+def snapshot(db: Database, key: str) -> tuple[Item, list[Attempt]]:
+    with db.read() as conn:
+        row = conn.execute(f"SELECT {ITEM_COLUMNS}, id FROM items WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            raise NotFound(f"no item with key {key!r} in {db.path}")
+        rows = conn.execute(
+            f"SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE item_id = ? ORDER BY turn",
+            (row[-1],),
+        ).fetchall()
+    return item_of(row), [attempt_of(key, r) for r in rows]
+
+
+def page(
+    db: Database, *, state: State | None, rule: str | None, after: int | None, limit: int
+) -> Page:
+    where: list[str] = ["id > ?"]
+    args: list[object] = [after or 0]
+    if state is not None:
+        where.append("state = ?")
+        args.append(state.value)
+    if rule is not None:
+        where.append("root_cause = ?")
+        args.append(rule)
+    with db.read() as conn:
+        rows = conn.execute(
+            f"SELECT {ITEM_COLUMNS}, id FROM items WHERE {' AND '.join(where)} ORDER BY id LIMIT ?",
+            [*args, limit],
+        ).fetchall()
+    items = tuple(item_of(r) for r in rows)
+    return Page(items, rows[-1][-1] if len(rows) == limit else None)

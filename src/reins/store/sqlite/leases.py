@@ -1,0 +1,85 @@
+"""Leases in SQLite: one item in progress per owner, expiry returns it to the pool."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection
+from dataclasses import replace
+
+from reins.store.codec import now_iso
+from reins.store.model import Lease
+from reins.store.sqlite.connection import Database
+from reins.store.sqlite.items import ITEM_COLUMNS, item_of
+
+
+def lease(db: Database, owner: str, *, ttl: float, now: float | None) -> Lease | None:
+    t = time.time() if now is None else now
+    with db.write() as conn:
+        row = conn.execute(
+            f"SELECT {ITEM_COLUMNS} FROM items WHERE lease_owner = ? AND state = 'TODO' "
+            "AND lease_expires > ? ORDER BY id LIMIT 1",
+            (owner, t),
+        ).fetchone()
+        renewed = row is not None
+        if row is None:
+            row = conn.execute(
+                f"SELECT {ITEM_COLUMNS} FROM items WHERE state = 'TODO' "
+                "AND (lease_owner IS NULL OR lease_expires <= ?) ORDER BY id LIMIT 1",
+                (t,),
+            ).fetchone()
+        if row is None:
+            return None
+        conn.execute(
+            "UPDATE items SET lease_owner = ?, lease_expires = ? WHERE key = ?",
+            (owner, t + ttl, row[0]),
+        )
+        nexts = conn.execute(
+            "INSERT INTO drivers (name, nexts, last_seen) VALUES (?, 1, ?) "
+            "ON CONFLICT (name) DO UPDATE SET nexts = nexts + 1, "
+            "last_seen = excluded.last_seen RETURNING nexts",
+            (owner, now_iso()),
+        ).fetchone()[0]
+    item = replace(item_of(row), lease_owner=owner, lease_expires=t + ttl)
+    return Lease(item, nexts, renewed)
+
+
+def heartbeat(db: Database, key: str, owner: str, *, ttl: float, now: float | None) -> bool:
+    t = time.time() if now is None else now
+    with db.write() as conn:
+        cur = conn.execute(
+            "UPDATE items SET lease_expires = ? WHERE key = ? AND lease_owner = ? "
+            "AND state = 'TODO'",
+            (t + ttl, key, owner),
+        )
+        return cur.rowcount == 1
+
+
+def release(db: Database, key: str, owner: str) -> bool:
+    with db.write() as conn:
+        cur = conn.execute(
+            "UPDATE items SET lease_owner = NULL, lease_expires = NULL "
+            "WHERE key = ? AND lease_owner = ?",
+            (key, owner),
+        )
+        return cur.rowcount == 1
+
+
+def release_all(db: Database, owner: str) -> int:
+    with db.write() as conn:
+        return conn.execute(
+            "UPDATE items SET lease_owner = NULL, lease_expires = NULL WHERE lease_owner = ?",
+            (owner,),
+        ).rowcount
+
+
+def soonest_expiry(db: Database, *, excluding: Collection[str]) -> float | None:
+    # Expired leases count too: one that ran out since the caller last looked is free now.
+    marks = ", ".join("?" for _ in excluding)
+    skip = f" AND lease_owner NOT IN ({marks})" if excluding else ""
+    with db.read() as conn:
+        row = conn.execute(
+            "SELECT min(lease_expires) FROM items WHERE lease_owner IS NOT NULL "
+            f"AND state = 'TODO'{skip}",
+            tuple(excluding),
+        ).fetchone()
+    return None if row[0] is None else float(row[0])

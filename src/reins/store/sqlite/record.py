@@ -1,0 +1,133 @@
+"""Recording a turn in SQLite: one ``BEGIN IMMEDIATE`` transaction, attempt + item + counters."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+
+from reins.errors import LedgerError, NotFound
+from reins.store import ratchet
+from reins.store.codec import (
+    ATTEMPT_COLUMNS,
+    attempt_of,
+    attempt_row,
+    dump_json,
+    fired_rules,
+    now_iso,
+)
+from reins.store.model import Attempt, AttemptKind, Claim, Draft, Item
+from reins.store.sqlite.connection import Database
+from reins.store.sqlite.items import ITEM_COLUMNS, item_of
+
+LOAD_CHUNK = 1_000
+
+_PLACES = ", ".join("?" for _ in ATTEMPT_COLUMNS.split(","))
+
+
+def record(db: Database, draft: Draft, claim: Claim, *, now: float | None) -> tuple[Item, Attempt]:
+    t = time.time() if now is None else now
+    with db.write() as conn:
+        row = conn.execute(
+            f"SELECT {ITEM_COLUMNS}, id FROM items WHERE key = ?", (draft.key,)
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"no item with key {draft.key!r} in {db.path}")
+        item, item_id = item_of(row), row[-1]
+        try:
+            ratchet.admit(item, draft, claim, t)
+        except ratchet.RETRYABLE:
+            stored = _attempt_at(conn, item_id, draft.key, claim.turns + 1)
+            if stored is not None and ratchet.same_turn(stored, draft, claim):
+                return item, stored  # our own commit, whose answer was lost: not twice
+            raise
+        after, attempt = ratchet.apply(item, draft, claim, now_iso())
+        write_attempt(conn, item_id, attempt)
+        conn.execute(
+            "UPDATE items SET state = ?, tries = ?, turns = ?, updated_at = ?, locked_at = ?, "
+            "lease_owner = ?, lease_expires = ?, root_cause = ? WHERE id = ?",
+            (
+                after.state.value,
+                after.tries,
+                after.turns,
+                after.updated_at,
+                after.locked_at,
+                after.lease_owner,
+                after.lease_expires,
+                after.root_cause,
+                item_id,
+            ),
+        )
+        if attempt.kind is AttemptKind.JUDGED:
+            conn.execute("UPDATE drivers SET nexts = 0 WHERE name = ?", (claim.holder,))
+    return after, attempt
+
+
+def write_attempt(conn: sqlite3.Connection, item_id: int, a: Attempt) -> None:
+    """Append ``a`` and count it: rules fired, usage."""
+    conn.execute(
+        f"INSERT INTO attempts (item_id, {ATTEMPT_COLUMNS}) VALUES (?, {_PLACES})",
+        (item_id, *attempt_row(a)),
+    )
+    for rule, (fired, root) in fired_rules(a).items():
+        conn.execute(
+            "INSERT INTO rule_counts (rule, fired, root) VALUES (?, ?, ?) "
+            "ON CONFLICT (rule) DO UPDATE SET fired = fired + excluded.fired, "
+            "root = root + excluded.root",
+            (rule, fired, root),
+        )
+    u = a.usage
+    conn.execute(
+        "UPDATE usage_totals SET attempts = attempts + 1, input_tokens = input_tokens + ?, "
+        "output_tokens = output_tokens + ?, cost = cost + ?",
+        (u.input_tokens or 0, u.output_tokens or 0, u.cost or 0.0),
+    )
+
+
+def _attempt_at(conn: sqlite3.Connection, item_id: int, key: str, turn: int) -> Attempt | None:
+    row = conn.execute(
+        f"SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE item_id = ? AND turn = ?",
+        (item_id, turn),
+    ).fetchone()
+    return None if row is None else attempt_of(key, row)
+
+
+def load(db: Database, entries: Iterable[tuple[Item, Sequence[Attempt]]]) -> int:
+    """Insert items with their logs as they are (``reins ledger copy``) into an empty ledger.
+
+    Inserting terminal rows is allowed: the ratchet's triggers guard updates, not inserts.
+    """
+    with db.read() as conn:
+        if conn.execute("SELECT count(*) FROM items").fetchone()[0]:
+            raise LedgerError(f"ledger {db.path} is not empty: copy only into a new ledger")
+    n = 0
+    chunk: list[tuple[Item, Sequence[Attempt]]] = []
+    for entry in entries:
+        chunk.append(entry)
+        if len(chunk) >= LOAD_CHUNK:
+            n += _load_chunk(db, chunk)
+            chunk.clear()
+    return n + (_load_chunk(db, chunk) if chunk else 0)
+
+
+def _load_chunk(db: Database, chunk: list[tuple[Item, Sequence[Attempt]]]) -> int:
+    with db.write() as conn:
+        for item, log in chunk:
+            item_id = conn.execute(
+                "INSERT INTO items (key, state, tries, turns, payload, created_at, updated_at, "
+                "locked_at, root_cause) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (
+                    item.key,
+                    item.state.value,
+                    item.tries,
+                    item.turns,
+                    None if item.payload is None else dump_json(item.payload),
+                    item.created_at,
+                    item.updated_at,
+                    item.locked_at,
+                    item.root_cause,
+                ),
+            ).fetchone()[0]
+            for attempt in log:
+                write_attempt(conn, item_id, attempt)
+    return len(chunk)

@@ -1,0 +1,86 @@
+"""The values every layer passes: a prompt, a completion, a fact. Nothing of reins is imported.
+
+They sit at the bottom so that a backend, a store or a gate can name them without loading any
+other layer: ``import reins.backends.base`` must not load sqlite3, the store or turn.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """What a generator is asked: system text and user text.
+
+    ``key`` and ``turn`` say which item and turn it was composed for (empty and 0 for a
+    prompt built by hand). They are not part of the text: two prompts are equal when their
+    texts are.
+    """
+
+    system: str
+    user: str
+    key: str = field(default="", compare=False)
+    turn: int = field(default=0, compare=False)
+
+    def text(self) -> str:
+        """The prompt as one text, as ``reins next`` prints it."""
+        if not self.system:
+            return self.user
+        return f"{self.system}\n\n{self.user}"
+
+    def digest(self) -> str:
+        """A short fingerprint, recorded on each attempt."""
+        import hashlib  # here, not at import: `reins next` prints text and needs no digest
+
+        data = self.system.encode("utf-8", "surrogatepass")
+        data += b"\x00" + self.user.encode("utf-8", "surrogatepass")
+        return hashlib.sha256(data).hexdigest()[:16]
+
+    @property
+    def seed(self) -> int:
+        """The seed of the backend call for this prompt: :func:`call_seed` of key and turn."""
+        return call_seed(self.key, self.turn)
+
+
+def call_seed(key: str, turn: int) -> int:
+    """The sampling seed for turn ``turn`` of item ``key``: the same in every process.
+
+    A hash (BLAKE2b), never Python's salted ``hash()``, cut to 31 bits so that every backend
+    takes it (some keep seeds in a signed 32-bit integer, llama.cpp reads 0xFFFFFFFF as
+    "random").
+    """
+    import hashlib
+
+    digest = hashlib.blake2b(f"{key}\x00{turn}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") & 0x7FFF_FFFF
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One generation: the text, the model that wrote it, and its usage when known."""
+
+    text: str
+    model: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost: float | None = None
+    latency: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fact:
+    """A located, checkable statement left by a rule that fired. ``rule`` is stamped by the gate."""
+
+    where: str
+    expected: str
+    actual: str
+    rule: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "rule": self.rule,
+            "where": self.where,
+            "expected": self.expected,
+            "actual": self.actual,
+        }
