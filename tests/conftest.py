@@ -65,5 +65,5 @@ def quest() -> Quest:
 @pytest.fixture
 def ledger(tmp_path: Path) -> Iterator[SQLiteStore]:
     with SQLiteStore.open(tmp_path / "t.reins.db", create=True) as led:
-        led.add((s.key, s.payload) for s in TINY.seed([]))
+        led.add((s[0], s[1]) for s in TINY.seed([]))
         yield led

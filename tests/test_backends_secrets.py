@@ -68,7 +68,7 @@ def test_a_planted_key_appears_nowhere(
     ledger_path = tmp_path / "tiny.reins.db"
     results = tmp_path / "results.jsonl"
     with SQLiteStore.open(ledger_path, create=True) as ledger:
-        ledger.add((s.key, s.payload) for s in TINY.seed([]))
+        ledger.add((s[0], s[1]) for s in TINY.seed([]))
         backend = registry.resolve(
             f"openai:leaky-model?base_url={server.url}/v1&key_env={KEY_ENV}&retries=2"
             "&backoff=0.001&max_wait=0.01"

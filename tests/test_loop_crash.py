@@ -150,7 +150,7 @@ def check_ledger(path: Path) -> None:
                     verdict, _ = judge(quest, before, a.submission or "")
                     assert a.outcome == verdict.outcome.value
                     assert a.root_cause == verdict.root_cause
-                    assert list(a.facts) == [f.to_dict() for f in verdict.facts]
+                    assert a.facts == verdict.facts
                     text = render(
                         item.key, verdict, state=a.state_after, tries=a.tries_after, max_tries=3
                     )

@@ -30,7 +30,7 @@ def test_remaining_never_grows_and_terminal_items_absorb(
         tempfile.TemporaryDirectory() as tmp,
         SQLiteStore.open(Path(tmp) / "p.db", create=True) as led,
     ):
-        led.add((s.key, s.payload) for s in quest.seed([]))
+        led.add((s[0], s[1]) for s in quest.seed([]))
         remaining = led.stats().remaining
         locked: dict[str, Item] = {}
         for key, answer in steps:

@@ -29,7 +29,7 @@ def test_nothing_public_is_left_out_of_all() -> None:
 
 def test_an_unknown_name_is_an_attribute_error() -> None:
     try:
-        reins.Nope  # type: ignore[attr-defined]  # noqa: B018
+        reins.Nope  # noqa: B018
     except AttributeError as exc:
         assert "Nope" in str(exc)
     else:
