@@ -13,14 +13,8 @@ from reins.backends import limits as limits_module
 from reins.backends._common import Guard, Price, Reply
 from reins.backends.limits import Limiter, Limits, estimate_tokens
 from reins.backends.redact import REDACTED, redact
-from reins.backends.retry import (
-    RetryPolicy,
-    TransientError,
-    TransientTimeout,
-    parse_retry_after,
-    with_retries,
-)
-from reins.errors import BackendError, BackendTimeout
+from reins.backends.retry import RetryPolicy, parse_retry_after, with_retries
+from reins.errors import BackendError, BackendTimeout, TransientError, TransientTimeout
 
 # -- Retry-After and backoff ---------------------------------------------------------------
 

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 import reins
+from reins.errors import TurnTableError
 from reins.turn import DRIVERS
 from reins.turn.drivers import Generates, PromptUse, parse_drivers
-from reins.turn.table import DOCUMENT, TurnTableError
+from reins.turn.table import DOCUMENT
 
 GOOD = DOCUMENT.read_text(encoding="utf-8")
 LOOP_ROW = "| loop   | loop         | backend   | sent    | yes    | loop         |"

@@ -11,10 +11,11 @@ import pytest
 
 import reins
 from reins import Quest, SQLiteStore, State
+from reins.errors import TurnTableError
 from reins.gate import Fact, Outcome, Verdict
 from reins.store import AttemptKind
 from reins.turn import TABLE, GenerationFailure, Origin, record
-from reins.turn.table import DOCUMENT, TurnTableError, domain, parse
+from reins.turn.table import DOCUMENT, domain, parse
 
 GOOD = DOCUMENT.read_text(encoding="utf-8")
 

@@ -13,9 +13,10 @@
     │       └── TurnMoved           the item gained a turn since it was read
     ├── BackendError                a generator failed (never a verdict)    exit 1
     │   ├── BackendTimeout
-    │   └── TransientError          retried inside the backend (backends.retry)
-    ├── GroundError                 a ground could not be resolved (gate.ground)
-    └── TurnTableError              turn.md is malformed: raised at import (turn.table)
+    │   └── TransientError          retried inside the backend
+    │       └── TransientTimeout    (also a BackendTimeout)
+    ├── GroundError                 a ground could not be resolved
+    └── TurnTableError              turn.md is malformed: raised at import
 
 Messages say what went wrong and what to do next; the CLI prints them in one place.
 """
@@ -83,3 +84,23 @@ class BackendError(ReinsError):
 
 class BackendTimeout(BackendError):
     """A generator did not answer in time."""
+
+
+class TransientError(BackendError):
+    """A failure that a later try may not repeat: connection, timeout, 429, 5xx, a cut body."""
+
+    def __init__(self, message: str, *, backend: str = "", retry_after: float | None = None):
+        super().__init__(message, backend=backend, retryable=True)
+        self.retry_after = retry_after
+
+
+class TransientTimeout(TransientError, BackendTimeout):
+    """A request that did not finish in time; retried like any transient failure."""
+
+
+class GroundError(ReinsError):
+    """A ground could not be resolved: refused, unreachable, too large, too slow or malformed."""
+
+
+class TurnTableError(ReinsError):
+    """turn.md does not hold a well-formed, total and unambiguous record table."""

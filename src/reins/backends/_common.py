@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from reins.backends.limits import Limiter, Limits
 from reins.backends.registry import check_options
-from reins.backends.retry import RetryPolicy, TransientTimeout, with_retries
-from reins.errors import ConfigError
+from reins.backends.retry import RetryPolicy, with_retries
+from reins.errors import ConfigError, TransientTimeout
 from reins.values import Completion
 
 LIMIT_OPTIONS: dict[str, str] = {

@@ -19,8 +19,8 @@ from urllib.parse import urlsplit
 from reins.backends._common import LIMIT_OPTIONS, PRICE_OPTIONS, Options, Reply
 from reins.backends.limits import estimate_tokens
 from reins.backends.redact import REDACTED, read_key, redact
-from reins.backends.retry import TransientError, TransientTimeout, parse_retry_after
-from reins.errors import BackendError, ConfigError
+from reins.backends.retry import parse_retry_after
+from reins.errors import BackendError, ConfigError, TransientError, TransientTimeout
 
 if TYPE_CHECKING:
     import ssl

@@ -23,8 +23,7 @@ from reins.backends._common import LIMIT_OPTIONS, PRICE_OPTIONS, Options, Reply
 from reins.backends._http import dig
 from reins.backends.limits import estimate_tokens
 from reins.backends.redact import redact, tail
-from reins.backends.retry import TransientError, TransientTimeout
-from reins.errors import BackendError, ConfigError
+from reins.errors import BackendError, ConfigError, TransientError, TransientTimeout
 
 if TYPE_CHECKING:
     from reins.values import Completion, Prompt

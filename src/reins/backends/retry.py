@@ -17,23 +17,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from reins.errors import BackendError, BackendTimeout
+from reins.errors import BackendError, BackendTimeout, TransientError
 
 log = logging.getLogger("reins.backends")
 
 T = TypeVar("T")
-
-
-class TransientError(BackendError):
-    """A failure that a later try may not repeat: connection, timeout, 429, 5xx, a cut body."""
-
-    def __init__(self, message: str, *, backend: str = "", retry_after: float | None = None):
-        super().__init__(message, backend=backend, retryable=True)
-        self.retry_after = retry_after
-
-
-class TransientTimeout(TransientError, BackendTimeout):
-    """A request that did not finish in time; retried like any transient failure."""
 
 
 @dataclass(frozen=True, slots=True)

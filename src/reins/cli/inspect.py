@@ -68,6 +68,7 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
                     r: {"fired": f, "root_cause": root} for r, (f, root) in stats.rules.items()
                 },
                 "attempts": stats.attempts,
+                "exported": ledger.exported_count(),
                 "usage": {
                     "input_tokens": stats.input_tokens,
                     "output_tokens": stats.output_tokens,

@@ -12,11 +12,11 @@ from reins.gate.rule import CatalogEntry, Context, Fact, Level, Rule, rule
 from reins.gate.verdict import Outcome, Verdict, render
 
 if TYPE_CHECKING:
+    from reins.errors import GroundError
     from reins.gate.ai import AICheck, ai_rule, is_ai
     from reins.gate.graph import Counter, Graph, Judgement
     from reins.gate.ground import (
         FakeResolver,
-        GroundError,
         NetResolver,
         Provider,
         Resolver,
@@ -33,7 +33,7 @@ _LAZY = {
     "Graph": "reins.gate.graph",
     "Judgement": "reins.gate.graph",
     "FakeResolver": "reins.gate.ground",
-    "GroundError": "reins.gate.ground",
+    "GroundError": "reins.errors",
     "NetResolver": "reins.gate.ground",
     "Provider": "reins.gate.ground",
     "Resolver": "reins.gate.ground",

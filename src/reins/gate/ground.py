@@ -14,7 +14,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from reins.errors import ConfigError, ReinsError
+from reins.errors import ConfigError, GroundError
 
 if TYPE_CHECKING:
     import ipaddress
@@ -27,10 +27,6 @@ T = TypeVar("T")
 
 Provider = Callable[["Context", "Snapshot"], Any]
 """Computes one named ground for a context, reading the outside world only through the snapshot."""
-
-
-class GroundError(ReinsError):
-    """A ground could not be resolved: refused, unreachable, too large, too slow or malformed."""
 
 
 class Resolver(Protocol):

@@ -14,9 +14,10 @@ from functools import partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from reins.errors import GroundError
 from reins.gate.ai import cap
 from reins.gate.evaluate import excerpt
-from reins.gate.ground import GroundError, NetResolver, Provider, Snapshot
+from reins.gate.ground import NetResolver, Provider, Snapshot
 from reins.gate.rule import Context, Fact, Level
 
 if TYPE_CHECKING:

@@ -44,18 +44,6 @@ class Verdict:
         cause = root_cause if root_cause is not None else (facts[0].rule if facts else None)
         return cls(out, tuple(facts), cause or None)
 
-    def reason(self) -> str:
-        """One line for audit trails: ``rule: where (expected X, got Y); …``."""
-        if not self.facts:
-            return self.outcome.value
-        parts = []
-        for f in self.facts:
-            text = f"{f.rule}: {f.where}" if f.rule else f.where
-            if f.expected or f.actual:
-                text += f" (expected {f.expected}, got {f.actual})"
-            parts.append(text)
-        return "; ".join(parts)
-
 
 def quote(text: str) -> str:
     """Quote a fact value on one line: newlines and control characters escaped, Unicode kept."""

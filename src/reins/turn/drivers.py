@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
+from reins.errors import TurnTableError
 from reins.store.model import Notes
-from reins.turn.table import DOCUMENT, TurnTableError, markdown_table
+from reins.turn.table import DOCUMENT, markdown_table
 
 HEADER = ("driver", "commands", "generates", "prompt", "leases", "default name")
 REQUIRED = ("manual", "loop", "replay")

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from reins.errors import ReinsError
+from reins.errors import ReinsError, TurnTableError
 from reins.gate import Outcome
 from reins.store.model import AttemptKind, State
 
@@ -18,10 +18,6 @@ DOCUMENT = Path(__file__).with_name("turn.md")
 HEADER = ("kind", "outcome", "tries", "new state", "tries change", "locks")
 TRIES_CLASSES = ("below max", "reaches max")
 NO_OUTCOME = "-"
-
-
-class TurnTableError(ReinsError):
-    """turn.md does not hold a well-formed, total and unambiguous record table."""
 
 
 @dataclass(frozen=True, slots=True)
