@@ -43,3 +43,14 @@ def test_version_start_up_imports_neither_ledger_nor_http() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_backend_protocol_loads_no_store_and_no_turn_document() -> None:
+    """A backend plugin imports ``reins.backends.base``; that must not open the ledger layer."""
+    code = (
+        "import sys, reins.backends.base; "
+        "print(sorted(m for m in sys.modules if m in ('sqlite3', 'reins.turn.table') "
+        "or m.startswith(('reins.store', 'reins.turn', 'reins.gate', 'reins.quest'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -12,6 +12,7 @@ Exit codes (documented in the README):
 6     ``submit``: another driver holds the item's lease
 7     ``loop``: the circuit breaker tripped (nothing was locked by it)
 8     ``replay``: some lines were not recorded
+9     ``ledger check``: an invariant is violated
 130   ``loop``: stopped by SIGINT (143: SIGTERM), cleanly
 ====  =========================================================================
 """
@@ -151,10 +152,11 @@ def make_group(quest: Quest | None = None, name: str = "reins") -> click.Group:
         settings = Settings.resolve(quest=quest_ref, ledger=ledger, config=read_config())
         ctx.obj = Env(settings, quest)
 
-    from reins.cli import backends, inspect, loop, work
+    from reins.cli import backends, inspect, ledger, loop, work
     from reins.cli.init import init
 
-    for command in (*work.COMMANDS, *inspect.COMMANDS, *backends.COMMANDS, *loop.COMMANDS, init):
+    commands = (*work.COMMANDS, *inspect.COMMANDS, *backends.COMMANDS, *loop.COMMANDS)
+    for command in (*commands, *ledger.COMMANDS, init):
         group.add_command(command)
     return group
 
