@@ -14,22 +14,22 @@ import os
 import secrets
 import socket
 import time
-from collections import Counter
 from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 
 from reins.backends.base import Backend
 from reins.errors import LeaseConflict, NotTodo, ReinsError
 from reins.gate import Verdict
-from reins.loop.events import Status, StopReason, Summary, TurnEvent
+from reins.loop.events import Status, StopReason, Summary
 from reins.loop.generate import GenerationError, generate
 from reins.loop.ledger_thread import LedgerThread
 from reins.loop.options import MAX_BACKOFF, LoopOptions
 from reins.loop.progress import NullReporter, Reporter
+from reins.loop.tally import Tally, budget_message, move_to_locked, turn_event
 from reins.quest import Quest
 from reins.store.codec import now_iso
 from reins.store.export import export
-from reins.store.model import Attempt, Item, State, Stats, Usage
+from reins.store.model import Attempt, Item, Stats, Usage
 from reins.store.protocol import Store
 from reins.turn.compose import compose
 from reins.turn.drivers import DRIVERS
@@ -83,14 +83,7 @@ class Engine:
         self.reason: StopReason | None = None
         self.message = ""
         self.signal: str | None = None
-        self.turns = self.judged = self.errors = self.escalated = 0
-        self.turns_started = self.items_started = self.in_flight = 0
-        self.tokens_in = self.tokens_out = 0
-        self.cost = 0.0
-        self.consecutive_errors = 0
-        self.locked: Counter[str] = Counter()
-        self.unexported = 0
-        self.exported = 0
+        self.tally = Tally()
         self.stats: Stats | None = None
         self._started = time.monotonic()
         self._hard: asyncio.Future[None] | None = None
@@ -114,25 +107,6 @@ class Engine:
     @property
     def stopping(self) -> bool:
         return self.reason is not None
-
-    def _budget_reason(self) -> StopReason | None:
-        b = self.options.budget
-        if b.max_turns is not None and self.turns_started >= b.max_turns:
-            return StopReason.MAX_TURNS
-        if b.max_tokens is not None and self.tokens_in + self.tokens_out >= b.max_tokens:
-            return StopReason.MAX_TOKENS
-        if b.max_cost is not None and self.cost >= b.max_cost:
-            return StopReason.MAX_COST
-        return None
-
-    def _budget_message(self, reason: StopReason) -> str:
-        b = self.options.budget
-        cap = {
-            StopReason.MAX_TURNS: f"{b.max_turns} turn(s)",
-            StopReason.MAX_TOKENS: f"{b.max_tokens} token(s)",
-            StopReason.MAX_COST: f"a cost of {b.max_cost}",
-        }[reason]
-        return f"the budget of {cap} is spent; turns in flight were finished and recorded"
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -189,12 +163,12 @@ class Engine:
         try:
             while not self.stopping:
                 b = self.options.budget
-                if b.max_items is not None and self.items_started >= b.max_items:
+                if b.max_items is not None and self.tally.items_started >= b.max_items:
                     return
-                self.items_started += 1
+                self.tally.items_started += 1
                 taken = await self.db(self._take, owner)
                 if taken is None:
-                    self.items_started -= 1
+                    self.tally.items_started -= 1
                     if await self._wait_for_expiring_lease():
                         continue
                     return
@@ -253,23 +227,23 @@ class Engine:
         """
         failures = 0
         while not self.stopping:
-            budget = self._budget_reason()
-            if budget is not None:
-                self.stop(budget, self._budget_message(budget))
+            spent = self.tally.budget_spent(self.options.budget)
+            if spent is not None:
+                self.stop(spent, budget_message(self.options.budget, spent))
                 return
             if item.state.terminal or item.lease_owner != owner:
                 return  # another driver locked or took it
             backend, cause = choose(log, self.rules, self.backend, self.strong)
             prompt = compose(self.quest, item, log, policy=self.policy)
             started_at = now_iso()
-            self.turns_started += 1
-            self.in_flight += 1
+            self.tally.turns_started += 1
+            self.tally.in_flight += 1
             try:
                 result = await self._generate(backend, prompt)
             finally:
-                self.in_flight -= 1
+                self.tally.in_flight -= 1
             if result is None:  # dropped by a hard stop: not recorded, so not a turn
-                self.turns_started -= 1
+                self.tally.turns_started -= 1
                 return
             model = None
             if isinstance(result, Completion) and result.model and result.model != backend.name:
@@ -292,12 +266,13 @@ class Engine:
             item, log = recorded.item, [*log, recorded.attempt]
             self._count(recorded, prompt, backend, cause)
             if isinstance(result, GenerationError):
-                self.consecutive_errors += 1
+                self.tally.consecutive_errors += 1
+                errors = self.tally.consecutive_errors
                 breaker = self.options.breaker
-                if breaker is not None and self.consecutive_errors >= breaker:
+                if breaker is not None and errors >= breaker:
                     self.stop(
                         StopReason.BREAKER,
-                        f"circuit breaker: {self.consecutive_errors} generation errors in a row "
+                        f"circuit breaker: {errors} generation errors in a row "
                         f"(the last: {result.error}). They used no try and locked nothing. "
                         f"Check the backend, then run the loop again.",
                     )
@@ -307,7 +282,7 @@ class Engine:
                 if not await self._sleep(pause):
                     return
                 continue
-            self.consecutive_errors = 0
+            self.tally.consecutive_errors = 0
             failures = 0
 
     def _record(
@@ -375,50 +350,16 @@ class Engine:
     def _count(
         self, recorded: Recorded, prompt: Prompt, backend: Backend, cause: str | None
     ) -> None:
-        a, item = recorded.attempt, recorded.item
-        self.turns += 1
-        if a.judged:
-            self.judged += 1
-        else:
-            self.errors += 1
-        if cause is not None:
-            self.escalated += 1
-        self.tokens_in += a.usage.input_tokens or 0
-        self.tokens_out += a.usage.output_tokens or 0
-        self.cost += a.usage.cost or 0.0
-        if item.state.terminal:
-            self.locked[item.state.value] += 1
-            self.unexported += 1
-        self._adjust_counts(item.state)
-        event = TurnEvent(
-            key=item.key,
-            turn=a.turn,
-            kind=a.kind.value,
-            outcome=a.outcome,
-            state=item.state.value,
-            tries=item.tries,
+        self.tally.count(recorded, cause)
+        move_to_locked(self.stats, recorded.item.state)
+        event = turn_event(
+            recorded,
             max_tries=self.quest.max_tries,
-            root_cause=a.root_cause,
             backend=backend.name,
-            escalated_by=cause,
             seed=prompt.seed,
-            policy=a.policy,
-            prompt_digest=a.prompt_digest or "",
-            input_tokens=a.usage.input_tokens,
-            output_tokens=a.usage.output_tokens,
-            cost=a.usage.cost,
-            latency=a.usage.latency,
-            error=a.error,
-            feedback=a.feedback,
+            escalated_by=cause,
         )
         self.reporter.turn(event, self.status())
-
-    def _adjust_counts(self, state: State) -> None:
-        # Keep the display current between refreshes from the ledger.
-        if self.stats is not None and state.terminal:
-            counts = self.stats.counts
-            counts[State.TODO] = max(0, counts.get(State.TODO, 0) - 1)
-            counts[state] = counts.get(state, 0) + 1
 
     # -- the keeper: heartbeats, exports, counts, redraws ----------------------------------
 
@@ -456,68 +397,26 @@ class Engine:
             self.store.heartbeat(key, owner, ttl=self.options.lease_ttl)
 
     async def _export(self) -> None:
-        if self.options.results is None or not self.unexported:
+        if self.options.results is None or not self.tally.unexported:
             return
-        self.unexported = 0
-        self.exported += await self.db(export, self.store, self.options.results)
+        self.tally.unexported = 0
+        self.tally.exported += await self.db(export, self.store, self.options.results)
 
     # -- reporting -------------------------------------------------------------------------
 
     def status(self) -> Status:
-        stats = self.stats
-        return Status(
-            total=stats.total if stats else 0,
-            counts=dict(stats.counts) if stats else {},
-            turns=self.turns,
-            judged=self.judged,
-            generation_errors=self.errors,
-            in_flight=self.in_flight,
-            input_tokens=self.tokens_in,
-            output_tokens=self.tokens_out,
-            cost=self.cost,
-            elapsed=time.monotonic() - self._started,
-        )
+        return self.tally.status(self.stats, time.monotonic() - self._started)
 
     def _summary(self) -> Summary:
-        stats = self.stats
-        remaining = stats.remaining if stats else 0
-        reason, message = self.reason, self.message
-        b = self.options.budget
-        if remaining == 0 and (reason is None or not reason.hard):
-            reason, message = StopReason.DONE, "every item is locked"
-        if reason is None:
-            if remaining == 0:
-                reason, message = StopReason.DONE, "every item is locked"
-            elif b.max_items is not None and self.items_started >= b.max_items:
-                reason, message = StopReason.MAX_ITEMS, f"took up {b.max_items} item(s)"
-            else:
-                reason = StopReason.LEASED
-                message = (
-                    f"{remaining} item(s) left, all leased to other drivers; "
-                    "run again when they are free"
-                )
-        elif reason is StopReason.INTERRUPTED:
-            message = (
-                f"stopped{f' by {self.signal}' if self.signal else ''}: turns in flight "
-                "were dropped, none half-recorded, leases released"
-            )
-        return Summary(
-            reason=reason,
-            message=message,
-            elapsed=time.monotonic() - self._started,
-            turns=self.turns,
-            judged=self.judged,
-            generation_errors=self.errors,
-            items=self.items_started,
-            locked=dict(self.locked),
-            escalated=self.escalated,
-            input_tokens=self.tokens_in,
-            output_tokens=self.tokens_out,
-            cost=self.cost,
-            total=stats.total if stats else 0,
-            remaining=remaining,
-            exported=self.exported,
+        elapsed = time.monotonic() - self._started
+        budget = self.options.budget
+        return self.tally.summary(
+            self.stats,
+            self.reason,
+            self.message,
             signal=self.signal,
+            budget=budget,
+            elapsed=elapsed,
         )
 
 

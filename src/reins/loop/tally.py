@@ -1,0 +1,168 @@
+"""A run's own counters, and what the loop reports from them: turn events, status, summary.
+
+The ledger's counts say where the quest stands; the tally says what this run did (turns,
+errors, locks, tokens, cost), which budgets read and the summary prints.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from reins.loop.events import Status, StopReason, Summary, TurnEvent
+from reins.loop.options import Budget
+from reins.store.model import State, Stats
+from reins.turn.record import Recorded
+
+
+@dataclass(slots=True)
+class Tally:
+    """What one loop run has done so far."""
+
+    turns: int = 0
+    judged: int = 0
+    errors: int = 0
+    escalated: int = 0
+    turns_started: int = 0
+    items_started: int = 0
+    in_flight: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    consecutive_errors: int = 0
+    locked: Counter[str] = field(default_factory=Counter)
+    unexported: int = 0
+    exported: int = 0
+
+    def count(self, recorded: Recorded, escalated_by: str | None) -> None:
+        """Count one recorded turn."""
+        a, item = recorded.attempt, recorded.item
+        self.turns += 1
+        if a.judged:
+            self.judged += 1
+        else:
+            self.errors += 1
+        if escalated_by is not None:
+            self.escalated += 1
+        self.tokens_in += a.usage.input_tokens or 0
+        self.tokens_out += a.usage.output_tokens or 0
+        self.cost += a.usage.cost or 0.0
+        if item.state.terminal:
+            self.locked[item.state.value] += 1
+            self.unexported += 1
+
+    def budget_spent(self, budget: Budget) -> StopReason | None:
+        """The budget this run has used up, if any."""
+        if budget.max_turns is not None and self.turns_started >= budget.max_turns:
+            return StopReason.MAX_TURNS
+        if budget.max_tokens is not None and self.tokens_in + self.tokens_out >= budget.max_tokens:
+            return StopReason.MAX_TOKENS
+        if budget.max_cost is not None and self.cost >= budget.max_cost:
+            return StopReason.MAX_COST
+        return None
+
+    def status(self, stats: Stats | None, elapsed: float) -> Status:
+        return Status(
+            total=stats.total if stats else 0,
+            counts=dict(stats.counts) if stats else {},
+            turns=self.turns,
+            judged=self.judged,
+            generation_errors=self.errors,
+            in_flight=self.in_flight,
+            input_tokens=self.tokens_in,
+            output_tokens=self.tokens_out,
+            cost=self.cost,
+            elapsed=elapsed,
+        )
+
+    def summary(
+        self,
+        stats: Stats | None,
+        reason: StopReason | None,
+        message: str,
+        *,
+        signal: str | None,
+        budget: Budget,
+        elapsed: float,
+    ) -> Summary:
+        """How the run ended: the stop reason, or what the ledger says when none was given."""
+        remaining = stats.remaining if stats else 0
+        if remaining == 0 and (reason is None or not reason.hard):
+            reason, message = StopReason.DONE, "every item is locked"
+        if reason is None:
+            if budget.max_items is not None and self.items_started >= budget.max_items:
+                reason, message = StopReason.MAX_ITEMS, f"took up {budget.max_items} item(s)"
+            else:
+                reason = StopReason.LEASED
+                message = (
+                    f"{remaining} item(s) left, all leased to other drivers; "
+                    "run again when they are free"
+                )
+        elif reason is StopReason.INTERRUPTED:
+            message = (
+                f"stopped{f' by {signal}' if signal else ''}: turns in flight "
+                "were dropped, none half-recorded, leases released"
+            )
+        return Summary(
+            reason=reason,
+            message=message,
+            elapsed=elapsed,
+            turns=self.turns,
+            judged=self.judged,
+            generation_errors=self.errors,
+            items=self.items_started,
+            locked=dict(self.locked),
+            escalated=self.escalated,
+            input_tokens=self.tokens_in,
+            output_tokens=self.tokens_out,
+            cost=self.cost,
+            total=stats.total if stats else 0,
+            remaining=remaining,
+            exported=self.exported,
+            signal=signal,
+        )
+
+
+def budget_message(budget: Budget, reason: StopReason) -> str:
+    cap = {
+        StopReason.MAX_TURNS: f"{budget.max_turns} turn(s)",
+        StopReason.MAX_TOKENS: f"{budget.max_tokens} token(s)",
+        StopReason.MAX_COST: f"a cost of {budget.max_cost}",
+    }[reason]
+    return f"the budget of {cap} is spent; turns in flight were finished and recorded"
+
+
+def turn_event(
+    recorded: Recorded, *, max_tries: int, backend: str, seed: int, escalated_by: str | None
+) -> TurnEvent:
+    """The ``--json`` event of one recorded turn."""
+    a, item = recorded.attempt, recorded.item
+    return TurnEvent(
+        key=item.key,
+        turn=a.turn,
+        kind=a.kind.value,
+        outcome=a.outcome,
+        state=item.state.value,
+        tries=item.tries,
+        max_tries=max_tries,
+        root_cause=a.root_cause,
+        backend=backend,
+        escalated_by=escalated_by,
+        seed=seed,
+        policy=a.policy,
+        prompt_digest=a.prompt_digest or "",
+        input_tokens=a.usage.input_tokens,
+        output_tokens=a.usage.output_tokens,
+        cost=a.usage.cost,
+        latency=a.usage.latency,
+        error=a.error,
+        feedback=a.feedback,
+    )
+
+
+def move_to_locked(stats: Stats | None, state: State) -> None:
+    """Keep the display's counts current between refreshes from the ledger."""
+    if stats is not None and state.terminal:
+        counts = stats.counts
+        counts[State.TODO] = max(0, counts.get(State.TODO, 0) - 1)
+        counts[state] = counts.get(state, 0) + 1
