@@ -84,3 +84,19 @@ class Fact:
             "expected": self.expected,
             "actual": self.actual,
         }
+
+
+def readable_json(value: object) -> str:
+    """``value`` as compact JSON that keeps Unicode readable where UTF-8 can carry it.
+
+    A lone surrogate (a generator's hostile output, decoded from an escape) cannot be written
+    as UTF-8; then the whole document is written with ASCII escapes, which lose nothing.
+    """
+    import json
+
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+    return text

@@ -20,7 +20,6 @@ Exit codes (documented in the README):
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -95,7 +94,9 @@ pass_env = click.make_pass_decorator(Env)
 
 def emit_json(value: Any) -> None:
     """Write one JSON document to stdout."""
-    click.echo(json.dumps(value, ensure_ascii=False, indent=None, separators=(",", ":")))
+    from reins.values import readable_json
+
+    click.echo(readable_json(value))
 
 
 def fail(message: str, code: int) -> NoReturn:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from enum import StrEnum
 
 from reins.gate.rule import Fact
+from reins.values import readable_json
 
 
 class Outcome(StrEnum):
@@ -47,7 +47,7 @@ class Verdict:
 
 def quote(text: str) -> str:
     """Quote a fact value on one line: newlines and control characters escaped, Unicode kept."""
-    return json.dumps(text, ensure_ascii=False)
+    return readable_json(text)
 
 
 def render(key: str, verdict: Verdict, *, state: str, tries: int, max_tries: int) -> str:

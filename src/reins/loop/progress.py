@@ -7,13 +7,13 @@ anything.
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from typing import Protocol, TextIO
 
 from reins.loop.events import Status, Summary, TurnEvent
 from reins.store.model import State
+from reins.values import readable_json
 
 REDRAW = 0.1  # seconds between redraws of the status line
 LOCKED = (State.PASS, State.REVIEW, State.DONE, State.SKIPPED, State.BLOCKED)
@@ -59,7 +59,7 @@ class JsonReporter(NullReporter):
         self.out = out
 
     def _emit(self, data: dict[str, object]) -> None:
-        self.out.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self.out.write(readable_json(data) + "\n")
         self.out.flush()
 
     def turn(self, event: TurnEvent, status: Status) -> None:

@@ -10,7 +10,6 @@ can write past the offset of an open batch.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +19,7 @@ from typing import Any
 from reins.errors import LedgerError
 from reins.store.model import ExportBatch, ExportEntry
 from reins.store.protocol import Store
+from reins.values import readable_json
 
 BATCH_SIZE = 1_000
 
@@ -96,12 +96,7 @@ def _write(fd: int, batch: ExportBatch) -> None:
 
 
 def _line(record: dict[str, Any]) -> bytes:
-    text = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-    try:
-        return text.encode()
-    except UnicodeEncodeError:
-        # A lone surrogate a generator produced: the ASCII form escapes it, losslessly.
-        return (json.dumps(record, ensure_ascii=True, separators=(",", ":")) + "\n").encode()
+    return (readable_json(record) + "\n").encode()
 
 
 @contextmanager

@@ -56,6 +56,21 @@ class GenerationFailure:
     error: str
 
 
+def storable(text: str) -> str:
+    """``text`` as every store, export and terminal can take it.
+
+    A generator's output is hostile: an escaped lone surrogate in its JSON decodes to a string
+    no UTF-8 store or stdout accepts, and it reaches the feedback through the facts. Such
+    characters are kept as ``\\udXXX`` escapes, so the turn is recorded, printed and fed back
+    alike (facts themselves are stored as ASCII JSON, losslessly).
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 def draft(
     quest: Quest,
     item: Item,
@@ -80,9 +95,11 @@ def draft(
         facts=() if verdict is None else verdict.facts,
         feedback=""
         if verdict is None
-        else render(item.key, verdict, state=row.state, tries=tries, max_tries=quest.max_tries),
-        submission=submission,
-        error=result.error if isinstance(result, GenerationFailure) else None,
+        else storable(
+            render(item.key, verdict, state=row.state, tries=tries, max_tries=quest.max_tries)
+        ),
+        submission=None if submission is None else storable(submission),
+        error=storable(result.error) if isinstance(result, GenerationFailure) else None,
         policy=origin.policy,
         prompt_digest=origin.prompt_digest,
         usage=origin.usage,
