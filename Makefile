@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test lint typecheck unit bench fuzz clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# The hostile-input properties of tests/test_hostile.py with a large example budget (not in CI).
+FUZZ_EXAMPLES ?= 5000
+fuzz: $(STAMP)
+	REINS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -q -p no:cacheprovider tests/test_hostile.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist
