@@ -125,7 +125,9 @@ def load_quest(ref: str) -> Quest:
         except ModuleNotFoundError as exc:
             if exc.name and module_name.startswith(exc.name):
                 raise NotFound(f"quest {ref!r}: no module named {exc.name!r}") from exc
-            raise
+            raise _broken(ref, f"module {module_name} failed to import", exc) from exc
+        except Exception as exc:  # a syntax error, or anything its top level raises
+            raise _broken(ref, f"module {module_name} failed to import", exc) from exc
         obj: Any = module
         for part in attr.split("."):
             try:
@@ -142,9 +144,24 @@ def load_quest(ref: str) -> Quest:
                 f"no quest named {ref!r}. Known: {known}. "
                 "Or give a reference such as mypackage.module:quest."
             )
-        obj = found[ref].load()
+        try:
+            obj = found[ref].load()
+        except Exception as exc:
+            raise _broken(ref, f"entry point {found[ref].value} failed to load", exc) from exc
     if callable(obj) and not isinstance(obj, Quest):
-        obj = obj()
+        try:
+            obj = obj()
+        except Exception as exc:
+            raise _broken(ref, "its factory raised", exc) from exc
     if not isinstance(obj, Quest):
         raise ConfigError(f"quest {ref!r} is a {type(obj).__name__}, not a reins.Quest")
     return obj
+
+
+def _broken(ref: str, what: str, exc: BaseException) -> ConfigError:
+    """One line naming the quest and the exception: the traceback is the quest author's."""
+    if isinstance(exc, SyntaxError):
+        detail = f"SyntaxError: {exc.msg} ({exc.filename}, line {exc.lineno})"
+    else:
+        detail = f"{type(exc).__name__}: {exc}"
+    return ConfigError(f"quest {ref!r}: {what}: {detail}")

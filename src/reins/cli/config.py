@@ -13,6 +13,7 @@ from reins.errors import ConfigError
 CONFIG_FILE = "reins.toml"
 DEFAULT_LEASE = 15 * 60.0
 DEFAULT_LIMIT = 1024 * 1024
+_KIND_NAMES = {str: "string", int: "whole number", bool: "true or false"}
 KNOWN_KEYS = {"quest", "ledger", "results", "auto_export", "max_submission", "lease", "max_tries"}
 
 
@@ -28,6 +29,11 @@ def read_config(folder: Path | None = None) -> dict[str, Any]:
             data = tomllib.load(f)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from exc
+    others = sorted(set(data) - {"reins"})
+    if others:
+        raise ConfigError(
+            f"{path}: unknown table(s) or key(s) {', '.join(others)}; reins reads only [reins]"
+        )
     table = data.get("reins", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [reins] must be a table")
@@ -67,8 +73,12 @@ class Settings:
     def resolve(cls, *, quest: str | None, ledger: str | None, config: dict[str, Any]) -> Settings:
         def typed(key: str, kind: type, default: Any) -> Any:
             value = config.get(key, default)
-            if value is not None and not isinstance(value, kind):
-                raise ConfigError(f"{CONFIG_FILE}: {key} must be a {kind.__name__}")
+            # TOML's true is a Python bool, and bool is an int: refuse it where a number goes.
+            wrong = isinstance(value, bool) and kind is not bool
+            if value is not None and (wrong or not isinstance(value, kind)):
+                raise ConfigError(
+                    f"{CONFIG_FILE}: {key} must be a {_KIND_NAMES[kind]}, not {value!r}"
+                )
             return value
 
         max_submission = typed("max_submission", int, DEFAULT_LIMIT)
@@ -77,12 +87,17 @@ class Settings:
         lease = config.get("lease", DEFAULT_LEASE)
         if isinstance(lease, bool) or not isinstance(lease, int | float) or lease <= 0:
             raise ConfigError(f"{CONFIG_FILE}: lease must be a positive number of seconds")
+        max_tries = typed("max_tries", int, None)
+        if max_tries is not None and max_tries < 1:
+            raise ConfigError(f"{CONFIG_FILE}: max_tries must be at least 1")
+        # Every value is checked, even one a flag overrides: a bad file is a bad file.
+        quest_ref, ledger_ref = typed("quest", str, None), typed("ledger", str, None)
         return cls(
-            quest_ref=quest or typed("quest", str, None),
-            ledger=ledger or typed("ledger", str, None),
+            quest_ref=quest or quest_ref,
+            ledger=ledger or ledger_ref,
             results=typed("results", str, None),
             auto_export=typed("auto_export", bool, True),
             max_submission=max_submission,
             lease=float(lease),
-            max_tries=typed("max_tries", int, None),
+            max_tries=max_tries,
         )

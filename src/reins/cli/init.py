@@ -84,6 +84,12 @@ def init(name: str, force: bool) -> None:
     """Write reins.toml and a starter quest module (NAME.py) in this folder."""
     if not name.isidentifier():
         raise ConfigError(f"--name must be a Python identifier, got {name!r}")
+    shadowed = _importable_elsewhere(name)
+    if shadowed:
+        raise ConfigError(
+            f"--name {name!r} would shadow the installed module {name!r} ({shadowed}): "
+            f"`import {name}` would find your quest instead. Pick another name."
+        )
     files = {
         Path(CONFIG_FILE): CONFIG.format(module=name, name=name),
         Path(f"{name}.py"): STARTER.format(name=name),
@@ -95,3 +101,22 @@ def init(name: str, force: bool) -> None:
         path.write_text(text, encoding="utf-8")
         click.echo(f"wrote {path}")
     click.echo(f"next: reins scan, then reins next (edit {name}.py to make it yours)")
+
+
+def _importable_elsewhere(name: str) -> str:
+    """Where ``name`` already imports from (the standard library, a package), or ""."""
+    import importlib.util
+    import sys
+
+    if name in sys.stdlib_module_names or name in sys.builtin_module_names:
+        return "the standard library"
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return ""
+    if spec is None:
+        return ""
+    origin = spec.origin or "a namespace package"
+    # A quest module already written here (init --force) is the user's own, not a shadow.
+    here = str(Path.cwd() / f"{name}.py")
+    return "" if origin == here else origin

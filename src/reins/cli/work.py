@@ -31,15 +31,24 @@ def scan(env: Env, args: tuple[str, ...], as_json: bool) -> None:
 
     Creates the ledger if it is missing. Items already present are left untouched.
     """
-    from reins.errors import ConfigError
+    import itertools
+
+    from reins.errors import ConfigError, ReinsError
 
     quest = env.quest
-    ledger = env.ledger(create=True)
     try:
         seeds = ((str(s[0]), s[1]) for s in quest.seed(list(args)))
-        added, present = ledger.add(seeds)
+        # The first item is read before the ledger exists: a scan that fails at once (a
+        # missing folder, a bad argument) leaves no empty ledger behind.
+        first = list(itertools.islice(seeds, 1))
+        ledger = env.ledger(create=True)
+        added, present = ledger.add(itertools.chain(first, seeds))
+    except ReinsError:
+        raise
     except (OSError, UnicodeError) as exc:
         raise ConfigError(f"scan: {exc}") from exc
+    except Exception as exc:  # the quest's own seed code
+        raise ConfigError(f"scan: the quest's seed raised {type(exc).__name__}: {exc}") from exc
     stats = ledger.stats()
     if as_json:
         emit_json(

@@ -1,0 +1,101 @@
+"""The CLI at its edges: broken quests, ill-typed reins.toml, failed scans, shadowing names."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from reins.cli import make_group
+
+Invoke = Callable[..., Result]
+
+
+@pytest.fixture
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("REINS_QUEST", raising=False)
+    monkeypatch.delenv("REINS_LEDGER", raising=False)
+
+    def invoke(*args: str) -> Result:
+        return CliRunner().invoke(make_group(), list(args), catch_exceptions=False)
+
+    return invoke
+
+
+def one_line_error(out: Result, code: int, *fragments: str) -> None:
+    assert out.exit_code == code, out.output
+    assert "Traceback" not in out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), out.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("source", "fragments"),
+    [
+        ("import not_a_package_anywhere\n", ("ModuleNotFoundError", "not_a_package_anywhere")),
+        ("def quest(:\n", ("SyntaxError", "line 1")),
+        ("raise RuntimeError('the data file is missing')\n", ("RuntimeError", "data file")),
+        (
+            "def quest():\n    raise KeyError('prompt')\n",
+            ("its factory raised", "KeyError"),
+        ),
+    ],
+)
+def test_a_quest_that_fails_to_load_is_one_line_naming_module_and_exception(
+    run: Invoke, tmp_path: Path, source: str, fragments: tuple[str, ...]
+) -> None:
+    (tmp_path / "brokenquest.py").write_text(source)
+    out = run("--quest", "brokenquest:quest", "status")
+    one_line_error(out, 2, "brokenquest", *fragments)
+
+
+@pytest.mark.parametrize(
+    ("toml", "fragment"),
+    [
+        ("[reins]\nmax_tries = true\n", "max_tries must be a whole number, not True"),
+        ("[reins]\nmax_tries = 0\n", "max_tries must be at least 1"),
+        ("[reins]\nlease = 'long'\n", "lease must be a positive number"),
+        ("[reins]\nquest = 3\n", "quest must be a string"),
+        ("[reins]\nauto_export = 1\n", "auto_export must be a true or false"),
+        ('[reins]\nquest = "emails"\n[extras]\nx = 1\n', "unknown table(s) or key(s) extras"),
+        ("[reins]\nmax_trys = 3\n", "unknown key(s) max_trys"),
+    ],
+)
+def test_reins_toml_values_are_type_checked(
+    run: Invoke, tmp_path: Path, toml: str, fragment: str
+) -> None:
+    (tmp_path / "reins.toml").write_text(toml)
+    one_line_error(run("--quest", "emails", "status"), 2, fragment)
+
+
+def test_a_scan_that_fails_leaves_no_empty_ledger(run: Invoke, tmp_path: Path) -> None:
+    out = run("--quest", "emails", "scan", str(tmp_path / "missing"))
+    one_line_error(out, 2, "neither a file nor a folder")
+    assert not list(tmp_path.glob("*.reins.db*"))
+
+
+def test_a_seed_that_raises_is_one_line(run: Invoke, tmp_path: Path) -> None:
+    (tmp_path / "seedy.py").write_text(
+        "from tests.conftest import TINY\nimport dataclasses\n"
+        "def boom(args):\n    yield ('a', None)\n    raise ValueError('row 2 is bad')\n"
+        "quest = dataclasses.replace(TINY, seed=boom)\n"
+    )
+    out = run("--quest", "seedy:quest", "scan")
+    one_line_error(out, 2, "the quest's seed raised ValueError: row 2 is bad")
+
+
+@pytest.mark.parametrize("name", ["json", "click", "sqlite3"])
+def test_init_refuses_a_name_that_shadows_an_importable_module(run: Invoke, name: str) -> None:
+    one_line_error(run("init", "--name", name), 2, f"would shadow the installed module {name!r}")
+    assert not Path(f"{name}.py").exists()
+
+
+def test_init_with_a_fresh_name_still_works_and_force_rewrites_it(run: Invoke) -> None:
+    assert run("init", "--name", "my_fresh_quest").exit_code == 0
+    assert run("init", "--name", "my_fresh_quest", "--force").exit_code == 0
