@@ -67,3 +67,6 @@ def ledger(tmp_path: Path) -> Iterator[SQLiteStore]:
     with SQLiteStore.open(tmp_path / "t.reins.db", create=True) as led:
         led.add((s[0], s[1]) for s in TINY.seed([]))
         yield led
+
+
+from tests.pgserver import postgres_harness, postgres_url  # noqa: E402, F401

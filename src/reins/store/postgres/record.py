@@ -1,0 +1,165 @@
+"""Recording a turn in PostgreSQL: one short transaction, the item locked ``FOR UPDATE``.
+
+The item's row is locked first; the claim and the ratchet are checked on what it holds
+(:func:`reins.store.ratchet.admit`); the attempt, the counters and the item are written; the
+transaction commits. Should the connection die meanwhile, the turn is made again once on a
+fresh connection with the same draft: if the first commit landed, the item has moved on by one
+turn and the attempt there carries the draft's nonce, so the turn is found, not written twice.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from psycopg import Cursor
+
+from reins.errors import LedgerError, NotFound
+from reins.store import ratchet
+from reins.store.codec import (
+    ATTEMPT_COLUMNS,
+    attempt_of,
+    attempt_row,
+    dump_json,
+    fired_rules,
+    now_iso,
+)
+from reins.store.model import Attempt, AttemptKind, Claim, Draft, Item
+from reins.store.postgres.connection import Database
+from reins.store.postgres.items import ITEM_COLUMNS, item_of
+
+LOAD_CHUNK = 1_000
+
+_INSERT_ATTEMPT = (
+    f"INSERT INTO attempts (item_id, {ATTEMPT_COLUMNS}) "
+    f"VALUES (%s, {', '.join('%s' for _ in ATTEMPT_COLUMNS.split(','))})"
+)
+_UPDATE_ITEM = (
+    "UPDATE items SET state = %s, tries = %s, turns = %s, updated_at = %s, locked_at = %s, "
+    "lease_owner = %s, lease_expires = %s, root_cause = %s WHERE id = %s"
+)
+
+
+def record(db: Database, draft: Draft, claim: Claim, *, now: float | None) -> tuple[Item, Attempt]:
+    t = time.time() if now is None else now
+
+    def turn(cur: Cursor[Any]) -> tuple[Item, Attempt]:
+        row = cur.execute(
+            f"SELECT {ITEM_COLUMNS}, id FROM items WHERE key = %s FOR UPDATE", (draft.key,)
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"no item with key {draft.key!r} in {db.target.location}")
+        item, item_id = item_of(row), row[-1]
+        try:
+            ratchet.admit(item, draft, claim, t)
+        except ratchet.RETRYABLE:
+            stored = _attempt_at(cur, item_id, draft.key, claim.turns + 1)
+            if stored is not None and ratchet.same_turn(stored, draft, claim):
+                return item, stored  # our own commit, whose answer was lost: not twice
+            raise
+        after, attempt = ratchet.apply(item, draft, claim, now_iso())
+        write_attempt(cur, item_id, attempt)
+        cur.execute(
+            _UPDATE_ITEM,
+            (
+                after.state.value,
+                after.tries,
+                after.turns,
+                after.updated_at,
+                after.locked_at,
+                after.lease_owner,
+                after.lease_expires,
+                after.root_cause,
+                item_id,
+            ),
+        )
+        if attempt.kind is AttemptKind.JUDGED:
+            cur.execute("UPDATE drivers SET nexts = 0 WHERE name = %s", (claim.holder,))
+        return after, attempt
+
+    return db.write(
+        turn,
+        what=f"recording a turn of item {draft.key!r}",
+        outcome=f"The turn is either wholly recorded or absent: `reins show {draft.key}` "
+        "tells which",
+    )
+
+
+def write_attempt(cur: Cursor[Any], item_id: int, a: Attempt) -> None:
+    """Append ``a`` and count it: rules fired (in name order, so locks are taken in one
+    order by every writer), usage."""
+    cur.execute(_INSERT_ATTEMPT, (item_id, *attempt_row(a)))
+    rules = sorted(fired_rules(a).items())
+    if rules:
+        cur.executemany(
+            "INSERT INTO rule_count_shards AS c (shard, rule, fired, root) "
+            "VALUES (reins_shard(), %s, %s, %s) ON CONFLICT (shard, rule) "
+            "DO UPDATE SET fired = c.fired + excluded.fired, root = c.root + excluded.root",
+            [(rule, fired, root) for rule, (fired, root) in rules],
+        )
+    u = a.usage
+    cur.execute(
+        "UPDATE usage_shards SET attempts = attempts + 1, input_tokens = input_tokens + %s, "
+        "output_tokens = output_tokens + %s, cost = cost + %s WHERE shard = reins_shard()",
+        (u.input_tokens or 0, u.output_tokens or 0, u.cost or 0.0),
+    )
+
+
+def _attempt_at(cur: Cursor[Any], item_id: int, key: str, turn: int) -> Attempt | None:
+    row = cur.execute(
+        f"SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE item_id = %s AND turn = %s",
+        (item_id, turn),
+    ).fetchone()
+    return None if row is None else attempt_of(key, row)
+
+
+def load(db: Database, entries: Iterable[tuple[Item, Sequence[Attempt]]]) -> int:
+    """Insert items with their logs as they are (``reins ledger copy``) into an empty ledger.
+
+    Inserting terminal rows is allowed: the ratchet's triggers guard updates, not inserts.
+    """
+
+    def count(cur: Cursor[Any]) -> bool:
+        return cur.execute("SELECT EXISTS (SELECT 1 FROM items)").fetchone() == (True,)
+
+    if db.read(count):
+        raise LedgerError(f"ledger {db.target.location} is not empty: copy only into a new ledger")
+    n = 0
+    chunk: list[tuple[Item, Sequence[Attempt]]] = []
+    for entry in entries:
+        chunk.append(entry)
+        if len(chunk) >= LOAD_CHUNK:
+            n += _load_chunk(db, chunk)
+            chunk = []
+    return n + (_load_chunk(db, chunk) if chunk else 0)
+
+
+def _load_chunk(db: Database, chunk: list[tuple[Item, Sequence[Attempt]]]) -> int:
+    def insert(cur: Cursor[Any]) -> int:
+        for item, log in chunk:
+            found = cur.execute(
+                "INSERT INTO items (key, state, tries, turns, payload, created_at, updated_at, "
+                "locked_at, root_cause) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                (
+                    item.key,
+                    item.state.value,
+                    item.tries,
+                    item.turns,
+                    None if item.payload is None else dump_json(item.payload),
+                    item.created_at,
+                    item.updated_at,
+                    item.locked_at,
+                    item.root_cause,
+                ),
+            ).fetchone()
+            assert found is not None
+            for attempt in log:
+                write_attempt(cur, found[0], attempt)
+        return len(chunk)
+
+    return db.write(
+        insert, what=f"copying {len(chunk)} item(s)", idempotent=False,
+        outcome="that chunk was either wholly copied or not at all; copy again into a new "
+        "ledger",
+    )  # fmt: skip
