@@ -121,8 +121,12 @@ class Database:
                 ) from exc
             except psycopg.Error as exc:
                 lost = isinstance(exc, psycopg.OperationalError) and _is_lost(exc)
-                if lost and tries == 1 and (idempotent or not sent):
-                    continue  # a fresh connection: the pool discarded the dead one
+                retry = (not sent and tries <= POOL_SIZE) or (idempotent and tries == 1)
+                if lost and retry:
+                    # The pool discarded the dead connection; others idle beside it may have
+                    # died with it (a server restart): check them all before the next try.
+                    self.pool.check()
+                    continue
                 if isinstance(exc, errors.DeadlockDetected) and tries < DEADLOCK_TRIES:
                     continue  # the server rolled this transaction back: nothing was done
                 if lost:

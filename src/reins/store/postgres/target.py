@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
@@ -24,7 +24,7 @@ DEFAULT_SCHEMA = "reins"
 TIMEOUTS = {
     "idle_in_transaction_session_timeout": "30s",
     "lock_timeout": "10s",
-    "statement_timeout": "60s",
+    "statement_timeout": "1min",
 }
 _UNSAFE = re.compile(r"[^a-z0-9_]+")
 
@@ -70,7 +70,7 @@ def parse(url: str, schema: str | None = None) -> Target:
     named = [v for k, v in query if k == "schema"]
     chosen = schema_name(named[-1] if named else schema or DEFAULT_SCHEMA)
     kept = [(k, v) for k, v in query if k != "schema"]
-    libpq_url = urlunsplit(parts._replace(query=urlencode(kept)))
+    libpq_url = urlunsplit(parts._replace(query=urlencode(kept, quote_via=quote)))
     try:
         params = conninfo_to_dict(libpq_url)
     except Exception as exc:  # psycopg.ProgrammingError: a malformed URL
@@ -86,12 +86,19 @@ def parse(url: str, schema: str | None = None) -> Target:
     if params.get("options"):
         settings.append(str(params["options"]))
     settings.append(f"-c search_path={chosen}")
-    conninfo = make_conninfo(libpq_url, options=" ".join(settings))
+    conninfo = make_conninfo(
+        libpq_url,
+        options=" ".join(settings),
+        application_name=str(params.get("application_name") or f"reins:{chosen}"),
+    )
     shown = [(k, v) for k, v in kept if k != "password"] + [("schema", chosen)]
     netloc = parts.netloc.rpartition("@")
     user = netloc[0].partition(":")[0]
     location = urlunsplit(
-        parts._replace(netloc=f"{user}@{netloc[2]}" if user else netloc[2], query=urlencode(shown))
+        parts._replace(
+            netloc=f"{user}@{netloc[2]}" if user else netloc[2],
+            query=urlencode(shown, quote_via=quote),
+        )
     )
     host = str(params.get("host") or "localhost")
     port = str(params.get("port") or "5432")
