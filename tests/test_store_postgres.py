@@ -241,18 +241,22 @@ def test_a_connection_ended_between_turns_is_replaced(postgres_url: str) -> None
 def test_a_connection_ended_mid_turn_records_the_turn_once(
     store: PostgresStore, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = record_module.write_attempt
+    original = record_module.attempt_writes
     killed: list[int] = []
 
-    def write_then_die(cur: Any, item_id: int, attempt: Any) -> None:
-        original(cur, item_id, attempt)
-        if not killed:  # the first try loses its connection before it updates the item
-            pid = cur.connection.info.backend_pid
+    def die_then_write(item_id: int, attempt: Any) -> Any:
+        if not killed:  # the first try holds its item locked, and loses its connection
             with psycopg.connect(postgres_url, autocommit=True) as other:
+                (pid,) = other.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' "
+                    "AND query LIKE '%%FOR UPDATE%%'"
+                ).fetchone() or (None,)
+                assert pid is not None
                 other.execute("SELECT pg_terminate_backend(%s)", (pid,))
             killed.append(pid)
+        return original(item_id, attempt)
 
-    monkeypatch.setattr(record_module, "write_attempt", write_then_die)
+    monkeypatch.setattr(record_module, "attempt_writes", die_then_write)
     item, attempt = store.record(draft("a", "n1"), Claim("ann", 0))
     assert killed and item.state is State.PASS and attempt.turn == 1
     log = store.snapshot("a")[1]

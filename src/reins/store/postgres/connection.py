@@ -1,22 +1,24 @@
 """Connections to a PostgreSQL ledger: a small pool, one short transaction per call.
 
-Every store call runs one function inside one transaction on a pooled connection
-(:meth:`Database.read`: ``REPEATABLE READ READ ONLY``, one snapshot; :meth:`Database.write`:
-``READ COMMITTED``, rows locked with ``FOR UPDATE`` where a decision is made). A connection
-that turns out dead before anything was sent is replaced and the call made again, whatever the
-call. One lost mid-call is retried on a fresh connection only when the call is idempotent
-(reads, leases, heartbeats, and ``record``, whose nonce finds its own committed turn);
-otherwise the error names the server and says the call was wholly done or not at all.
+Every store call runs one function with a :class:`Session` on a pooled connection, in as few
+round trips as it can: most calls are one statement (a transaction of its own), a turn is two
+(``BEGIN`` and the locking read; the writes and ``COMMIT``), reads of several statements are one
+``REPEATABLE READ READ ONLY`` batch. A connection lost before a commit was sent is replaced and
+the call made again, whatever the call: nothing can have landed. One lost while committing is
+made again only when the call is idempotent (reads, leases, heartbeats, and ``record``, whose
+nonce finds its own committed turn); otherwise the error names the server and says the call was
+wholly done or not at all.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import select
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import psycopg
-from psycopg import Connection, Cursor, errors
+from psycopg import ClientCursor, Connection, errors
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -28,6 +30,8 @@ T = TypeVar("T")
 CONNECT_TIMEOUT = 10
 POOL_SIZE = 4
 DEADLOCK_TRIES = 3
+# Reads of several statements: one snapshot.
+SNAPSHOT = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 
 
 def connect(target: Target) -> Connection[Any]:
@@ -66,45 +70,43 @@ class Database:
                 f"cannot connect to PostgreSQL at {target.server} within {CONNECT_TIMEOUT}s"
             ) from exc
 
-    def read(self, fn: Callable[[Cursor[Any]], T], *, what: str = "reading the ledger") -> T:
-        """``fn`` in one read-only snapshot; retried once if the connection is lost."""
-        return self._run(fn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", what, True)
+    def read(self, fn: Callable[[Session], T], *, what: str = "reading the ledger") -> T:
+        """``fn``, which only reads; made again on a fresh connection if the connection is lost."""
+        return self._run(fn, what, True, "nothing was changed")
 
     def write(
         self,
-        fn: Callable[[Cursor[Any]], T],
+        fn: Callable[[Session], T],
         *,
         what: str,
         idempotent: bool = True,
         outcome: str = "it was either wholly done or not at all",
     ) -> T:
-        """``fn`` in one write transaction.
+        """``fn``, which writes in one transaction.
 
-        ``idempotent``: a call cut off by a lost connection may be made again on a fresh one.
-        ``what`` and ``outcome`` word the error when it may not, or the retry fails too.
+        ``idempotent``: a call whose commit was cut off by a lost connection may be made again
+        on a fresh one. ``what`` and ``outcome`` word the error when it may not, or when the
+        second try fails too.
         """
-        return self._run(fn, "BEGIN", what, idempotent, outcome)
+        return self._run(fn, what, idempotent, outcome)
 
-    def _run(
-        self,
-        fn: Callable[[Cursor[Any]], T],
-        begin: str,
-        what: str,
-        idempotent: bool,
-        outcome: str = "it was either wholly done or not at all",
-    ) -> T:
-        tries = 0
+    def _run(self, fn: Callable[[Session], T], what: str, idempotent: bool, outcome: str) -> T:
+        tries = stale = 0
         while True:
             tries += 1
-            sent = False
+            session: Session | None = None
             try:
                 with self.pool.connection() as conn:
+                    if _dead(conn) and stale < POOL_SIZE:
+                        stale += 1
+                        tries -= 1
+                        conn.close()  # the pool drops it on return
+                        continue
+                    session = Session(conn)
                     try:
-                        conn.execute(begin)
-                        sent = True
-                        with conn.cursor() as cur:
-                            result = fn(cur)
-                        conn.execute("COMMIT")
+                        result = fn(session)
+                        if session.in_transaction:
+                            session.batch(commit=True)
                         return result
                     except BaseException:
                         if (
@@ -121,7 +123,10 @@ class Database:
                 ) from exc
             except psycopg.Error as exc:
                 lost = isinstance(exc, psycopg.OperationalError) and _is_lost(exc)
-                retry = (not sent and tries <= POOL_SIZE) or (idempotent and tries == 1)
+                # Nothing can have been committed unless a commit was sent: any call may be
+                # made again then. After that, only a call that finds its own commit may.
+                committing = session is not None and session.committing
+                retry = (not committing and tries <= POOL_SIZE) or (idempotent and tries == 1)
                 if lost and retry:
                     # The pool discarded the dead connection; others idle beside it may have
                     # died with it (a server restart): check them all before the next try.
@@ -156,6 +161,84 @@ class Database:
 
     def close(self) -> None:
         self.pool.close()
+
+
+class Session:
+    """One try of one store call on one pooled connection (in autocommit mode).
+
+    Every method is one round trip: a lone statement (:meth:`rows`, :meth:`count`) runs with
+    server-side parameters, prepared after a few uses, in a transaction of its own unless one is
+    open; :meth:`batch` sends several statements at once (client-side parameters), opening a
+    transaction with ``begin`` and ending it with ``commit``. A round trip costs more than the
+    statements: each one hands the GIL back and forth with the event loop of a busy loop.
+    """
+
+    def __init__(self, conn: Connection[Any]) -> None:
+        self.conn = conn
+        self.cur = conn.cursor()
+        self._client: ClientCursor[Any] | None = None
+        self.in_transaction = False
+        # A commit may have been sent (an explicit COMMIT, or a write outside a transaction):
+        # if the connection is lost now, whether it landed is unknown.
+        self.committing = False
+
+    def rows(self, query: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[Any]:
+        """The rows of one statement."""
+        self.committing = self.committing or not self.in_transaction
+        return self.cur.execute(query, params).fetchall()
+
+    def count(self, query: str, params: Sequence[Any] = ()) -> int:
+        """How many rows one statement changed."""
+        self.committing = self.committing or not self.in_transaction
+        return self.cur.execute(query, params).rowcount
+
+    def batch(
+        self,
+        *statements: str | tuple[str, Sequence[Any]],
+        begin: str | None = None,
+        commit: bool = False,
+    ) -> list[list[Any]]:
+        """Run ``statements`` in one round trip; the rows of each (empty for a command)."""
+        if self._client is None:
+            self._client = ClientCursor(self.conn)
+        parts = [begin] if begin else []
+        for statement in statements:
+            if isinstance(statement, str):
+                parts.append(statement)
+            else:
+                parts.append(self._client.mogrify(statement[0], statement[1]))
+        if commit:
+            parts.append("COMMIT")
+        if begin:
+            self.in_transaction = True
+        if commit or not self.in_transaction:
+            self.committing = True
+        self.cur.execute(";\n".join(parts))
+        if commit:
+            self.in_transaction = False
+        results: list[list[Any]] = []
+        while True:
+            results.append(self.cur.fetchall() if self.cur.description is not None else [])
+            if not self.cur.nextset():
+                break
+        return results[(1 if begin else 0) : len(results) - (1 if commit else 0)]
+
+
+def _dead(conn: Connection[Any]) -> bool:
+    """Whether an idle connection was ended by the server while it sat in the pool.
+
+    An idle connection receives nothing; a readable socket holds the server's goodbye (an
+    ended backend, a restart) or its end. Telling before sending keeps a call that cannot be
+    made twice (adding items, claiming an export batch) from failing on a connection that was
+    dead before it was used.
+    """
+    if conn.closed:
+        return True
+    try:
+        readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
 
 
 def _is_lost(exc: psycopg.OperationalError) -> bool:

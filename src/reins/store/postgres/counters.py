@@ -3,72 +3,61 @@
 from __future__ import annotations
 
 import time
-from typing import Any
-
-from psycopg import Cursor
 
 from reins.store.checks import run_checks
 from reins.store.model import State, Stats
-from reins.store.postgres.connection import Database
+from reins.store.postgres.connection import SNAPSHOT, Database, Session
 
 
 def stats(db: Database, *, now: float | None) -> Stats:
     t = time.time() if now is None else now
-
-    def read(cur: Cursor[Any]) -> Stats:
-        counts = {State(s): n for s, n in cur.execute("SELECT state, n FROM state_counts")}
-        tries = dict(cur.execute("SELECT tries, n FROM tries_counts WHERE n > 0").fetchall())
-        rules = {
-            r: (f, root)
-            for r, f, root in cur.execute(
-                'SELECT rule, fired, root FROM rule_counts ORDER BY fired DESC, rule COLLATE "C"'
-            )
-        }
-        usage = cur.execute(
-            "SELECT attempts, input_tokens, output_tokens, cost FROM usage_totals"
-        ).fetchone()
-        assert usage is not None
-        leased = cur.execute(
-            "SELECT count(*) FROM items WHERE lease_owner IS NOT NULL AND lease_expires > %s",
-            (t,),
-        ).fetchone()
-        assert leased is not None
-        return Stats(
-            counts={s: counts.get(s, 0) for s in State},
-            tries=tries,
-            rules=rules,
-            attempts=usage[0] or 0,
-            input_tokens=usage[1] or 0,
-            output_tokens=usage[2] or 0,
-            cost=usage[3] or 0.0,
-            leased=leased[0],
+    counts, tries, rules, usage, leased = db.read(
+        lambda s: s.batch(
+            "SELECT state, n FROM state_counts",
+            "SELECT tries, n FROM tries_counts WHERE n > 0",
+            'SELECT rule, fired, root FROM rule_counts ORDER BY fired DESC, rule COLLATE "C"',
+            "SELECT attempts, input_tokens, output_tokens, cost FROM usage_totals",
+            (
+                "SELECT count(*) FROM items WHERE lease_owner IS NOT NULL AND lease_expires > %s",
+                (t,),
+            ),
+            begin=SNAPSHOT,
+            commit=True,
         )
-
-    return db.read(read)
+    )
+    by_state = {State(s): n for s, n in counts}
+    attempts, tokens_in, tokens_out, cost = usage[0]
+    return Stats(
+        counts={s: by_state.get(s, 0) for s in State},
+        tries=dict(tries),
+        rules={r: (f, root) for r, f, root in rules},
+        attempts=attempts or 0,
+        input_tokens=tokens_in or 0,
+        output_tokens=tokens_out or 0,
+        cost=cost or 0.0,
+        leased=leased[0][0],
+    )
 
 
 def meta(db: Database, key: str) -> str | None:
-    def read(cur: Cursor[Any]) -> Any:
-        return cur.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
-
-    row = db.read(read)
-    return None if row is None else str(row[0])
+    rows = db.read(lambda s: s.rows("SELECT value FROM meta WHERE key = %s", (key,)))
+    return str(rows[0][0]) if rows else None
 
 
 def set_meta(db: Database, key: str, value: str) -> None:
-    def write(cur: Cursor[Any]) -> None:
-        cur.execute(
+    db.write(
+        lambda s: s.count(
             "INSERT INTO meta (key, value) VALUES (%s, %s) "
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (key, value),
-        )
-
-    db.write(write, what=f"setting {key!r}")
+        ),
+        what=f"setting {key!r}",
+    )
 
 
 def check(db: Database) -> list[str]:
-    def scan(cur: Cursor[Any]) -> list[str]:
-        cur.execute("SET LOCAL statement_timeout = 0")  # a deliberate scan of the whole ledger
-        return run_checks(lambda sql: cur.execute(sql).fetchall())
+    def scan(s: Session) -> list[str]:
+        s.batch("SET LOCAL statement_timeout = 0", begin=SNAPSHOT)  # a deliberate full scan
+        return run_checks(s.rows)
 
     return db.read(scan, what="checking the ledger")

@@ -5,17 +5,28 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from psycopg import Cursor
-
 from reins.errors import LedgerError, NotFound
 from reins.store.codec import ATTEMPT_COLUMNS, attempt_of, dump_json, load_json, now_iso
 from reins.store.model import Attempt, Item, Page, State
-from reins.store.postgres.connection import Database
+from reins.store.postgres.connection import Database, Session
 
 SCAN_CHUNK = 5_000
 ITEM_COLUMNS = (
     "key, state, tries, payload, turns, created_at, updated_at, locked_at, "
     "lease_owner, lease_expires, export_batch, root_cause"
+)
+ITEM_WIDTH = len(ITEM_COLUMNS.split(","))
+
+
+def prefixed(columns: str, alias: str) -> str:
+    return ", ".join(f"{alias}.{c.strip()}" for c in columns.split(","))
+
+
+# The item and its log in one statement, so in one snapshot: a row per attempt (one row with
+# no attempt for an item without turns).
+_SNAPSHOT = (
+    f"SELECT {prefixed(ITEM_COLUMNS, 'i')}, {prefixed(ATTEMPT_COLUMNS, 'a')} "
+    "FROM items i LEFT JOIN attempts a ON a.item_id = i.id WHERE i.key = %s ORDER BY a.turn"
 )
 
 
@@ -58,50 +69,36 @@ def add(db: Database, seeds: Iterable[tuple[str, Any]]) -> tuple[int, int]:
 def _insert(db: Database, keys: list[str], payloads: list[str | None]) -> int:
     stamp = now_iso()  # one per chunk: a clock read per item costs seconds per million
 
-    def insert(cur: Cursor[Any]) -> int:
+    def insert(s: Session) -> int:
         # One statement per chunk; WITH ORDINALITY keeps the seeds' order in the ids.
-        cur.execute(
+        return s.count(
             "INSERT INTO items (key, payload, created_at, updated_at) "
             "SELECT k, p, %s, %s FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS s(k, p, n) "
             "ORDER BY n ON CONFLICT (key) DO NOTHING",
             (stamp, stamp, keys, payloads),
         )
-        return cur.rowcount
 
-    # Not retried after a lost connection: a chunk that landed would count as present.
+    # Not made again once sent: a chunk that landed would then count as present.
     return db.write(
         insert, what=f"adding {len(keys)} item(s)", idempotent=False,
-        outcome="that chunk of items was either wholly added or not at all; adding the same "
+        outcome="That chunk of items was either wholly added or not at all; adding the same "
         "seeds again adds only what is missing",
     )  # fmt: skip
 
 
 def get(db: Database, key: str) -> Item:
-    def read(cur: Cursor[Any]) -> tuple[Any, ...] | None:
-        return cur.execute(f"SELECT {ITEM_COLUMNS} FROM items WHERE key = %s", (key,)).fetchone()
-
-    row = db.read(read)
-    if row is None:
+    rows = db.read(lambda s: s.rows(f"SELECT {ITEM_COLUMNS} FROM items WHERE key = %s", (key,)))
+    if not rows:
         raise NotFound(f"no item with key {key!r} in {db.target.location}")
-    return item_of(row)
+    return item_of(rows[0])
 
 
 def snapshot(db: Database, key: str) -> tuple[Item, list[Attempt]]:
-    def read(cur: Cursor[Any]) -> tuple[Any, list[Any]] | None:
-        row = cur.execute(f"SELECT {ITEM_COLUMNS}, id FROM items WHERE key = %s", (key,)).fetchone()
-        if row is None:
-            return None
-        rows = cur.execute(
-            f"SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE item_id = %s ORDER BY turn",
-            (row[-1],),
-        ).fetchall()
-        return row, rows
-
-    found = db.read(read)
-    if found is None:
+    rows = db.read(lambda s: s.rows(_SNAPSHOT, (key,)))
+    if not rows:
         raise NotFound(f"no item with key {key!r} in {db.target.location}")
-    row, rows = found
-    return item_of(row), [attempt_of(key, r) for r in rows]
+    log = [attempt_of(key, r[ITEM_WIDTH:]) for r in rows if r[ITEM_WIDTH] is not None]
+    return item_of(rows[0]), log
 
 
 def page(
@@ -116,11 +113,7 @@ def page(
         where.append("root_cause = %s")
         args.append(rule)
     query = f"SELECT {ITEM_COLUMNS}, id FROM items WHERE {' AND '.join(where)} ORDER BY id LIMIT %s"
-
-    def read(cur: Cursor[Any]) -> list[Any]:
-        return cur.execute(query, [*args, limit + 1]).fetchall()
-
-    rows = db.read(read)
+    rows = db.read(lambda s: s.rows(query, [*args, limit + 1]))
     # One row more than asked says whether a next page exists: the last page has no cursor.
     items = tuple(item_of(r) for r in rows[:limit])
     return Page(items, rows[limit - 1][-1] if len(rows) > limit else None)

@@ -1,111 +1,100 @@
 """Leases in PostgreSQL: one item in progress per owner, expiry returns it to the pool.
 
-A free item is taken with ``FOR UPDATE SKIP LOCKED``: processes leasing at the same moment
-each lock a different row instead of queueing on the first, and a row whose lease another
-process just committed fails the recheck of the ``WHERE`` clause and is passed over.
+Leasing is one statement: the owner's own live lease if it holds one, else the oldest free TODO
+item, taken with ``FOR UPDATE SKIP LOCKED`` so that processes leasing at the same moment each
+lock a different row instead of queueing on the first (a row whose lease another process just
+committed fails the recheck of the ``WHERE`` clause and is passed over); the lease is written
+and the owner's ``drivers`` row counted in the same statement.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Collection
-from dataclasses import replace
-from typing import Any
-
-from psycopg import Cursor
 
 from reins.store.codec import now_iso
 from reins.store.model import Lease
 from reins.store.postgres.connection import Database
-from reins.store.postgres.items import ITEM_COLUMNS, item_of
+from reins.store.postgres.items import ITEM_COLUMNS, ITEM_WIDTH, item_of, prefixed
 
-_OWN = (
-    f"SELECT {ITEM_COLUMNS} FROM items WHERE lease_owner = %s AND state = 'TODO' "
-    "AND lease_expires > %s ORDER BY id LIMIT 1 FOR UPDATE"
+_LEASE = f"""
+WITH own AS (
+    SELECT id FROM items
+    WHERE lease_owner = %(owner)s AND state = 'TODO' AND lease_expires > %(now)s
+    ORDER BY id LIMIT 1 FOR UPDATE
+), free AS (
+    SELECT id FROM items
+    WHERE state = 'TODO' AND (lease_owner IS NULL OR lease_expires <= %(now)s)
+      AND NOT EXISTS (SELECT 1 FROM own)
+    ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED
+), picked AS (
+    SELECT id, true AS renewed FROM own UNION ALL SELECT id, false FROM free
+), taken AS (
+    UPDATE items i SET lease_owner = %(owner)s, lease_expires = %(until)s
+    FROM picked WHERE i.id = picked.id
+    RETURNING {prefixed(ITEM_COLUMNS, "i")}, picked.renewed
+), counted AS (
+    INSERT INTO drivers AS d (name, nexts, last_seen)
+    SELECT %(owner)s, 1, %(stamp)s WHERE EXISTS (SELECT 1 FROM taken)
+    ON CONFLICT (name) DO UPDATE SET nexts = d.nexts + 1, last_seen = excluded.last_seen
+    RETURNING nexts
 )
-_FREE = (
-    f"SELECT {ITEM_COLUMNS} FROM items WHERE state = 'TODO' "
-    "AND (lease_owner IS NULL OR lease_expires <= %s) ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED"
-)
+SELECT taken.*, counted.nexts FROM taken, counted
+"""
 
 
 def lease(db: Database, owner: str, *, ttl: float, now: float | None) -> Lease | None:
     t = time.time() if now is None else now
-
-    def take(cur: Cursor[Any]) -> tuple[tuple[Any, ...], int, bool] | None:
-        row = cur.execute(_OWN, (owner, t)).fetchone()
-        renewed = row is not None
-        if row is None:
-            row = cur.execute(_FREE, (t,)).fetchone()
-        if row is None:
-            return None
-        cur.execute(
-            "UPDATE items SET lease_owner = %s, lease_expires = %s WHERE key = %s",
-            (owner, t + ttl, row[0]),
-        )
-        nexts = cur.execute(
-            "INSERT INTO drivers AS d (name, nexts, last_seen) VALUES (%s, 1, %s) "
-            "ON CONFLICT (name) DO UPDATE SET nexts = d.nexts + 1, "
-            "last_seen = excluded.last_seen RETURNING nexts",
-            (owner, now_iso()),
-        ).fetchone()
-        assert nexts is not None
-        return row, int(nexts[0]), renewed
-
-    taken = db.write(take, what=f"leasing an item to {owner!r}")
-    if taken is None:
+    args = {"owner": owner, "now": t, "until": t + ttl, "stamp": now_iso()}
+    rows = db.write(lambda s: s.rows(_LEASE, args), what=f"leasing an item to {owner!r}")
+    if not rows:
         return None
-    row, nexts, renewed = taken
-    item = replace(item_of(row), lease_owner=owner, lease_expires=t + ttl)
-    return Lease(item, nexts, renewed)
+    row = rows[0]
+    return Lease(item_of(row[:ITEM_WIDTH]), int(row[-1]), bool(row[-2]))
 
 
 def heartbeat(db: Database, key: str, owner: str, *, ttl: float, now: float | None) -> bool:
     t = time.time() if now is None else now
-
-    def beat(cur: Cursor[Any]) -> bool:
-        cur.execute(
+    changed = db.write(
+        lambda s: s.count(
             "UPDATE items SET lease_expires = %s WHERE key = %s AND lease_owner = %s "
             "AND state = 'TODO'",
             (t + ttl, key, owner),
-        )
-        return cur.rowcount == 1
-
-    return db.write(beat, what=f"renewing the lease on {key!r}")
+        ),
+        what=f"renewing the lease on {key!r}",
+    )
+    return changed == 1
 
 
 def release(db: Database, key: str, owner: str) -> bool:
-    def give_back(cur: Cursor[Any]) -> bool:
-        cur.execute(
+    changed = db.write(
+        lambda s: s.count(
             "UPDATE items SET lease_owner = NULL, lease_expires = NULL "
             "WHERE key = %s AND lease_owner = %s",
             (key, owner),
-        )
-        return cur.rowcount == 1
-
-    return db.write(give_back, what=f"releasing {key!r}")
+        ),
+        what=f"releasing {key!r}",
+    )
+    return changed == 1
 
 
 def release_all(db: Database, owner: str) -> int:
-    def give_back(cur: Cursor[Any]) -> int:
-        cur.execute(
+    return db.write(
+        lambda s: s.count(
             "UPDATE items SET lease_owner = NULL, lease_expires = NULL WHERE lease_owner = %s",
             (owner,),
-        )
-        return cur.rowcount
-
-    return db.write(give_back, what=f"releasing the leases of {owner!r}")
+        ),
+        what=f"releasing the leases of {owner!r}",
+    )
 
 
 def soonest_expiry(db: Database, *, excluding: Collection[str]) -> float | None:
     # Expired leases count too: one that ran out since the caller last looked is free now.
-    def read(cur: Cursor[Any]) -> Any:
-        row = cur.execute(
+    rows = db.read(
+        lambda s: s.rows(
             "SELECT min(lease_expires) FROM items WHERE lease_owner IS NOT NULL "
             "AND state = 'TODO' AND NOT (lease_owner = ANY(%s::text[]))",
             (list(excluding),),
-        ).fetchone()
-        return None if row is None else row[0]
-
-    found = db.read(read)
-    return None if found is None else float(found)
+        )
+    )
+    return None if not rows or rows[0][0] is None else float(rows[0][0])

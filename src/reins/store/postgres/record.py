@@ -13,8 +13,6 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from psycopg import Cursor
-
 from reins.errors import LedgerError, NotFound
 from reins.store import ratchet
 from reins.store.codec import (
@@ -26,7 +24,7 @@ from reins.store.codec import (
     now_iso,
 )
 from reins.store.model import Attempt, AttemptKind, Claim, Draft, Item
-from reins.store.postgres.connection import Database
+from reins.store.postgres.connection import Database, Session
 from reins.store.postgres.items import ITEM_COLUMNS, item_of
 
 LOAD_CHUNK = 1_000
@@ -34,6 +32,15 @@ LOAD_CHUNK = 1_000
 _INSERT_ATTEMPT = (
     f"INSERT INTO attempts (item_id, {ATTEMPT_COLUMNS}) "
     f"VALUES (%s, {', '.join('%s' for _ in ATTEMPT_COLUMNS.split(','))})"
+)
+_COUNT_RULE = (
+    "INSERT INTO rule_count_shards AS c (shard, rule, fired, root) "
+    "VALUES (reins_shard(), %s, %s, %s) ON CONFLICT (shard, rule) "
+    "DO UPDATE SET fired = c.fired + excluded.fired, root = c.root + excluded.root"
+)
+_COUNT_USAGE = (
+    "UPDATE usage_shards SET attempts = attempts + 1, input_tokens = input_tokens + %s, "
+    "output_tokens = output_tokens + %s, cost = cost + %s WHERE shard = reins_shard()"
 )
 _UPDATE_ITEM = (
     "UPDATE items SET state = %s, tries = %s, turns = %s, updated_at = %s, locked_at = %s, "
@@ -44,38 +51,37 @@ _UPDATE_ITEM = (
 def record(db: Database, draft: Draft, claim: Claim, *, now: float | None) -> tuple[Item, Attempt]:
     t = time.time() if now is None else now
 
-    def turn(cur: Cursor[Any]) -> tuple[Item, Attempt]:
-        row = cur.execute(
-            f"SELECT {ITEM_COLUMNS}, id FROM items WHERE key = %s FOR UPDATE", (draft.key,)
-        ).fetchone()
-        if row is None:
+    def turn(s: Session) -> tuple[Item, Attempt]:
+        (rows,) = s.batch(
+            (f"SELECT {ITEM_COLUMNS}, id FROM items WHERE key = %s FOR UPDATE", (draft.key,)),
+            begin="BEGIN",
+        )
+        if not rows:
             raise NotFound(f"no item with key {draft.key!r} in {db.target.location}")
-        item, item_id = item_of(row), row[-1]
+        item, item_id = item_of(rows[0]), rows[0][-1]
         try:
             ratchet.admit(item, draft, claim, t)
         except ratchet.RETRYABLE:
-            stored = _attempt_at(cur, item_id, draft.key, claim.turns + 1)
+            stored = _attempt_at(s, item_id, draft.key, claim.turns + 1)
             if stored is not None and ratchet.same_turn(stored, draft, claim):
                 return item, stored  # our own commit, whose answer was lost: not twice
             raise
         after, attempt = ratchet.apply(item, draft, claim, now_iso())
-        write_attempt(cur, item_id, attempt)
-        cur.execute(
-            _UPDATE_ITEM,
-            (
-                after.state.value,
-                after.tries,
-                after.turns,
-                after.updated_at,
-                after.locked_at,
-                after.lease_owner,
-                after.lease_expires,
-                after.root_cause,
-                item_id,
-            ),
+        item_row = (
+            after.state.value,
+            after.tries,
+            after.turns,
+            after.updated_at,
+            after.locked_at,
+            after.lease_owner,
+            after.lease_expires,
+            after.root_cause,
+            item_id,
         )
+        writes = [*attempt_writes(item_id, attempt), (_UPDATE_ITEM, item_row)]
         if attempt.kind is AttemptKind.JUDGED:
-            cur.execute("UPDATE drivers SET nexts = 0 WHERE name = %s", (claim.holder,))
+            writes.append(("UPDATE drivers SET nexts = 0 WHERE name = %s", (claim.holder,)))
+        s.batch(*writes, commit=True)
         return after, attempt
 
     return db.write(
@@ -86,32 +92,23 @@ def record(db: Database, draft: Draft, claim: Claim, *, now: float | None) -> tu
     )
 
 
-def write_attempt(cur: Cursor[Any], item_id: int, a: Attempt) -> None:
-    """Append ``a`` and count it: rules fired (in name order, so locks are taken in one
-    order by every writer), usage."""
-    cur.execute(_INSERT_ATTEMPT, (item_id, *attempt_row(a)))
-    rules = sorted(fired_rules(a).items())
-    if rules:
-        cur.executemany(
-            "INSERT INTO rule_count_shards AS c (shard, rule, fired, root) "
-            "VALUES (reins_shard(), %s, %s, %s) ON CONFLICT (shard, rule) "
-            "DO UPDATE SET fired = c.fired + excluded.fired, root = c.root + excluded.root",
-            [(rule, fired, root) for rule, (fired, root) in rules],
-        )
+def attempt_writes(item_id: int, a: Attempt) -> list[tuple[str, Sequence[Any]]]:
+    """The statements that append ``a`` and count it: rules fired (in name order, so that
+    every writer locks counter rows in one order), usage."""
+    writes: list[tuple[str, Sequence[Any]]] = [(_INSERT_ATTEMPT, (item_id, *attempt_row(a)))]
+    for rule, (fired, root) in sorted(fired_rules(a).items()):
+        writes.append((_COUNT_RULE, (rule, fired, root)))
     u = a.usage
-    cur.execute(
-        "UPDATE usage_shards SET attempts = attempts + 1, input_tokens = input_tokens + %s, "
-        "output_tokens = output_tokens + %s, cost = cost + %s WHERE shard = reins_shard()",
-        (u.input_tokens or 0, u.output_tokens or 0, u.cost or 0.0),
-    )
+    writes.append((_COUNT_USAGE, (u.input_tokens or 0, u.output_tokens or 0, u.cost or 0.0)))
+    return writes
 
 
-def _attempt_at(cur: Cursor[Any], item_id: int, key: str, turn: int) -> Attempt | None:
-    row = cur.execute(
+def _attempt_at(s: Session, item_id: int, key: str, turn: int) -> Attempt | None:
+    rows = s.rows(
         f"SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE item_id = %s AND turn = %s",
         (item_id, turn),
-    ).fetchone()
-    return None if row is None else attempt_of(key, row)
+    )
+    return attempt_of(key, rows[0]) if rows else None
 
 
 def load(db: Database, entries: Iterable[tuple[Item, Sequence[Attempt]]]) -> int:
@@ -120,10 +117,7 @@ def load(db: Database, entries: Iterable[tuple[Item, Sequence[Attempt]]]) -> int
     Inserting terminal rows is allowed: the ratchet's triggers guard updates, not inserts.
     """
 
-    def count(cur: Cursor[Any]) -> bool:
-        return cur.execute("SELECT EXISTS (SELECT 1 FROM items)").fetchone() == (True,)
-
-    if db.read(count):
+    if db.read(lambda s: s.rows("SELECT EXISTS (SELECT 1 FROM items)"))[0][0]:
         raise LedgerError(f"ledger {db.target.location} is not empty: copy only into a new ledger")
     n = 0
     chunk: list[tuple[Item, Sequence[Attempt]]] = []
@@ -136,9 +130,10 @@ def load(db: Database, entries: Iterable[tuple[Item, Sequence[Attempt]]]) -> int
 
 
 def _load_chunk(db: Database, chunk: list[tuple[Item, Sequence[Attempt]]]) -> int:
-    def insert(cur: Cursor[Any]) -> int:
+    def insert(s: Session) -> int:
+        s.batch(begin="BEGIN")
         for item, log in chunk:
-            found = cur.execute(
+            (found,) = s.rows(
                 "INSERT INTO items (key, state, tries, turns, payload, created_at, updated_at, "
                 "locked_at, root_cause) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
                 (
@@ -152,14 +147,13 @@ def _load_chunk(db: Database, chunk: list[tuple[Item, Sequence[Attempt]]]) -> in
                     item.locked_at,
                     item.root_cause,
                 ),
-            ).fetchone()
-            assert found is not None
-            for attempt in log:
-                write_attempt(cur, found[0], attempt)
+            )
+            if log:
+                s.batch(*(w for a in log for w in attempt_writes(found[0], a)))
         return len(chunk)
 
     return db.write(
         insert, what=f"copying {len(chunk)} item(s)", idempotent=False,
-        outcome="that chunk was either wholly copied or not at all; copy again into a new "
+        outcome="That chunk was either wholly copied or not at all; copy again into a new "
         "ledger",
     )  # fmt: skip
