@@ -11,8 +11,9 @@ from reins.errors import IllegalTransition, LeaseConflict, NotTodo, TurnMoved
 from reins.store.model import Attempt, Claim, Draft, Item
 
 # Refusals after which the turn may already be stored: by this very draft, whose commit landed
-# while its connection died. An engine that sees one looks for the draft's nonce first.
-RETRYABLE = (TurnMoved, NotTodo)
+# while its connection died. An engine that sees one looks for the draft's nonce first. A lease
+# conflict is one too: once that turn landed, another owner may have leased the item.
+RETRYABLE = (TurnMoved, NotTodo, LeaseConflict)
 
 
 def admit(item: Item, draft: Draft, claim: Claim, now: float) -> None:

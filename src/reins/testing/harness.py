@@ -28,6 +28,10 @@ class StoreHarness(Protocol):
         """A fresh location holding a new, empty ledger; returns the location."""
         ...
 
+    def missing(self) -> str:
+        """A location where no ledger is yet (opening it with ``create`` makes one there)."""
+        ...
+
     def open(self, location: str, *, create: bool = False) -> Store:
         """Open the ledger at ``location`` as another process would (a new connection)."""
         ...
@@ -63,7 +67,7 @@ class SQLiteHarness:
     """The harness of the SQLite engine: each ledger is a file in ``folder``."""
 
     name = "sqlite"
-    earlier_versions = (0, 1)
+    earlier_versions: tuple[int, ...] = (0, 1)
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -78,6 +82,9 @@ class SQLiteHarness:
         path = self._fresh()
         SQLiteStore.open(path, create=True).close()
         return str(path)
+
+    def missing(self) -> str:
+        return str(self._fresh())
 
     def open(self, location: str, *, create: bool = False) -> Store:
         from reins.store.sqlite import SQLiteStore
@@ -178,4 +185,6 @@ def _seed_v1(conn: sqlite3.Connection) -> None:
         "'not-bad', ?, ?)",
         ('[{"rule":"not-bad","where":"answer","expected":"good","actual":"bad"}]', stamp),
     )
+    # The counters v1 kept beside the log (state and tries are counted by its triggers).
+    conn.execute("INSERT INTO rule_counts (rule, fired, root) VALUES ('not-bad', 1, 1)")
     conn.execute("UPDATE usage_totals SET attempts = 2")

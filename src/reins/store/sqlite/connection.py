@@ -81,17 +81,26 @@ def open_database(path: Path, *, create: bool) -> tuple[Database, int]:
             raise NotFound(f"no ledger at {path}. Run `reins scan` to create it.")
         _create(path)
     version = _check_header(path)
+    conn = None
     try:
         conn = _connect(path)
         version = conn.execute("PRAGMA user_version").fetchone()[0]
     except sqlite3.DatabaseError as exc:
+        # Closed now, not when the traceback is collected: an open connection keeps the
+        # -wal and -shm files it made beside a ledger we promise to leave untouched.
+        if conn is not None:
+            conn.close()
         raise CorruptLedger(f"ledger {path} is damaged: {exc}. It was left untouched.") from exc
     if version > SCHEMA_VERSION:  # bumped in a WAL not yet checkpointed into the header
         conn.close()
         raise CorruptLedger(_too_new(path, version))
     db = Database(path, conn)
     if version < SCHEMA_VERSION:
-        _migrate(db)
+        try:
+            _migrate(db)
+        except BaseException:
+            db.close()
+            raise
     return db, SCHEMA_VERSION
 
 
@@ -183,10 +192,14 @@ def run_script(conn: sqlite3.Connection, version: int) -> None:
 
 def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, timeout=60.0, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode = WAL")
-    # NORMAL in WAL mode survives a killed process (every commit is in the WAL);
-    # only a power cut can lose the last commits, never consistency.
-    conn.execute("PRAGMA synchronous = NORMAL")
+    try:
+        conn.execute("PRAGMA journal_mode = WAL")
+        # NORMAL in WAL mode survives a killed process (every commit is in the WAL);
+        # only a power cut can lose the last commits, never consistency.
+        conn.execute("PRAGMA synchronous = NORMAL")
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 

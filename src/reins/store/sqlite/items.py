@@ -98,7 +98,8 @@ def page(
     with db.read() as conn:
         rows = conn.execute(
             f"SELECT {ITEM_COLUMNS}, id FROM items WHERE {' AND '.join(where)} ORDER BY id LIMIT ?",
-            [*args, limit],
+            [*args, limit + 1],
         ).fetchall()
-    items = tuple(item_of(r) for r in rows)
-    return Page(items, rows[-1][-1] if len(rows) == limit else None)
+    # One row more than asked says whether a next page exists: the last page has no cursor.
+    items = tuple(item_of(r) for r in rows[:limit])
+    return Page(items, rows[limit - 1][-1] if len(rows) > limit else None)

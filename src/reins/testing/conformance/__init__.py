@@ -1,0 +1,130 @@
+"""The Store conformance suite: what every engine of :class:`~reins.store.protocol.Store` must do.
+
+Plain pytest tests that take one fixture, ``store_harness`` (a
+:class:`~reins.testing.harness.StoreHarness` for the engine under test). An engine's test
+module imports them all and defines that fixture::
+
+    import pytest
+    from reins.testing.conformance import *  # noqa: F403
+    from reins.testing.harness import SQLiteHarness, StoreHarness
+
+    @pytest.fixture
+    def store_harness(tmp_path) -> StoreHarness:
+        return SQLiteHarness(tmp_path)
+
+Everything goes through the protocol; the harness is the only door to an engine's insides
+(hand-written SQL, fingerprints, ledgers in odd states). Every test leaves ``check()`` empty.
+Importing this module imports pytest and hypothesis (both dev dependencies).
+"""
+
+import pytest
+
+# Under pytest, a failed assert in the suite shows its values, as in a test module of one's own.
+_MODULES = ("_kit", "exporting", "leases", "machine", "opening", "pages", "ratchet", "roundtrip")
+pytest.register_assert_rewrite(*(f"{__name__}.{name}" for name in _MODULES))
+
+from reins.testing.conformance.exporting import (  # noqa: E402
+    test_a_batch_left_open_by_a_crash_is_rewritten_once,
+    test_a_batch_left_open_by_another_process_is_finished_once,
+    test_a_crashed_batch_for_another_file_is_finished_by_any_export,
+    test_a_locking_submit_exports_automatically,
+    test_a_shortened_file_is_not_padded,
+    test_concurrent_exports_write_each_item_once,
+    test_export_writes_terminal_items_once,
+)
+from reins.testing.conformance.leases import (  # noqa: E402
+    test_a_heartbeat_extends_a_lease,
+    test_a_live_lease_refuses_another_owners_record,
+    test_an_expired_lease_returns_the_item_to_the_pool,
+    test_an_owner_gets_its_item_again,
+    test_concurrent_leases_from_two_stores_never_collide,
+    test_nexts_since_submit_counts_until_a_judged_record,
+    test_release_gives_an_item_back,
+    test_soonest_expiry,
+    test_two_stores_never_lease_one_item_to_two_owners,
+)
+from reins.testing.conformance.machine import test_random_sequences_keep_every_invariant  # noqa: E402
+from reins.testing.conformance.opening import (  # noqa: E402
+    test_a_ledger_not_ours_is_refused_and_left_untouched,
+    test_a_missing_ledger_is_not_created_unless_asked,
+    test_every_earlier_schema_is_migrated_with_its_data,
+    test_meta_is_kept_and_seen_by_every_store,
+    test_two_stores_opening_an_old_ledger_at_once_migrate_it_once,
+)
+from reins.testing.conformance.pages import (  # noqa: E402
+    test_add_dedupes_by_key_and_leaves_existing_items_untouched,
+    test_add_streams_a_large_input,
+    test_an_empty_key_is_refused,
+    test_items_can_be_walked_while_the_ledger_is_written,
+    test_pages_filter_by_state,
+    test_pages_filter_by_the_last_judged_root_cause,
+    test_pages_follow_the_order_items_were_added,
+)
+from reins.testing.conformance.ratchet import (  # noqa: E402
+    test_a_refused_record_writes_nothing,
+    test_a_retried_record_is_written_once,
+    test_a_stale_claim_is_refused_as_turn_moved,
+    test_a_terminal_item_never_changes,
+    test_hand_written_sql_cannot_break_the_ratchet,
+    test_one_turn_is_one_transaction,
+    test_record_stamps_turn_driver_and_state_and_keeps_counts,
+    test_remaining_never_grows,
+    test_tries_never_go_down,
+    test_unknown_keys_are_not_found,
+)
+from reins.testing.conformance.roundtrip import (  # noqa: E402
+    test_an_attempt_round_trips_every_field,
+    test_any_json_payload_round_trips,
+    test_copy_into_an_empty_store_reproduces_the_log,
+    test_hostile_text_from_a_rule_is_recorded,
+    test_load_refuses_a_ledger_that_is_not_empty,
+    test_payloads_of_every_json_type_round_trip,
+)
+
+__all__ = [
+    "test_a_batch_left_open_by_a_crash_is_rewritten_once",
+    "test_a_batch_left_open_by_another_process_is_finished_once",
+    "test_a_crashed_batch_for_another_file_is_finished_by_any_export",
+    "test_a_heartbeat_extends_a_lease",
+    "test_a_ledger_not_ours_is_refused_and_left_untouched",
+    "test_a_live_lease_refuses_another_owners_record",
+    "test_a_locking_submit_exports_automatically",
+    "test_a_missing_ledger_is_not_created_unless_asked",
+    "test_a_refused_record_writes_nothing",
+    "test_a_retried_record_is_written_once",
+    "test_a_shortened_file_is_not_padded",
+    "test_a_stale_claim_is_refused_as_turn_moved",
+    "test_a_terminal_item_never_changes",
+    "test_add_dedupes_by_key_and_leaves_existing_items_untouched",
+    "test_add_streams_a_large_input",
+    "test_an_attempt_round_trips_every_field",
+    "test_an_empty_key_is_refused",
+    "test_an_expired_lease_returns_the_item_to_the_pool",
+    "test_an_owner_gets_its_item_again",
+    "test_any_json_payload_round_trips",
+    "test_concurrent_exports_write_each_item_once",
+    "test_concurrent_leases_from_two_stores_never_collide",
+    "test_copy_into_an_empty_store_reproduces_the_log",
+    "test_every_earlier_schema_is_migrated_with_its_data",
+    "test_export_writes_terminal_items_once",
+    "test_hand_written_sql_cannot_break_the_ratchet",
+    "test_hostile_text_from_a_rule_is_recorded",
+    "test_items_can_be_walked_while_the_ledger_is_written",
+    "test_load_refuses_a_ledger_that_is_not_empty",
+    "test_meta_is_kept_and_seen_by_every_store",
+    "test_nexts_since_submit_counts_until_a_judged_record",
+    "test_one_turn_is_one_transaction",
+    "test_pages_filter_by_state",
+    "test_pages_filter_by_the_last_judged_root_cause",
+    "test_pages_follow_the_order_items_were_added",
+    "test_payloads_of_every_json_type_round_trip",
+    "test_random_sequences_keep_every_invariant",
+    "test_record_stamps_turn_driver_and_state_and_keeps_counts",
+    "test_release_gives_an_item_back",
+    "test_remaining_never_grows",
+    "test_soonest_expiry",
+    "test_tries_never_go_down",
+    "test_two_stores_never_lease_one_item_to_two_owners",
+    "test_two_stores_opening_an_old_ledger_at_once_migrate_it_once",
+    "test_unknown_keys_are_not_found",
+]

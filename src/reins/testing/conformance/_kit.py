@@ -1,0 +1,203 @@
+"""What the conformance tests share: a small quest, turns built by the record table, and the
+checks every test runs after it writes (the ledger is sound, its counters agree with its log).
+
+Everything here goes through the :class:`~reins.store.protocol.Store` protocol, never an
+engine's internals: the suite holds any engine to the same behaviour.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from reins.gate import Context, Fact, Level, Outcome, Verdict, rule
+from reins.quest import Quest, Seed
+from reins.store.codec import fired_rules
+from reins.store.model import Attempt, Claim, Draft, Item, Notes, State, Stats
+from reins.store.protocol import Store
+from reins.store.walk import iter_items
+from reins.testing.harness import StoreHarness
+from reins.turn.record import GenerationFailure, Origin, draft
+
+KEYS = ("a", "b", "c")
+# A fake clock: every lease and record in the suite passes ``now=``, so nothing waits.
+T0 = 1_000_000.0
+TTL = 60.0
+ERROR = "ERROR"  # a generation error, beside the gate's outcomes
+RESULTS = ("PASS", "FAIL", "REVIEW", "SKIPPED", "BLOCKED", ERROR)
+
+
+def _seed(args: Sequence[str]) -> Iterator[Seed]:
+    for word in args or KEYS:
+        yield Seed(word, {"word": word})
+
+
+def _render(item: Item) -> str:
+    return f"Say 'good' for {item.key}."
+
+
+def _prepare(item: Item, raw: str) -> Context | Verdict:
+    return Context(key=item.key, submission=raw.strip(), payload=item.payload)
+
+
+@rule("not-bad", Level.FAIL, "the answer is not 'bad'")
+def _not_bad(ctx: Context) -> Fact | None:
+    if "bad" in ctx.submission:
+        return Fact(where="answer", expected="good", actual=ctx.submission)
+    return None
+
+
+@rule("not-meh", Level.REVIEW, "the answer is not 'meh'")
+def _not_meh(ctx: Context) -> Fact | None:
+    if "meh" in ctx.submission:
+        return Fact(where="answer", expected="good", actual=ctx.submission)
+    return None
+
+
+QUEST = Quest(
+    name="conformance",
+    seed=_seed,
+    render=_render,
+    prepare=_prepare,
+    rules=[_not_bad, _not_meh],
+    max_tries=3,
+)
+
+
+def verdict(result: str, rule_id: str = "not-bad") -> Verdict | GenerationFailure:
+    """The verdict (or generation failure) a turn of ``result`` records."""
+    if result == ERROR:
+        return GenerationFailure("the backend timed out")
+    if result == "PASS":
+        return Verdict(Outcome.PASS)
+    if result == "FAIL":
+        fact = Fact(rule=rule_id, where="answer", expected="good", actual="bad")
+        return Verdict(Outcome.FAIL, (fact,), rule_id)
+    if result == "REVIEW":
+        fact = Fact(rule="not-meh", where="answer", expected="good", actual="meh")
+        return Verdict(Outcome.REVIEW, (fact,), "not-meh")
+    return Verdict.short(result)
+
+
+def make_draft(
+    item: Item, result: str, *, nonce: str | None = None, rule_id: str = "not-bad"
+) -> Draft:
+    """The draft of a turn of ``result`` on ``item`` as it stands, by the record table."""
+    origin = Origin(notes=Notes(via="conformance", nonce=nonce))
+    submission = None if result == ERROR else result.lower()
+    return draft(QUEST, item, verdict(result, rule_id), origin, submission=submission)
+
+
+def turn(
+    store: Store,
+    key: str,
+    result: str,
+    *,
+    driver: str = "conformance",
+    owner: str | None = None,
+    turns: int | None = None,
+    now: float = T0,
+    nonce: str | None = None,
+    rule_id: str = "not-bad",
+) -> tuple[Item, Attempt]:
+    """Record one turn of ``result`` on ``key``, claiming the turn count read now (or
+    ``turns``)."""
+    item = store.get(key)
+    claim = Claim(driver=driver, turns=item.turns if turns is None else turns, owner=owner)
+    return store.record(make_draft(item, result, nonce=nonce, rule_id=rule_id), claim, now=now)
+
+
+@contextmanager
+def opened(
+    harness: StoreHarness, location: str | None = None, keys: Iterable[str] = KEYS
+) -> Iterator[Store]:
+    """A store on a fresh ledger (or on ``location``) holding ``keys``, closed afterwards."""
+    store = harness.open(harness.create() if location is None else location)
+    try:
+        store.add((k, {"word": k}) for k in keys)
+        yield store
+    finally:
+        store.close()
+
+
+def everything(store: Store) -> list[tuple[Item, list[Attempt]]]:
+    """Every item with its log, in the order added."""
+    return [store.snapshot(item.key) for item in iter_items(store)]
+
+
+def world(store: Store, now: float = T0) -> tuple[list[tuple[Item, list[Attempt]]], Stats, int]:
+    """All a refused operation must leave as it was: items, logs, counters, export marks."""
+    return everything(store), store.stats(now=now), store.exported_count()
+
+
+def assert_sound(store: Store) -> None:
+    """``check()`` finds nothing, and the invariants hold when read through the protocol."""
+    assert store.check() == []
+    entries = everything(store)
+    for item, log in entries:
+        assert item.turns == len(log), item
+        assert [a.turn for a in log] == list(range(1, len(log) + 1)), item
+        assert all(a.key == item.key for a in log), item
+        if log:
+            last = log[-1]
+            assert (item.state, item.tries) == (last.state_after, last.tries_after), item
+            assert all(not a.state_after.terminal for a in log[:-1]), item  # the ratchet
+            assert [a.tries_after for a in log] == sorted(a.tries_after for a in log), item
+        else:
+            assert (item.state, item.tries) == (State.TODO, 0), item
+        judged = [a for a in log if a.judged]
+        assert item.root_cause == (judged[-1].root_cause if judged else None), item
+        assert (item.locked_at is not None) == item.state.terminal, item
+        if item.state.terminal:
+            assert item.locked_at == log[-1].recorded_at, item
+            assert item.lease_owner is None, item
+    assert_counters_agree(store, entries)
+
+
+def assert_counters_agree(
+    store: Store, entries: list[tuple[Item, list[Attempt]]] | None = None
+) -> None:
+    """The kept counters (``stats``) say what a scan of the items and logs says."""
+    entries = everything(store) if entries is None else entries
+    stats = store.stats(now=T0)
+    attempts = [a for _, log in entries for a in log]
+    states = Counter(item.state for item, _ in entries)
+    assert stats.counts == {s: states.get(s, 0) for s in State}
+    assert stats.tries == dict(Counter(item.tries for item, _ in entries))
+    assert stats.attempts == len(attempts)
+    assert stats.input_tokens == sum(a.usage.input_tokens or 0 for a in attempts)
+    assert stats.output_tokens == sum(a.usage.output_tokens or 0 for a in attempts)
+    assert abs(stats.cost - sum(a.usage.cost or 0.0 for a in attempts)) < 1e-9
+    rules: dict[str, tuple[int, int]] = {}
+    for a in attempts:
+        for name, (fired, root) in fired_rules(a).items():
+            was = rules.get(name, (0, 0))
+            rules[name] = (was[0] + fired, was[1] + root)
+    assert {r: v for r, v in stats.rules.items() if v != (0, 0)} == rules
+
+
+def live_holder(item: Item, now: float) -> str | None:
+    """Who holds ``item`` at ``now``: an expired lease holds nothing."""
+    if item.lease_owner is not None and (item.lease_expires or 0.0) > now:
+        return item.lease_owner
+    return None
+
+
+def jsonl(path: Path) -> list[dict[str, Any]]:
+    """The records of an export file (none if it does not exist)."""
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def keys_in(path: Path) -> list[str]:
+    return [str(r["key"]) for r in jsonl(path)]
+
+
+def with_nonce(d: Draft, nonce: str) -> Draft:
+    return replace(d, notes=replace(d.notes, nonce=nonce))

@@ -1,0 +1,202 @@
+"""Leases: one item in progress per owner, never one item to two owners, expiry frees it.
+
+Two stores opened on one location stand for two processes. Every call passes ``now=``: the
+tests move a fake clock instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from reins.errors import LeaseConflict, TurnMoved
+from reins.store.model import Lease
+from reins.store.protocol import Store
+from reins.testing.conformance._kit import T0, TTL, assert_sound, opened, turn, world
+from reins.testing.harness import StoreHarness
+
+
+def _lease(store: Store, owner: str, now: float = T0) -> Lease:
+    lease = store.lease(owner, ttl=TTL, now=now)
+    assert lease is not None, owner
+    return lease
+
+
+def test_two_stores_never_lease_one_item_to_two_owners(store_harness: StoreHarness) -> None:
+    location = store_harness.create()
+    with opened(store_harness, location) as one, opened(store_harness, location, keys=()) as two:
+        ann, bob = _lease(one, "ann"), _lease(two, "bob")
+        cid = _lease(one, "cid")
+        assert [ann.item.key, bob.item.key, cid.item.key] == ["a", "b", "c"]
+        assert not (ann.renewed or bob.renewed or cid.renewed)
+        assert two.lease("dan", ttl=TTL, now=T0) is None
+        for lease, owner in ((ann, "ann"), (bob, "bob"), (cid, "cid")):
+            item = two.get(lease.item.key)
+            assert (item.lease_owner, item.lease_expires) == (owner, T0 + TTL)
+            assert (lease.item.lease_owner, lease.item.lease_expires) == (owner, T0 + TTL)
+        assert one.stats(now=T0).leased == 3
+        assert one.stats(now=T0 + TTL).leased == 0
+        assert_sound(one)
+
+
+def test_concurrent_leases_from_two_stores_never_collide(store_harness: StoreHarness) -> None:
+    location = store_harness.create()
+    keys = [f"k{i:02d}" for i in range(40)]
+    got: dict[str, list[str]] = {}
+    errors: list[BaseException] = []
+    start = threading.Barrier(2)
+
+    def work(name: str) -> None:
+        try:
+            store = store_harness.open(location)
+            try:
+                start.wait()
+                got[name] = []
+                for n in range(20):
+                    lease = store.lease(f"{name}-{n}", ttl=TTL, now=T0)
+                    got[name].append("" if lease is None else lease.item.key)
+            finally:
+                store.close()
+        except BaseException as exc:  # re-raised in the test's thread
+            errors.append(exc)
+            start.abort()
+
+    with opened(store_harness, location, keys=keys) as store:
+        threads = [threading.Thread(target=work, args=(n,)) for n in ("p", "q")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+        leased = got["p"] + got["q"]
+        assert sorted(leased) == keys  # every item once: none twice, none missed
+        holders = [store.get(k).lease_owner or "" for k in keys]
+        assert all(h.startswith(("p-", "q-")) for h in holders)
+        assert store.stats(now=T0).leased == 40
+        assert_sound(store)
+
+
+def test_an_owner_gets_its_item_again(store_harness: StoreHarness) -> None:
+    location = store_harness.create()
+    with opened(store_harness, location) as one, opened(store_harness, location, keys=()) as two:
+        first = _lease(one, "ann", T0)
+        again = _lease(two, "ann", T0 + 1)  # the owner, not the connection, holds the lease
+        assert first.item.key == again.item.key == "a"
+        assert (first.renewed, first.nexts_since_submit) == (False, 1)
+        assert (again.renewed, again.nexts_since_submit) == (True, 2)
+        assert again.item.lease_expires == one.get("a").lease_expires == T0 + 1 + TTL
+        assert _lease(one, "bob", T0 + 1).item.key == "b"
+
+
+def test_an_expired_lease_returns_the_item_to_the_pool(store_harness: StoreHarness) -> None:
+    with opened(store_harness) as store:
+        for who in ("ann", "bob", "cid"):
+            _lease(store, who, T0)
+        assert store.lease("dan", ttl=TTL, now=T0 + TTL - 1) is None
+        late = _lease(store, "dan", T0 + TTL)  # a lease is over at its expiry time
+        assert (late.item.key, late.renewed) == ("a", False)
+        ann = _lease(store, "ann", T0 + TTL)  # ann's own lease ran out and dan took a
+        assert (ann.item.key, ann.renewed) == ("b", False)
+        assert store.get("a").lease_owner == "dan"
+        assert_sound(store)
+
+
+def test_a_heartbeat_extends_a_lease(store_harness: StoreHarness) -> None:
+    with opened(store_harness, keys=["a"]) as store:
+        _lease(store, "ann", T0)
+        assert store.heartbeat("a", "ann", ttl=TTL, now=T0 + 50)
+        assert store.get("a").lease_expires == T0 + 50 + TTL
+        assert store.lease("bob", ttl=TTL, now=T0 + TTL + 5) is None  # still ann's
+        assert not store.heartbeat("a", "bob", ttl=TTL, now=T0 + TTL + 5)
+        assert store.get("a").lease_expires == T0 + 50 + TTL
+        bob = _lease(store, "bob", T0 + 50 + TTL)
+        assert bob.item.key == "a"
+        assert not store.heartbeat("a", "ann", ttl=TTL, now=T0 + 50 + TTL + 1)  # lost to bob
+        assert store.get("a").lease_owner == "bob"
+        turn(store, "a", "PASS", driver="bob", now=T0 + 50 + TTL + 1)
+        assert not store.heartbeat("a", "bob", ttl=TTL, now=T0 + 50 + TTL + 2)  # locked
+        assert store.get("a").lease_owner is None
+        assert_sound(store)
+
+
+def test_release_gives_an_item_back(store_harness: StoreHarness) -> None:
+    with opened(store_harness) as store:
+        assert _lease(store, "ann").item.key == "a"
+        assert not store.release("a", "bob")
+        assert store.get("a").lease_owner == "ann"
+        assert store.release("a", "ann")
+        assert not store.release("a", "ann")
+        assert store.get("a").lease_owner is None
+        assert store.stats(now=T0).leased == 0
+        assert _lease(store, "bob").item.key == "a"
+        assert _lease(store, "cid").item.key == "b"
+        assert store.stats(now=T0).leased == 2
+        assert store.release_all("bob") == 1
+        assert store.release_all("bob") == 0
+        assert store.release_all("nobody") == 0
+        assert store.get("a").lease_owner is None and store.get("b").lease_owner == "cid"
+        assert _lease(store, "dan").item.key == "a"
+        assert store.stats(now=T0).leased == 2
+        assert_sound(store)
+
+
+def test_soonest_expiry(store_harness: StoreHarness) -> None:
+    with opened(store_harness) as store:
+        assert store.soonest_expiry() is None
+        _lease(store, "ann", T0)
+        _lease(store, "bob", T0 + 10)
+        assert store.soonest_expiry() == T0 + TTL
+        assert store.soonest_expiry(excluding=["ann"]) == T0 + 10 + TTL
+        assert store.soonest_expiry(excluding=["ann", "bob"]) is None
+        assert store.soonest_expiry(excluding=["cid"]) == T0 + TTL
+        assert store.release("a", "ann")
+        assert store.soonest_expiry() == T0 + 10 + TTL  # an expired lease still counts
+        turn(store, "b", "PASS", driver="bob", now=T0 + 11)  # a locked item holds no lease
+        assert store.soonest_expiry() is None
+
+
+def test_a_live_lease_refuses_another_owners_record(store_harness: StoreHarness) -> None:
+    with opened(store_harness) as store:
+        assert _lease(store, "ann").item.key == "a"
+        before = world(store)
+        with pytest.raises(LeaseConflict, match="ann") as caught:
+            turn(store, "a", "FAIL", driver="bob", now=T0 + 1)
+        assert not isinstance(caught.value, TurnMoved)
+        assert world(store) == before
+        # The holder records under another driver name; a turn that stays TODO keeps the lease.
+        item, attempt = turn(store, "a", "FAIL", driver="loop", owner="ann", now=T0 + 1)
+        assert attempt.driver == "loop"
+        assert (item.lease_owner, item.lease_expires) == ("ann", T0 + TTL)
+        item, _ = turn(store, "a", "ERROR", driver="loop", owner="ann", now=T0 + 2)
+        assert item.lease_owner == "ann" and store.get("a").lease_owner == "ann"
+        # Once the lease runs out anyone may record; the lease is then gone.
+        item, _ = turn(store, "a", "FAIL", driver="bob", now=T0 + TTL)
+        assert store.get("a").tries == 2
+        assert store.get("a").lease_owner is None
+        assert store.stats(now=T0 + TTL).leased == 0
+        # A turn that locks the item ends its holder's lease.
+        assert _lease(store, "cid", T0 + TTL).item.key == "a"
+        item, _ = turn(store, "a", "REVIEW", driver="cid", now=T0 + TTL + 1)
+        assert item.lease_owner is None and store.get("a").lease_owner is None
+        assert store.stats(now=T0 + TTL + 1).leased == 0
+        assert_sound(store)
+
+
+def test_nexts_since_submit_counts_until_a_judged_record(store_harness: StoreHarness) -> None:
+    with opened(store_harness) as store:
+        assert [_lease(store, "ann", T0 + n).nexts_since_submit for n in range(3)] == [1, 2, 3]
+        turn(store, "a", "ERROR", driver="ann", now=T0 + 3)  # a generation error is no submit
+        assert _lease(store, "ann", T0 + 4).nexts_since_submit == 4
+        assert _lease(store, "bob", T0 + 4).nexts_since_submit == 1
+        turn(store, "b", "FAIL", driver="bob", now=T0 + 4)  # bob's submit is not ann's
+        again = _lease(store, "ann", T0 + 5)
+        assert (again.item.key, again.renewed, again.nexts_since_submit) == ("a", True, 5)
+        turn(store, "a", "FAIL", driver="loop", owner="ann", now=T0 + 5)  # counts for the holder
+        again = _lease(store, "ann", T0 + 6)
+        assert (again.item.key, again.renewed, again.nexts_since_submit) == ("a", True, 1)
+        turn(store, "a", "PASS", driver="ann", now=T0 + 6)
+        after = _lease(store, "ann", T0 + 7)
+        assert (after.item.key, after.renewed, after.nexts_since_submit) == ("c", False, 1)
+        assert_sound(store)

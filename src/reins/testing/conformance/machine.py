@@ -1,0 +1,313 @@
+"""Random sequences of leases, turns, expiries, releases, crashes and exports by two owners,
+each through its own store, checked step by step against a small in-memory model."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from hypothesis import HealthCheck, event, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from reins.errors import LeaseConflict, NotTodo, TurnMoved
+from reins.store.export import export
+from reins.store.model import Attempt, Claim, Draft, Item, State
+from reins.store.protocol import Store
+from reins.testing.conformance._kit import (
+    ERROR,
+    QUEST,
+    T0,
+    TTL,
+    assert_sound,
+    keys_in,
+    live_holder,
+    make_draft,
+)
+from reins.testing.harness import StoreHarness
+
+OWNERS = ("ann", "bob")
+KEYS = ("a", "b", "c", "d", "e")
+# Outcomes the machine records: the gate's three commonest, and a generation error.
+RESULTS = ("PASS", "FAIL", "FAIL", "REVIEW", ERROR)
+STEPS = (1.0, 20.0, TTL - 1, TTL, TTL + 1, 5 * TTL)
+
+
+@dataclass
+class Model:
+    """What the ledger should hold for one item."""
+
+    state: State = State.TODO
+    tries: int = 0
+    turns: int = 0
+    owner: str | None = None
+    expires: float | None = None
+
+    def holder(self, now: float) -> str | None:
+        if self.owner is not None and (self.expires or 0.0) > now:
+            return self.owner
+        return None
+
+
+def _after(m: Model, result: str) -> tuple[State, int]:
+    """The record table, written out by hand: the state and tries a turn leaves."""
+    if result == "PASS":
+        return State.PASS, m.tries
+    if result == "REVIEW":
+        return State.REVIEW, m.tries
+    if result == "FAIL":
+        tries = m.tries + 1
+        return (State.DONE if tries >= QUEST.max_tries else State.TODO), tries
+    return State.TODO, m.tries  # a generation error consumes no try and locks nothing
+
+
+class LedgerMachine(RuleBasedStateMachine):
+    """Subclassed per run with ``harness`` and ``folder`` set (see the test below)."""
+
+    harness: StoreHarness
+    folder: Path
+    runs = itertools.count()
+
+    def __init__(self) -> None:
+        super().__init__()
+        location = self.harness.create()
+        self.stores: dict[str, Store] = {}
+        for owner in OWNERS:  # one store each, as two processes would have
+            self.stores[owner] = self.harness.open(location)
+        self.stores["ann"].add((k, {"word": k}) for k in KEYS)
+        self.clock = T0
+        self.model = {k: Model() for k in KEYS}
+        self.given: dict[str, str | None] = {o: None for o in OWNERS}
+        self.nexts = dict.fromkeys(OWNERS, 0)
+        self.out = self.folder / f"machine-{next(self.runs)}.jsonl"
+        self.exported: set[str] = set()
+        self.crashed: set[str] = set()  # claimed by a writer that died, not yet exported
+        self.locked: dict[str, tuple[Item, list[Attempt]]] = {}
+        self.remaining = len(KEYS)
+        self.last: tuple[str, Draft, Claim, Attempt] | None = None
+        self.nonces = itertools.count()
+
+    def teardown(self) -> None:
+        for store in self.stores.values():
+            store.close()
+
+    # -- leases ---------------------------------------------------------------------------
+
+    @rule(owner=st.sampled_from(OWNERS))
+    def lease(self, owner: str) -> None:
+        held = [k for k in KEYS if self.model[k].state is State.TODO]
+        mine = [k for k in held if self.model[k].holder(self.clock) == owner]
+        free = [k for k in held if self.model[k].holder(self.clock) is None]
+        got = self.stores[owner].lease(owner, ttl=TTL, now=self.clock)
+        event(f"lease: {'renewed' if mine else 'free' if free else 'none'}")
+        if mine:
+            assert got is not None and got.renewed and got.item.key in mine
+        elif free:
+            assert got is not None and not got.renewed and got.item.key == free[0]
+        else:
+            assert got is None
+            return
+        key = got.item.key
+        assert self.model[key].holder(self.clock) in (None, owner)  # never two owners
+        self.model[key].owner, self.model[key].expires = owner, self.clock + TTL
+        self.given[owner] = key
+        self.nexts[owner] += 1
+        assert got.nexts_since_submit == self.nexts[owner]
+        assert (got.item.lease_owner, got.item.lease_expires) == (owner, self.clock + TTL)
+
+    @rule(owner=st.sampled_from(OWNERS))
+    def heartbeat(self, owner: str) -> None:
+        key = self.given[owner]
+        if key is None:
+            return
+        m = self.model[key]
+        extended = self.stores[owner].heartbeat(key, owner, ttl=TTL, now=self.clock)
+        event(f"heartbeat: {extended}")
+        if m.state is State.TODO and m.holder(self.clock) == owner:
+            assert extended
+        elif m.state.terminal or m.owner != owner:
+            assert not extended
+        # else: ``owner``'s lease ran out and nobody took the item; an engine may revive it.
+        if extended:
+            m.owner, m.expires = owner, self.clock + TTL
+
+    @rule(owner=st.sampled_from(OWNERS))
+    def release(self, owner: str) -> None:
+        key = self.given[owner]
+        if key is None:
+            return
+        m = self.model[key]
+        released = self.stores[owner].release(key, owner)
+        event(f"release: {released}")
+        if m.holder(self.clock) == owner:
+            assert released
+        elif m.owner != owner:
+            assert not released
+        if released:
+            m.owner = m.expires = None
+
+    @rule(owner=st.sampled_from(OWNERS))
+    def release_all(self, owner: str) -> None:
+        marked = [k for k in KEYS if self.model[k].owner == owner]
+        live = [k for k in marked if self.model[k].holder(self.clock) == owner]
+        n = self.stores[owner].release_all(owner)
+        assert len(live) <= n <= len(marked)
+        for key in marked:  # an expired lease may or may not count as held
+            item = self.stores[owner].get(key)
+            assert item.lease_owner in (None, owner) and (key not in live or not item.lease_owner)
+            self.model[key].owner, self.model[key].expires = item.lease_owner, item.lease_expires
+
+    @rule(step=st.sampled_from(STEPS))
+    def advance(self, step: float) -> None:
+        self.clock += step
+
+    # -- turns ----------------------------------------------------------------------------
+
+    @rule(
+        owner=st.sampled_from(OWNERS),
+        result=st.sampled_from(RESULTS),
+        pick=st.sampled_from(("mine", "theirs", *KEYS)),
+        stale=st.integers(0, 4).map(lambda n: n == 0),
+        slot=st.booleans(),
+    )
+    def record(self, owner: str, result: str, pick: str, stale: bool, slot: bool) -> None:
+        other = next(o for o in OWNERS if o != owner)
+        given = {"mine": self.given[owner], "theirs": self.given[other]}
+        key = given.get(pick, pick) or KEYS[0]
+        m = self.model[key]
+        store = self.stores[owner]
+        item = store.get(key)
+        turns = (m.turns - 1 if m.turns else m.turns + 1) if stale else m.turns
+        claim = Claim(driver="loop" if slot else owner, turns=turns, owner=owner if slot else None)
+        draft = make_draft(item, result, nonce=f"{owner}-{next(self.nonces)}")
+        holder = m.holder(self.clock)
+        expected: type[Exception] | None = None
+        if m.state.terminal:
+            expected = NotTodo
+        elif holder not in (None, owner):
+            expected = LeaseConflict
+        elif turns != m.turns:
+            expected = TurnMoved
+        event(f"record: {'written' if expected is None else expected.__name__}")
+        try:
+            after, attempt = store.record(draft, claim, now=self.clock)
+        except (NotTodo, LeaseConflict) as exc:
+            assert type(exc) is expected, (expected, exc)
+            return
+        assert expected is None, f"{expected} was not raised"
+        state, tries = _after(m, result)
+        assert (after.state, after.tries, after.turns) == (state, tries, m.turns + 1)
+        assert (attempt.turn, attempt.state_after, attempt.tries_after) == (
+            m.turns + 1,
+            state,
+            tries,
+        )
+        assert attempt.driver == claim.driver and attempt.notes.nonce == draft.notes.nonce
+        m.state, m.tries, m.turns = state, tries, m.turns + 1
+        if state.terminal or m.owner != owner:
+            m.owner = m.expires = None  # a lock ends the lease; another's expired one is gone
+        assert (after.lease_owner, after.lease_expires) == (m.owner, m.expires)
+        if attempt.judged:
+            self.nexts[owner] = 0
+        if state.terminal:
+            self.locked[key] = store.snapshot(key)
+        self.last = (owner, draft, claim, attempt)
+
+    @precondition(lambda self: self.last is not None)
+    @rule()
+    def retry_last_record(self) -> None:
+        """The last record's answer was lost: the driver sends the same draft again."""
+        assert self.last is not None
+        owner, draft, claim, attempt = self.last
+        before = self.stores[owner].snapshot(draft.key)
+        _, again = self.stores[owner].record(draft, claim, now=self.clock)
+        assert again == attempt
+        assert self.stores[owner].snapshot(draft.key) == before
+
+    # -- export ---------------------------------------------------------------------------
+
+    @rule(owner=st.sampled_from(OWNERS))
+    def export_results(self, owner: str) -> None:
+        terminal = {k for k in KEYS if self.model[k].state.terminal}
+        n = export(self.stores[owner], self.out)
+        event(f"export: {'recovered' if self.crashed else 'plain'}, {min(n, 2)} or more new")
+        assert n == len(terminal - self.exported - self.crashed)
+        self.exported |= terminal
+        self.crashed.clear()
+        written = Counter(keys_in(self.out))
+        assert set(written) == self.exported and set(written.values()) <= {1}
+        assert self.stores[owner].exported_count() == len(self.exported)
+
+    # Exports to one file hold its lock, and each recovers what a dead writer left before it
+    # claims anew: so at most one batch per file is ever open.
+    @precondition(lambda self: not self.crashed)
+    @rule(owner=st.sampled_from(OWNERS), limit=st.integers(min_value=1, max_value=3))
+    def crash_mid_export(self, owner: str, limit: int) -> None:
+        """A writer claims a batch, appends part of it and dies before finishing it."""
+        path = str(self.out.resolve())
+        offset = self.out.stat().st_size if self.out.exists() else 0
+        batch = self.stores[owner].claim_batch(path, offset, limit)
+        pending = sorted(
+            (k for k in KEYS if self.model[k].state.terminal and k not in self.exported),
+            key=KEYS.index,
+        )
+        if batch is None:
+            assert not pending
+            return
+        keys = [e.item.key for e in batch.entries]
+        assert keys == pending[:limit] and batch.offset == offset
+        self.crashed |= set(keys)
+        with self.out.open("ab") as f:
+            f.write(b'{"key":"' + keys[0].encode() + b'","sta')
+
+    # -- what holds after every step ------------------------------------------------------
+
+    @invariant()
+    def the_ledger_matches_the_model(self) -> None:
+        store = self.stores["bob"]
+        for key in KEYS:
+            item, m = store.get(key), self.model[key]
+            assert (item.state, item.tries, item.turns) == (m.state, m.tries, m.turns), key
+            assert live_holder(item, self.clock) == m.holder(self.clock), key
+            if m.holder(self.clock) is not None:
+                assert item.lease_expires == m.expires, key
+        stats = store.stats(now=self.clock)
+        todo = sum(1 for m in self.model.values() if m.state is State.TODO)
+        assert stats.remaining == todo <= self.remaining  # remaining never grows
+        self.remaining = todo
+        held = [m.holder(self.clock) for m in self.model.values()]
+        assert stats.leased == sum(1 for h in held if h is not None)
+        for key, (item, log) in self.locked.items():  # a locked item never changes
+            now_item, now_log = store.snapshot(key)
+            assert now_log == log, key
+            assert (now_item.state, now_item.tries, now_item.turns, now_item.locked_at) == (
+                item.state,
+                item.tries,
+                item.turns,
+                item.locked_at,
+            )
+        assert_sound(store)
+
+
+def test_random_sequences_keep_every_invariant(store_harness: StoreHarness, tmp_path: Path) -> None:
+    class Machine(LedgerMachine):
+        harness = store_harness
+        folder = tmp_path
+
+    run_state_machine_as_test(
+        Machine,
+        settings=settings(
+            max_examples=30,
+            stateful_step_count=40,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+        ),
+    )
