@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from reins.backends._common import LIMIT_OPTIONS, PRICE_OPTIONS, Options, Reply
 from reins.backends.limits import estimate_tokens
-from reins.backends.redact import REDACTED, read_key, redact
+from reins.backends.redact import REDACTED, clip, read_key, redact, remember, scrub_logs
 from reins.backends.retry import parse_retry_after
 from reins.errors import BackendError, ConfigError, TransientError, TransientTimeout
 
@@ -30,6 +30,15 @@ if TYPE_CHECKING:
 MAX_BODY = 16 * 1024 * 1024  # a reply larger than this is refused, not buffered
 DEFAULT_MAX_OUTPUT = 2048
 _SNIPPET = 300
+# httpcore's debug trace prints response headers, where a server may echo the key
+_TRANSPORT_LOGGERS = (
+    "httpx",
+    "httpcore.connection",
+    "httpcore.http11",
+    "httpcore.http2",
+    "httpcore.proxy",
+    "httpcore.socks",
+)
 
 COMMON_OPTIONS: dict[str, str] = {
     "temperature": "sampling temperature (default: the server's)",
@@ -46,8 +55,8 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def _error_text(body: bytes) -> str:
-    """The provider's own error message from an error body: bounded, one line."""
+def _error_text(body: bytes, secrets: tuple[str, ...]) -> str:
+    """The provider's own error message from an error body: scrubbed, then bounded, one line."""
     text = body.decode("utf-8", "replace")
     try:
         data: Any = json.loads(text)
@@ -62,9 +71,8 @@ def _error_text(body: bytes) -> str:
             message = err
     if not isinstance(message, str) or not message.strip():
         message = text
-    message = re.sub(r"\s+", " ", message).strip()
-    if len(message) > _SNIPPET:
-        message = message[:_SNIPPET] + "…"
+    # redacted before the cut: a key straddling it would otherwise leave its head behind
+    message = clip(re.sub(r"\s+", " ", message).strip(), _SNIPPET, secrets)
     return message or "(empty body)"
 
 
@@ -97,6 +105,8 @@ class HTTPBackend:
         self.key = self._read_key(opts)
         password = urlsplit(self.base_url).password  # a URL may carry basic-auth credentials
         self._secrets: tuple[str, ...] = tuple(s for s in (self.key, password) if s)
+        remember(*self._secrets)  # so the loop's own copies of what we return are scrubbed too
+        scrub_logs(*_TRANSPORT_LOGGERS)
         self.guard = opts.guard((self.base_url, model))
 
     def _read_key(self, opts: Options) -> str | None:
@@ -131,6 +141,10 @@ class HTTPBackend:
         return BackendError(
             f"{self.name}: {redact(message, self._secrets)}", backend=self.name, retryable=retryable
         )
+
+    def snippet(self, value: Any) -> str:
+        """A server-sent value as a short text for a message: scrubbed first, then cut."""
+        return clip(str(value), _SNIPPET, self._secrets)
 
     async def complete(self, prompt: Prompt, *, seed: int, timeout: float) -> Completion:
         """Generate once within ``timeout`` seconds, retrying transient failures meanwhile."""
@@ -183,17 +197,16 @@ class HTTPBackend:
         body = b"".join(chunks)
         if status == 429 or status == 408 or status >= 500:
             raise TransientError(
-                f"{self.name}: HTTP {status} from {where}: "
-                + redact(_error_text(body), self._secrets),
+                f"{self.name}: HTTP {status} from {where}: " + _error_text(body, self._secrets),
                 backend=self.name,
                 retry_after=retry_after,
             )
         if not 200 <= status < 300:
-            raise self.fail(f"HTTP {status} from {where}: {_error_text(body)}")
+            raise self.fail(f"HTTP {status} from {where}: {_error_text(body, self._secrets)}")
         try:
             return json.loads(body)
         except ValueError:
-            snippet = redact(_error_text(body), self._secrets)
+            snippet = _error_text(body, self._secrets)
             raise TransientError(
                 f"{self.name}: HTTP {status} from {where} is not JSON: {snippet}",
                 backend=self.name,
@@ -215,13 +228,16 @@ class HTTPBackend:
         item, and a run of them (a too-small output cap, a filter) trips the loop's breaker.
         """
         if not isinstance(text, str) or not text.strip():
-            why = f" (stop reason: {stop})" if isinstance(stop, str) and stop else ""
+            why = f" (stop reason: {self.snippet(stop)})" if isinstance(stop, str) and stop else ""
             raise self.fail(f"the reply holds no text{why}")
         for secret in self._secrets:  # a server that echoes the key into its answer
             text = text.replace(secret, REDACTED)
+        # The served model's name is the server's word and goes into the ledger: a proxy may
+        # echo anything there, the key included.
+        served = self.snippet(model) if isinstance(model, str) and model.strip() else ""
         return Reply(
             text=text,
-            model=model if isinstance(model, str) and model else self.model,
+            model=served or self.model,
             input_tokens=_count(input_tokens),
             output_tokens=_count(output_tokens),
             cost=float(cost) if isinstance(cost, int | float) and cost >= 0 else None,

@@ -57,7 +57,7 @@ class AnthropicBackend(HTTPBackend):
 
     def parse(self, data: Any) -> Reply:
         if dig(data, "type") == "error":
-            raise self.fail(str(dig(data, "error", "message") or "error reply")[:300])
+            raise self.fail(self.snippet(dig(data, "error", "message") or "error reply"))
         content = dig(data, "content")
         text = None
         if isinstance(content, list):

@@ -22,7 +22,7 @@ from reins.backends import _process
 from reins.backends._common import LIMIT_OPTIONS, PRICE_OPTIONS, Options, Reply
 from reins.backends._http import dig
 from reins.backends.limits import estimate_tokens
-from reins.backends.redact import redact, tail
+from reins.backends.redact import clip, redact, tail
 from reins.errors import BackendError, ConfigError, TransientError, TransientTimeout
 
 if TYPE_CHECKING:
@@ -147,7 +147,7 @@ class CLIBackend:
     # -- the call ------------------------------------------------------------------------
 
     def _error(self, message: str, stderr: str) -> BackendError:
-        detail = redact(tail(stderr, 1000))
+        detail = tail(stderr, 1000)  # redacted before it is cut
         text = redact(message) + (f"; stderr: {detail}" if detail else "")
         if _TRANSIENT.search(message) or _TRANSIENT.search(stderr):
             return TransientError(f"{self.name}: {text}", backend=self.name)
@@ -194,9 +194,11 @@ class CLIBackend:
             return "the reply holds no text"
         model = usage.get("model")
         cost = usage.get("cost")
+        # the CLI's word for its model goes into the ledger: scrubbed like any error text
+        served = clip(model, 300) if isinstance(model, str) and model.strip() else ""
         return Reply(
             text=text,
-            model=model if isinstance(model, str) and model else self.model,
+            model=served or self.model,
             input_tokens=_int(usage.get("input_tokens")),
             output_tokens=_int(usage.get("output_tokens")),
             cost=float(cost) if isinstance(cost, int | float) and cost >= 0 else None,
@@ -233,7 +235,7 @@ class ClaudeCLI(CLIBackend):
             return None
         if data.get("is_error") or str(data.get("subtype", "success")) != "success":
             detail = data.get("result") if isinstance(data.get("result"), str) else ""
-            return f"{data.get('subtype') or 'error'}: {detail}".strip(": ")[:500]
+            return clip(f"{data.get('subtype') or 'error'}: {detail}".strip(": "), 500)
         usage = data.get("usage") or {}
         input_tokens = _int(dig(usage, "input_tokens"))
         if input_tokens is not None:
@@ -276,9 +278,9 @@ class CodexCLI(CLIBackend):
         for event in _json_objects(stdout):
             kind = dig(event, "type")
             if kind == "error":
-                return str(dig(event, "message") or "error event")[:500]
+                return clip(str(dig(event, "message") or "error event"), 500)
             if kind == "turn.failed":
-                return str(dig(event, "error", "message") or "turn failed")[:500]
+                return clip(str(dig(event, "error", "message") or "turn failed"), 500)
             if kind == "item.completed":
                 item = dig(event, "item") or {}
                 if dig(item, "type") in ("agent_message", "assistant_message") or dig(
@@ -315,7 +317,7 @@ class GeminiCLI(CLIBackend):
         error = data.get("error")
         if error:
             message = dig(error, "message") if isinstance(error, dict) else error
-            return str(message or "error")[:500]
+            return clip(str(message or "error"), 500)
         input_tokens = output_tokens = None
         models = dig(data, "stats", "models")
         if isinstance(models, dict) and models:
@@ -372,10 +374,10 @@ class GrokCLI(CLIBackend):
         error = data.get("error")
         if error:
             message = dig(error, "message") if isinstance(error, dict) else error
-            return str(message or "error")[:500]
+            return clip(str(message or "error"), 500)
         stop = data.get("stopReason")
         if stop not in (None, "EndTurn", "end_turn"):
-            return f"stop reason {stop}"
+            return clip(f"stop reason {stop}", 500)
         usage = data.get("usage") or {}
         return self.reply(
             data.get("text"),

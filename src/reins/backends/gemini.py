@@ -60,7 +60,7 @@ class GeminiBackend(HTTPBackend):
     def parse(self, data: Any) -> Reply:
         blocked = dig(data, "promptFeedback", "blockReason")
         if blocked:
-            raise self.fail(f"the prompt was blocked: {blocked}")
+            raise self.fail(f"the prompt was blocked: {self.snippet(blocked)}")
         parts = dig(data, "candidates", 0, "content", "parts")
         text = None
         if isinstance(parts, list):

@@ -98,7 +98,7 @@ class OllamaBackend(HTTPBackend):
     def parse(self, data: Any) -> Reply:
         error = dig(data, "error")
         if isinstance(error, str) and error:
-            raise self.fail(error)
+            raise self.fail(self.snippet(error))
         return self.reply(
             dig(data, "message", "content"),
             model=dig(data, "model"),

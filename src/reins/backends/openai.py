@@ -82,7 +82,7 @@ class OpenAIBackend(HTTPBackend):
         error = dig(data, "error")
         if error:
             message = dig(error, "message") if isinstance(error, dict) else error
-            raise self.fail(str(message)[:300])
+            raise self.fail(self.snippet(message))
         if not dig(data, "choices"):
             raise self.fail("the reply has no choices")
         return self.reply(

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from urllib.parse import urlsplit
 
 from reins.errors import ConfigError, GroundError
 
@@ -121,8 +122,10 @@ REDIRECTS = frozenset({301, 302, 303, 307, 308})
 class NetResolver:
     """The default resolver: HTTP(S) GET through httpx, MX through dnspython, both guarded.
 
-    A fetch refuses any host that resolves to a private, loopback, link-local, multicast,
-    reserved or otherwise non-global address (SSRF), checks every redirect target the same way,
+    A fetch refuses any host that resolves to a private, loopback, link-local, site-local,
+    multicast, reserved or otherwise non-global address (SSRF) — an IPv6 address wrapping an IPv4
+    one (mapped, compatible, 6to4, NAT64, Teredo) is judged by both — and a numeric host is read
+    as the OS reads it (``0177.0.0.1`` is loopback). It checks every redirect target the same way,
     connects to the very address it checked (no second DNS answer can slip in), follows at most
     ``max_redirects`` redirects, reads at most ``max_bytes`` of body, and gives up after
     ``timeout`` seconds per network step and twice ``timeout`` in all for the body. Proxies from the
@@ -173,10 +176,14 @@ class NetResolver:
         try:
             target = httpx.URL(url)
         except httpx.InvalidURL as exc:
+            self._check_numeric(url)
             raise GroundError(f"fetch {url}: not a URL ({exc})") from exc
         try:
             with httpx.Client(
-                timeout=self.timeout, follow_redirects=False, trust_env=False
+                timeout=self.timeout,
+                follow_redirects=False,
+                trust_env=False,
+                event_hooks={"response": [self._vet_location]},
             ) as client:
                 for hop in range(self.max_redirects + 1):
                     response = self._open(client, target)
@@ -247,21 +254,59 @@ class NetResolver:
         assert failure is not None  # _addresses returns at least one address
         raise failure
 
+    def _vet_location(self, response: httpx.Response) -> None:
+        """Refuse a redirect to a numeric host that may not be reached, by what the host is.
+
+        httpx parses the Location of every redirect as it receives it, before this resolver's
+        own redirect handling sees the response, and fails on ``0177.0.0.1``; the target is
+        checked again, like any other, when the redirect is followed.
+        """
+        if response.status_code in REDIRECTS and "location" in response.headers:
+            self._check_numeric(response.headers["location"])
+
+    def _check_numeric(self, url: str) -> None:
+        """Refuse the host of ``url`` if it is a number the OS reads as a non-public address.
+
+        For hosts httpx will not parse but the OS would reach: ``0177.0.0.1`` is 127.0.0.1 to
+        inet_aton, an invalid address to httpx. Nothing is fetched either way, but the refusal
+        should say loopback rather than "not a URL". Names are left alone: a name in a URL httpx
+        refused is never sent to DNS.
+        """
+        import socket
+
+        try:
+            host = urlsplit(url).hostname
+            if not host:
+                return
+            infos = socket.getaddrinfo(
+                host, None, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST
+            )
+        except (OSError, UnicodeError, ValueError):
+            return  # not a number to the OS either: the caller's "not a URL" stands
+        self._check(host, infos)
+
     def _addresses(self, host: str, port: int) -> list[str]:
         """Every address of ``host``, once each, after checking that all may be reached."""
-        import ipaddress
         import socket
 
         try:
             infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except (OSError, UnicodeError) as exc:
             raise GroundError(f"fetch: cannot resolve {host}: {exc}") from exc
+        return self._check(host, infos)
+
+    def _check(self, host: str, infos: list[Any]) -> list[str]:
+        """The distinct addresses in getaddrinfo's ``infos``; raises unless all may be reached."""
+        import ipaddress
+
+        from reins.gate.address import forbidden
+
         addresses = list(dict.fromkeys(str(info[4][0]).partition("%")[0] for info in infos))
         if not addresses:
             raise GroundError(f"fetch: {host} has no address")
         for text in addresses:
             ip = ipaddress.ip_address(text)
-            kind = _forbidden(ip)
+            kind = forbidden(ip)
             if kind and not any(ip.version == n.version and ip in n for n in self._networks):
                 shown = host if host == text else f"{host} ({text})"
                 raise GroundError(f"fetch: refused {shown}: a {kind} address")
@@ -285,24 +330,6 @@ class NetResolver:
             return data.decode(response.encoding or "utf-8", "replace")
         except LookupError:
             return data.decode("utf-8", "replace")
-
-
-def _forbidden(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
-    """The kind of non-public address ``ip`` is, or "" for a global unicast address."""
-    mapped = getattr(ip, "ipv4_mapped", None)
-    if mapped is not None:
-        return _forbidden(mapped)
-    for kind, flag in (
-        ("loopback", ip.is_loopback),
-        ("link-local", ip.is_link_local),
-        ("multicast", ip.is_multicast),
-        ("unspecified", ip.is_unspecified),
-        ("reserved", ip.is_reserved),
-        ("private", ip.is_private),
-    ):
-        if flag:
-            return kind
-    return "" if ip.is_global else "non-global"
 
 
 def _dnspython() -> tuple[Any, Any]:

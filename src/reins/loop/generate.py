@@ -1,12 +1,19 @@
-"""Generate: the only probabilistic step. A backend's failure becomes a value, never a verdict."""
+"""Generate: the only probabilistic step. A backend's failure becomes a value, never a verdict.
+
+This is the boundary between a backend — possibly a plugin that knows nothing of secrets — and
+everything reins stores or prints, so every string a backend hands back passes the redactor
+here, except the generated text itself, which is the answer the quest asked for.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from dataclasses import dataclass
 
 from reins.backends.base import Backend
+from reins.backends.redact import clip, redact
 from reins.errors import BackendError
 from reins.gate import excerpt
 from reins.values import Completion, Prompt
@@ -14,6 +21,7 @@ from reins.values import Completion, Prompt
 # reins' own deadline runs this long past the timeout a backend is asked to keep
 GRACE = 5.0
 ERROR_LIMIT = 500
+MODEL_LIMIT = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,14 +52,25 @@ async def generate(
             error = f"{backend.name}: no answer within {timeout:g}s"
         else:
             error = f"{backend.name}: {type(exc).__name__}: {exc}"
-        return GenerationError(excerpt(error, ERROR_LIMIT), time.monotonic() - started)
+        return _failed(error, started)
     except BackendError as exc:
         error = str(exc) or type(exc).__name__
-        return GenerationError(excerpt(error, ERROR_LIMIT), time.monotonic() - started)
+        return _failed(error, started)
     except Exception as exc:
         error = f"{backend.name}: {type(exc).__name__}: {exc}"
-        return GenerationError(excerpt(error, ERROR_LIMIT), time.monotonic() - started)
+        return _failed(error, started)
     if not isinstance(completion, Completion) or not isinstance(completion.text, str):
         error = f"{backend.name}: answered {type(completion).__name__}, not a Completion with text"
-        return GenerationError(error, time.monotonic() - started)
+        return _failed(error, started)
+    model = completion.model
+    if isinstance(model, str):
+        # The model name the server reported: the loop records it with the attempt.
+        clean = clip(model, MODEL_LIMIT)
+        if clean != model:
+            completion = dataclasses.replace(completion, model=clean)
     return completion
+
+
+def _failed(error: str, started: float) -> GenerationError:
+    """The error, scrubbed of every known secret before it is cut (a cut key would survive)."""
+    return GenerationError(excerpt(redact(error), ERROR_LIMIT), time.monotonic() - started)
