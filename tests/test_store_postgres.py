@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import closing, suppress
 from typing import Any
@@ -62,14 +63,22 @@ def attempts_of(store: PostgresStore, key: str) -> int:
 
 
 def terminate(url: str, application: str) -> int:
-    """End every backend of ``application`` from another connection; returns how many."""
+    """End every backend of ``application`` from another connection, and wait until they are
+    gone (their goodbye sent); returns how many."""
     with psycopg.connect(url, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE application_name = %s AND pid <> pg_backend_pid()",
-            (application,),
-        ).fetchall()
-    return len(rows)
+        pids = [
+            pid
+            for (pid,) in conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = %s",
+                (application,),
+            ).fetchall()
+        ]
+        conn.execute("SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", (pids,))
+        while conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", (pids,)
+        ).fetchone() != (0,):
+            time.sleep(0.01)
+    return len(pids)
 
 
 # -- URLs, schemas, passwords -------------------------------------------------------------
@@ -241,7 +250,7 @@ def test_a_connection_ended_between_turns_is_replaced(postgres_url: str) -> None
 def test_a_connection_ended_mid_turn_records_the_turn_once(
     store: PostgresStore, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = record_module.attempt_writes
+    original = record_module.append_args
     killed: list[int] = []
 
     def die_then_write(item_id: int, attempt: Any) -> Any:
@@ -256,7 +265,7 @@ def test_a_connection_ended_mid_turn_records_the_turn_once(
             killed.append(pid)
         return original(item_id, attempt)
 
-    monkeypatch.setattr(record_module, "attempt_writes", die_then_write)
+    monkeypatch.setattr(record_module, "append_args", die_then_write)
     item, attempt = store.record(draft("a", "n1"), Claim("ann", 0))
     assert killed and item.state is State.PASS and attempt.turn == 1
     log = store.snapshot("a")[1]

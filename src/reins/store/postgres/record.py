@@ -23,29 +23,15 @@ from reins.store.codec import (
     fired_rules,
     now_iso,
 )
-from reins.store.model import Attempt, AttemptKind, Claim, Draft, Item
+from reins.store.model import Attempt, Claim, Draft, Item
 from reins.store.postgres.connection import Database, Session
 from reins.store.postgres.items import ITEM_COLUMNS, item_of
 
 LOAD_CHUNK = 1_000
 
-_INSERT_ATTEMPT = (
-    f"INSERT INTO attempts (item_id, {ATTEMPT_COLUMNS}) "
-    f"VALUES (%s, {', '.join('%s' for _ in ATTEMPT_COLUMNS.split(','))})"
-)
-_COUNT_RULE = (
-    "INSERT INTO rule_count_shards AS c (shard, rule, fired, root) "
-    "VALUES (reins_shard(), %s, %s, %s) ON CONFLICT (shard, rule) "
-    "DO UPDATE SET fired = c.fired + excluded.fired, root = c.root + excluded.root"
-)
-_COUNT_USAGE = (
-    "UPDATE usage_shards SET attempts = attempts + 1, input_tokens = input_tokens + %s, "
-    "output_tokens = output_tokens + %s, cost = cost + %s WHERE shard = reins_shard()"
-)
-_UPDATE_ITEM = (
-    "UPDATE items SET state = %s, tries = %s, turns = %s, updated_at = %s, locked_at = %s, "
-    "lease_owner = %s, lease_expires = %s, root_cause = %s WHERE id = %s"
-)
+_ARGS = ", ".join(["%s"] * (1 + len(ATTEMPT_COLUMNS.split(",")) + 3))
+_APPEND = f"SELECT reins_append({_ARGS})"
+_TURN = f"SELECT reins_turn({_ARGS}, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
 
 
 def record(db: Database, draft: Draft, claim: Claim, *, now: float | None) -> tuple[Item, Attempt]:
@@ -76,12 +62,9 @@ def record(db: Database, draft: Draft, claim: Claim, *, now: float | None) -> tu
             after.lease_owner,
             after.lease_expires,
             after.root_cause,
-            item_id,
+            claim.holder,
         )
-        writes = [*attempt_writes(item_id, attempt), (_UPDATE_ITEM, item_row)]
-        if attempt.kind is AttemptKind.JUDGED:
-            writes.append(("UPDATE drivers SET nexts = 0 WHERE name = %s", (claim.holder,)))
-        s.batch(*writes, commit=True)
+        s.batch((_TURN, (*append_args(item_id, attempt), *item_row)), commit=True)
         return after, attempt
 
     return db.write(
@@ -92,15 +75,16 @@ def record(db: Database, draft: Draft, claim: Claim, *, now: float | None) -> tu
     )
 
 
-def attempt_writes(item_id: int, a: Attempt) -> list[tuple[str, Sequence[Any]]]:
-    """The statements that append ``a`` and count it: rules fired (in name order, so that
-    every writer locks counter rows in one order), usage."""
-    writes: list[tuple[str, Sequence[Any]]] = [(_INSERT_ATTEMPT, (item_id, *attempt_row(a)))]
-    for rule, (fired, root) in sorted(fired_rules(a).items()):
-        writes.append((_COUNT_RULE, (rule, fired, root)))
-    u = a.usage
-    writes.append((_COUNT_USAGE, (u.input_tokens or 0, u.output_tokens or 0, u.cost or 0.0)))
-    return writes
+def append_args(item_id: int, a: Attempt) -> tuple[Any, ...]:
+    """The arguments of ``reins_append`` for ``a``: its row, and the rules it fired."""
+    rules = sorted(fired_rules(a).items())
+    return (
+        item_id,
+        *attempt_row(a),
+        [r for r, _ in rules],
+        [fired for _, (fired, _) in rules],
+        [root for _, (_, root) in rules],
+    )
 
 
 def _attempt_at(s: Session, item_id: int, key: str, turn: int) -> Attempt | None:
@@ -149,7 +133,7 @@ def _load_chunk(db: Database, chunk: list[tuple[Item, Sequence[Attempt]]]) -> in
                 ),
             )
             if log:
-                s.batch(*(w for a in log for w in attempt_writes(found[0], a)))
+                s.batch(*((_APPEND, append_args(found[0], a)) for a in log))
         return len(chunk)
 
     return db.write(

@@ -11,8 +11,10 @@ turns never queue on one hot row, and ``state_counts``, ``tries_counts``, ``rule
 ledger from version N-1 to N; a ledger newer than ``SCHEMA_VERSION`` is refused, never touched.
 The triggers (PL/pgSQL) are the ratchet's second line of defence, as in SQLite: even SQL
 written by hand cannot move a terminal item, lower tries or turns, delete or truncate items, or
-change the log. Every function runs with the ledger's schema as its search path, whatever the
-session's.
+change the log. Every trigger function runs with the ledger's schema as its search path,
+whatever the session's. ``reins_append`` and ``reins_turn`` hold the writes of a turn, so that
+the server plans them once per session instead of parsing them on every turn; the engine calls
+them from its own sessions.
 """
 
 from __future__ import annotations
@@ -176,6 +178,41 @@ CREATE TRIGGER items_recounted AFTER UPDATE OF state, tries ON items FOR EACH RO
     WHEN (OLD.state <> NEW.state OR OLD.tries <> NEW.tries)
     EXECUTE FUNCTION items_recount();
 
+-- The writes of a turn, as one call: its statements are planned once per session, not parsed
+-- and planned on every turn. The attempt's columns come in reins.store.codec.ATTEMPT_COLUMNS
+-- order; rule counts are written in rule order, so every writer locks counter rows alike.
+CREATE FUNCTION reins_append(
+    p_item bigint, p_turn integer, p_kind text, p_driver text, p_state_after text,
+    p_tries_after integer, p_outcome text, p_root_cause text, p_facts text, p_feedback text,
+    p_submission text, p_error text, p_policy text, p_backend text, p_prompt_digest text,
+    p_input_tokens bigint, p_output_tokens bigint, p_cost double precision,
+    p_latency double precision, p_started_at text, p_recorded_at text, p_extra text,
+    p_rules text[], p_fired bigint[], p_roots bigint[]
+) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    s smallint := reins_shard();
+BEGIN
+    INSERT INTO attempts (item_id, turn, kind, driver, state_after, tries_after, outcome,
+        root_cause, facts, feedback, submission, error, policy, backend, prompt_digest,
+        input_tokens, output_tokens, cost, latency, started_at, recorded_at, extra)
+    VALUES (p_item, p_turn, p_kind, p_driver, p_state_after, p_tries_after, p_outcome,
+        p_root_cause, p_facts, p_feedback, p_submission, p_error, p_policy, p_backend,
+        p_prompt_digest, p_input_tokens, p_output_tokens, p_cost, p_latency, p_started_at,
+        p_recorded_at, p_extra);
+    IF cardinality(p_rules) > 0 THEN
+        INSERT INTO rule_count_shards AS c (shard, rule, fired, root)
+            SELECT s, r, f, o FROM unnest(p_rules, p_fired, p_roots) AS u(r, f, o)
+            ORDER BY r COLLATE "C"
+            ON CONFLICT (shard, rule)
+            DO UPDATE SET fired = c.fired + excluded.fired, root = c.root + excluded.root;
+    END IF;
+    UPDATE usage_shards SET attempts = attempts + 1,
+        input_tokens = input_tokens + coalesce(p_input_tokens, 0),
+        output_tokens = output_tokens + coalesce(p_output_tokens, 0),
+        cost = cost + coalesce(p_cost, 0)
+    WHERE shard = s;
+END $$;
+
 CREATE FUNCTION reins_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     RAISE EXCEPTION '%', TG_ARGV[0] USING ERRCODE = 'integrity_constraint_violation';
@@ -208,6 +245,33 @@ UPDATE items SET root_cause = (
 );
 CREATE INDEX items_rule ON items(root_cause, id) WHERE root_cause IS NOT NULL;
 CREATE INDEX items_state ON items(state, id);
+
+-- All the writes of a recorded turn in one call: the attempt and its counts, the item, and
+-- the holder's count of leases without a judged turn.
+CREATE FUNCTION reins_turn(
+    p_item bigint, p_turn integer, p_kind text, p_driver text, p_state_after text,
+    p_tries_after integer, p_outcome text, p_root_cause text, p_facts text, p_feedback text,
+    p_submission text, p_error text, p_policy text, p_backend text, p_prompt_digest text,
+    p_input_tokens bigint, p_output_tokens bigint, p_cost double precision,
+    p_latency double precision, p_started_at text, p_recorded_at text, p_extra text,
+    p_rules text[], p_fired bigint[], p_roots bigint[],
+    p_state text, p_tries integer, p_turns integer, p_updated_at text, p_locked_at text,
+    p_lease_owner text, p_lease_expires double precision, p_item_root_cause text,
+    p_holder text
+) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM reins_append(p_item, p_turn, p_kind, p_driver, p_state_after, p_tries_after,
+        p_outcome, p_root_cause, p_facts, p_feedback, p_submission, p_error, p_policy,
+        p_backend, p_prompt_digest, p_input_tokens, p_output_tokens, p_cost, p_latency,
+        p_started_at, p_recorded_at, p_extra, p_rules, p_fired, p_roots);
+    UPDATE items SET state = p_state, tries = p_tries, turns = p_turns,
+        updated_at = p_updated_at, locked_at = p_locked_at, lease_owner = p_lease_owner,
+        lease_expires = p_lease_expires, root_cause = p_item_root_cause
+    WHERE id = p_item;
+    IF p_kind = 'judged' THEN
+        UPDATE drivers SET nexts = 0 WHERE name = p_holder;
+    END IF;
+END $$;
 """
 
 MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2}
