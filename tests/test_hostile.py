@@ -23,13 +23,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reins import NotTodo, State, Store
+from reins.loop import LoopOptions, run
 from reins.quests.emails import quest as EMAILS
 from reins.store.walk import iter_items
 from reins.testing import FakeBackend
 from reins.testing.harness import SQLiteHarness, StoreHarness
 from reins.turn import submit
 from reins.turn.replay import Replayed, ReplayLine, replay_line
-from tests.loopkit import loop
+from tests.loopkit import FAST
 
 EXAMPLES = int(os.environ.get("REINS_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(
@@ -141,18 +142,21 @@ def test_any_replayed_output_is_recorded_and_the_rest_of_the_file_goes_on(
 
 def test_a_loop_records_every_hostile_answer_and_finishes(harness: StoreHarness) -> None:
     """The loop's path: a backend answers each nasty text in turn; nothing stops the run."""
-    if harness.name != "sqlite":
-        pytest.skip("the loop kit runs on SQLite paths; the record path is shared")
     location = harness.create()
     payload = next(iter(EMAILS.seed([])))[1]
-    with closing(harness.open(location)) as s:
-        s.add((f"n{i}", payload) for i in range(len(NASTY)))
     answers = {
         f"n{i}": [n.decode("utf-8", "surrogateescape") if isinstance(n, bytes) else n]
         for i, n in enumerate(NASTY)
     }
-    backend = FakeBackend(answers)
-    summary = loop(Path(location), backend, dataclasses.replace(EMAILS, max_tries=1))
+    with closing(harness.open(location)) as s:
+        s.add((key, payload) for key in answers)
+        summary = run(
+            s,
+            dataclasses.replace(EMAILS, max_tries=1),
+            FakeBackend(answers),
+            options=LoopOptions(**FAST),
+            handle_signals=False,
+        )
     with closing(harness.open(location)) as s:
         states = {i.key: i.state for i in iter_items(s)}
         assert all(state is not State.TODO for state in states.values()), states
