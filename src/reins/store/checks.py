@@ -20,25 +20,27 @@ CHECKS: tuple[tuple[str, str], ...] = (
         "WHERE i.turns != coalesce(a.n, 0) OR coalesce(a.m, 0) != coalesce(a.n, 0)",
     ),
     (
-        "an item's state and tries are those its last attempt left",
-        "SELECT i.key, i.state, a.state_after, i.tries, a.tries_after FROM items i "
-        "JOIN attempts a ON a.item_id = i.id AND a.turn = i.turns "
-        "WHERE a.state_after != i.state OR a.tries_after != i.tries",
+        "an item's state, tries and round are those its last attempt left",
+        "SELECT i.key, i.state, a.state_after, i.tries, a.tries_after, i.round, a.round "
+        "FROM items i JOIN attempts a ON a.item_id = i.id AND a.turn = i.turns "
+        "WHERE a.state_after != i.state OR a.tries_after != i.tries OR a.round != i.round",
     ),
     (
         "an item with no turn is TODO with no tries",
         "SELECT key, state, tries FROM items WHERE turns = 0 AND (state != 'TODO' OR tries != 0)",
     ),
     (
-        "nothing is recorded after a lock (the ratchet)",
-        "SELECT i.key, a.turn, a.state_after FROM attempts a JOIN items i ON i.id = a.item_id "
-        "WHERE a.state_after != 'TODO' AND a.turn < i.turns",
+        "only a person's action follows a lock (the ratchet)",
+        "SELECT i.key, b.turn, b.kind FROM attempts a JOIN attempts b "
+        "ON b.item_id = a.item_id AND b.turn = a.turn + 1 JOIN items i ON i.id = a.item_id "
+        "WHERE a.state_after != 'TODO' AND b.kind != 'human'",
     ),
     (
-        "tries never go down along a log",
-        "SELECT i.key, a.turn FROM attempts a JOIN attempts b "
+        "tries never go down within a round, and rounds never go down",
+        "SELECT i.key, b.turn FROM attempts a JOIN attempts b "
         "ON b.item_id = a.item_id AND b.turn = a.turn + 1 JOIN items i ON i.id = a.item_id "
-        "WHERE b.tries_after < a.tries_after",
+        "WHERE (b.tries_after < a.tries_after AND b.round = a.round) OR b.round < a.round "
+        "OR (b.round != a.round AND b.kind != 'human')",
     ),
     (
         "a terminal item has a lock time, a TODO item none",
@@ -51,6 +53,14 @@ CHECKS: tuple[tuple[str, str], ...] = (
         "ON c.state = s.state WHERE s.n != coalesce(c.n, 0) "
         "UNION ALL SELECT c.state, 0, c.n FROM (SELECT state, count(*) AS n FROM items "
         "GROUP BY state) c WHERE c.state NOT IN (SELECT state FROM state_counts)",
+    ),
+    (
+        "the kept count per kind matches the log",
+        "SELECT k.kind, k.n, coalesce(c.n, 0) FROM kind_counts k "
+        "LEFT JOIN (SELECT kind, count(*) AS n FROM attempts GROUP BY kind) c "
+        "ON c.kind = k.kind WHERE k.n != coalesce(c.n, 0) "
+        "UNION ALL SELECT c.kind, 0, c.n FROM (SELECT kind, count(*) AS n FROM attempts "
+        "GROUP BY kind) c WHERE c.kind NOT IN (SELECT kind FROM kind_counts)",
     ),
     (
         "the kept count of attempts matches the log",

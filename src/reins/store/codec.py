@@ -18,7 +18,7 @@ from reins.values import Fact
 ATTEMPT_COLUMNS = (
     "turn, kind, driver, state_after, tries_after, outcome, root_cause, facts, feedback, "
     "submission, error, policy, backend, prompt_digest, input_tokens, output_tokens, cost, "
-    "latency, started_at, recorded_at, extra"
+    "latency, started_at, recorded_at, extra, gate_digest, action, note, round"
 )
 _NOTE_FIELDS = tuple(f.name for f in fields(Notes))
 
@@ -91,6 +91,10 @@ def attempt_row(a: Attempt) -> tuple[Any, ...]:
         a.started_at,
         a.recorded_at,
         notes_json(a.notes),
+        a.gate_digest,
+        a.action,
+        a.note,
+        a.round,
     )
 
 
@@ -121,6 +125,10 @@ def attempt_of(key: str, row: tuple[Any, ...] | Any) -> Attempt:
         started_at=row[18],
         recorded_at=row[19],
         notes=notes_of(row[20]),
+        gate_digest=row[21],
+        action=row[22],
+        note=row[23],
+        round=row[24],
     )
 
 

@@ -34,10 +34,18 @@ TERMINAL_STATES: tuple[State, ...] = tuple(s for s in State if s.terminal)
 
 
 class AttemptKind(StrEnum):
-    """A judged attempt has a verdict; a generation error has only its cause."""
+    """What made an attempt.
+
+    A judged attempt has a verdict. A generation error (the generator failed) and a judge error
+    (the gate itself failed) have only their cause: neither uses a try or locks anything. A
+    human attempt is a person's action (resolve, reopen, re-judge): the only kind that may move
+    a terminal item.
+    """
 
     JUDGED = "judged"
     GENERATION_ERROR = "generation_error"
+    JUDGE_ERROR = "judge_error"
+    HUMAN = "human"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,14 +64,22 @@ class Item:
     lease_expires: float | None = None
     exported: bool = False
     root_cause: str | None = None
+    round: int = 1
+    lease_token: str | None = None
+    gate_digest: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Transition:
-    """What recording a turn does to its item, as the turn table decided it."""
+    """What recording a turn does to its item, as turn.md's tables decided it.
+
+    ``new_round``: a person reopened the item: it starts round N+1 as TODO with no tries used
+    (the log keeps every earlier attempt).
+    """
 
     state: State
     tries_delta: int
+    new_round: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +127,9 @@ class Draft:
     usage: Usage = field(default_factory=Usage)
     started_at: str | None = None
     notes: Notes = field(default_factory=Notes)
+    gate_digest: str | None = None
+    action: str | None = None
+    note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +143,7 @@ class Claim:
     driver: str
     turns: int
     owner: str | None = None
+    token: str | None = None
 
     @property
     def holder(self) -> str:
@@ -155,6 +175,10 @@ class Attempt:
     usage: Usage = field(default_factory=Usage)
     started_at: str | None = None
     notes: Notes = field(default_factory=Notes)
+    gate_digest: str | None = None
+    action: str | None = None
+    note: str | None = None
+    round: int = 1
 
     @property
     def judged(self) -> bool:
@@ -168,6 +192,7 @@ class Lease:
     item: Item
     nexts_since_submit: int
     renewed: bool
+    token: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +219,9 @@ class Stats:
     output_tokens: int
     cost: float
     leased: int
+    kinds: dict[str, int] = field(default_factory=dict)
+    reopened: int = 0
+    gates: dict[str, int] = field(default_factory=dict)
 
     @property
     def total(self) -> int:

@@ -8,30 +8,51 @@ here means there is one record path, whatever the engine.
 from __future__ import annotations
 
 from reins.errors import IllegalTransition, LeaseConflict, NotTodo, TurnMoved
-from reins.store.model import Attempt, Claim, Draft, Item
+from reins.store.model import Attempt, AttemptKind, Claim, Draft, Item, State
 
 # Refusals after which the turn may already be stored: by this very draft, whose commit landed
 # while its connection died. An engine that sees one looks for the draft's nonce first. A lease
 # conflict is one too: once that turn landed, another owner may have leased the item.
-RETRYABLE = (TurnMoved, NotTodo, LeaseConflict)
+RETRYABLE = (TurnMoved, NotTodo, LeaseConflict, IllegalTransition)
+
+# A person's actions that settle a REVIEW item (turn.md's human table names them).
+RESOLVING = frozenset({"accept", "reject"})
 
 
 def admit(item: Item, draft: Draft, claim: Claim, now: float) -> None:
     """Refuse a turn the ratchet or the claim does not allow.
 
     Raises:
-        NotTodo: the item is terminal. LeaseConflict: another owner holds a live lease.
-        TurnMoved: the item gained a turn since the claim's read. IllegalTransition: tries
-        would go down.
+        NotTodo: a machine's turn on a terminal item. IllegalTransition: a person's action that
+            does not fit the item (resolving what is not REVIEW, reopening what is TODO), or
+            tries going down outside a new round. LeaseConflict: another owner holds a live
+            lease, or the claim's lease token is not the item's. TurnMoved: the item gained a
+            turn since the claim's read.
     """
-    if item.state.terminal:
+    human = draft.kind is AttemptKind.HUMAN
+    if item.state.terminal and not human:
         raise NotTodo(
             f"item {item.key!r} is {item.state}, not TODO: terminal items are locked for good"
         )
-    if item.lease_owner not in (None, claim.holder) and (item.lease_expires or 0) > now:
+    if human and not item.state.terminal:
+        raise IllegalTransition(
+            f"item {item.key!r} is TODO: a person's action applies to a locked item"
+        )
+    if human and draft.action in RESOLVING and item.state is not State.REVIEW:
+        raise IllegalTransition(
+            f"item {item.key!r} is {item.state}, not REVIEW: only a REVIEW item is resolved"
+        )
+    live = item.lease_owner is not None and (item.lease_expires or 0) > now
+    if live and item.lease_owner != claim.holder:
         raise LeaseConflict(
             f"item {item.key!r} is leased to {item.lease_owner!r} for another "
             f"{(item.lease_expires or 0) - now:.0f}s; take another item with `reins next`"
+        )
+    if claim.token is not None and live and item.lease_token != claim.token:
+        raise LeaseConflict(
+            f"item {item.key!r}: lease token {claim.token!r} is stale — another `reins next` "
+            f"under driver {claim.holder!r} took the item since. Give each agent its own "
+            "REINS_DRIVER, and submit with the token the latest `reins next` printed"
         )
     if item.turns != claim.turns:
         raise TurnMoved(
@@ -45,11 +66,17 @@ def admit(item: Item, draft: Draft, claim: Claim, now: float) -> None:
 def apply(item: Item, draft: Draft, claim: Claim, stamp: str) -> tuple[Item, Attempt]:
     """The item after the turn and the attempt to append, stamped at ``stamp``.
 
-    A lease survives a turn that leaves the item TODO (the holder goes on); a lock ends it.
+    A lease survives a turn that leaves the item TODO (the holder goes on); a lock ends it, and
+    so does a person's action. A new round starts with no tries used. An item a person moves
+    is exported again (its export mark is cleared).
     """
     state = draft.transition.state
-    tries = item.tries + draft.transition.tries_delta
-    keep_lease = not state.terminal and item.lease_owner == claim.holder
+    new_round = draft.transition.new_round
+    tries = 0 if new_round else item.tries + draft.transition.tries_delta
+    round_ = item.round + 1 if new_round else item.round
+    human = draft.kind is AttemptKind.HUMAN
+    keep_lease = not state.terminal and not human and item.lease_owner == claim.holder
+    judged = draft.kind is AttemptKind.JUDGED or (human and draft.outcome is not None)
     attempt = Attempt(
         key=item.key,
         turn=item.turns + 1,
@@ -69,6 +96,10 @@ def apply(item: Item, draft: Draft, claim: Claim, stamp: str) -> tuple[Item, Att
         usage=draft.usage,
         started_at=draft.started_at,
         notes=draft.notes,
+        gate_digest=draft.gate_digest,
+        action=draft.action,
+        note=draft.note,
+        round=round_,
     )
     after = Item(
         key=item.key,
@@ -81,8 +112,11 @@ def apply(item: Item, draft: Draft, claim: Claim, stamp: str) -> tuple[Item, Att
         locked_at=stamp if state.terminal else None,
         lease_owner=item.lease_owner if keep_lease else None,
         lease_expires=item.lease_expires if keep_lease else None,
-        exported=item.exported,
-        root_cause=draft.root_cause if attempt.judged else item.root_cause,
+        exported=item.exported and not human,
+        root_cause=draft.root_cause if judged else item.root_cause,
+        round=round_,
+        lease_token=item.lease_token if keep_lease else None,
+        gate_digest=draft.gate_digest if judged else item.gate_digest,
     )
     return after, attempt
 

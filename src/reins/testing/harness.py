@@ -67,7 +67,7 @@ class SQLiteHarness:
     """The harness of the SQLite engine: each ledger is a file in ``folder``."""
 
     name = "sqlite"
-    earlier_versions: tuple[int, ...] = (0, 1)
+    earlier_versions: tuple[int, ...] = (0, 1, 2)
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -139,6 +139,8 @@ class SQLiteHarness:
         conn.execute(f"PRAGMA user_version = {version}")
         if version >= 1:
             _seed_v1(conn)
+        if version >= 2:  # what v2 keeps beside the log: each item's last root cause
+            conn.execute("UPDATE items SET root_cause = 'not-bad' WHERE key = 'b'")
         conn.execute("COMMIT")
         conn.close()
         return str(path)

@@ -27,6 +27,9 @@ def stats(db: Database, *, now: float | None) -> Stats:
             "SELECT count(*) FROM items WHERE lease_owner IS NOT NULL AND lease_expires > ?",
             (t,),
         ).fetchone()[0]
+        kinds = dict(conn.execute("SELECT kind, n FROM kind_counts WHERE n > 0"))
+        reopened = conn.execute("SELECT count(*) FROM items WHERE round > 1").fetchone()[0]
+        gates = dict(conn.execute("SELECT digest, n FROM gate_counts WHERE n > 0"))
     return Stats(
         counts={s: counts.get(s, 0) for s in State},
         tries=tries,
@@ -36,6 +39,9 @@ def stats(db: Database, *, now: float | None) -> Stats:
         output_tokens=usage[2],
         cost=usage[3],
         leased=leased,
+        kinds=kinds,
+        reopened=reopened,
+        gates=gates,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Collection
 from dataclasses import replace
@@ -29,9 +30,12 @@ def lease(db: Database, owner: str, *, ttl: float, now: float | None) -> Lease |
             ).fetchone()
         if row is None:
             return None
+        # A new token on every lease, renewals too: a second agent that leases under the same
+        # driver name makes the first one's token stale, so its submit fails loudly.
+        token = os.urandom(6).hex()
         conn.execute(
-            "UPDATE items SET lease_owner = ?, lease_expires = ? WHERE key = ?",
-            (owner, t + ttl, row[0]),
+            "UPDATE items SET lease_owner = ?, lease_expires = ?, lease_token = ? WHERE key = ?",
+            (owner, t + ttl, token, row[0]),
         )
         nexts = conn.execute(
             "INSERT INTO drivers (name, nexts, last_seen) VALUES (?, 1, ?) "
@@ -39,8 +43,8 @@ def lease(db: Database, owner: str, *, ttl: float, now: float | None) -> Lease |
             "last_seen = excluded.last_seen RETURNING nexts",
             (owner, now_iso()),
         ).fetchone()[0]
-    item = replace(item_of(row), lease_owner=owner, lease_expires=t + ttl)
-    return Lease(item, nexts, renewed)
+    item = replace(item_of(row), lease_owner=owner, lease_expires=t + ttl, lease_token=token)
+    return Lease(item, nexts, renewed, token)
 
 
 def heartbeat(db: Database, key: str, owner: str, *, ttl: float, now: float | None) -> bool:
@@ -57,7 +61,7 @@ def heartbeat(db: Database, key: str, owner: str, *, ttl: float, now: float | No
 def release(db: Database, key: str, owner: str) -> bool:
     with db.write() as conn:
         cur = conn.execute(
-            "UPDATE items SET lease_owner = NULL, lease_expires = NULL "
+            "UPDATE items SET lease_owner = NULL, lease_expires = NULL, lease_token = NULL "
             "WHERE key = ? AND lease_owner = ?",
             (key, owner),
         )
@@ -67,7 +71,8 @@ def release(db: Database, key: str, owner: str) -> bool:
 def release_all(db: Database, owner: str) -> int:
     with db.write() as conn:
         return conn.execute(
-            "UPDATE items SET lease_owner = NULL, lease_expires = NULL WHERE lease_owner = ?",
+            "UPDATE items SET lease_owner = NULL, lease_expires = NULL, lease_token = NULL "
+            "WHERE lease_owner = ?",
             (owner,),
         ).rowcount
 

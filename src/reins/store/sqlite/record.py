@@ -45,7 +45,8 @@ def record(db: Database, draft: Draft, claim: Claim, *, now: float | None) -> tu
         write_attempt(conn, item_id, attempt)
         conn.execute(
             "UPDATE items SET state = ?, tries = ?, turns = ?, updated_at = ?, locked_at = ?, "
-            "lease_owner = ?, lease_expires = ?, root_cause = ? WHERE id = ?",
+            "lease_owner = ?, lease_expires = ?, root_cause = ?, round = ?, lease_token = ?, "
+            "gate_digest = ?, export_batch = CASE WHEN ? THEN export_batch END WHERE id = ?",
             (
                 after.state.value,
                 after.tries,
@@ -55,6 +56,10 @@ def record(db: Database, draft: Draft, claim: Claim, *, now: float | None) -> tu
                 after.lease_owner,
                 after.lease_expires,
                 after.root_cause,
+                after.round,
+                after.lease_token,
+                after.gate_digest,
+                after.exported,
                 item_id,
             ),
         )
@@ -81,6 +86,11 @@ def write_attempt(conn: sqlite3.Connection, item_id: int, a: Attempt) -> None:
         "UPDATE usage_totals SET attempts = attempts + 1, input_tokens = input_tokens + ?, "
         "output_tokens = output_tokens + ?, cost = cost + ?",
         (u.input_tokens or 0, u.output_tokens or 0, u.cost or 0.0),
+    )
+    conn.execute(
+        "INSERT INTO kind_counts (kind, n) VALUES (?, 1) "
+        "ON CONFLICT (kind) DO UPDATE SET n = n + 1",
+        (a.kind.value,),
     )
 
 
@@ -115,7 +125,8 @@ def _load_chunk(db: Database, chunk: list[tuple[Item, Sequence[Attempt]]]) -> in
         for item, log in chunk:
             item_id = conn.execute(
                 "INSERT INTO items (key, state, tries, turns, payload, created_at, updated_at, "
-                "locked_at, root_cause) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                "locked_at, root_cause, round, gate_digest) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (
                     item.key,
                     item.state.value,
@@ -126,6 +137,8 @@ def _load_chunk(db: Database, chunk: list[tuple[Item, Sequence[Attempt]]]) -> in
                     item.updated_at,
                     item.locked_at,
                     item.root_cause,
+                    item.round,
+                    item.gate_digest,
                 ),
             ).fetchone()[0]
             for attempt in log:

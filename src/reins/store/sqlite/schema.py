@@ -8,7 +8,7 @@ by hand cannot move a terminal item, and the log is append-only.
 from __future__ import annotations
 
 APPLICATION_ID = 0x5245494E  # "REIN": marks an SQLite file as a reins ledger
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _V1 = """
 CREATE TABLE meta (
@@ -144,4 +144,97 @@ CREATE INDEX items_rule ON items(root_cause, id) WHERE root_cause IS NOT NULL;
 CREATE INDEX items_state ON items(state, id);
 """
 
-MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2}
+# v3: the human lane and the judge's own errors. Attempts gain the kinds judge_error and human
+# (the table is rebuilt: SQLite cannot widen a CHECK), a person's action and note, the digest
+# of the gate that judged, and the round; items gain their round, a lease token and the gate
+# digest of their last judgment. The ratchet trigger now lets a terminal item move only by a
+# person's recorded action, one attempt at a time, and tries go down only into a new round.
+_V3 = """
+CREATE TABLE attempts_v3 (
+    id            INTEGER PRIMARY KEY,
+    item_id       INTEGER NOT NULL REFERENCES items(id),
+    turn          INTEGER NOT NULL,
+    kind          TEXT NOT NULL
+                  CHECK (kind IN ('judged', 'generation_error', 'judge_error', 'human')),
+    driver        TEXT NOT NULL,
+    state_after   TEXT NOT NULL,
+    tries_after   INTEGER NOT NULL,
+    outcome       TEXT,
+    root_cause    TEXT,
+    facts         TEXT,
+    feedback      TEXT NOT NULL DEFAULT '',
+    submission    TEXT,
+    error         TEXT,
+    policy        TEXT NOT NULL DEFAULT 'facts',
+    backend       TEXT,
+    prompt_digest TEXT,
+    input_tokens  INTEGER,
+    output_tokens INTEGER,
+    cost          REAL,
+    latency       REAL,
+    started_at    TEXT,
+    recorded_at   TEXT NOT NULL,
+    extra         TEXT,
+    gate_digest   TEXT,
+    action        TEXT,
+    note          TEXT,
+    round         INTEGER NOT NULL DEFAULT 1,
+    UNIQUE (item_id, turn)
+);
+INSERT INTO attempts_v3 (id, item_id, turn, kind, driver, state_after, tries_after, outcome,
+    root_cause, facts, feedback, submission, error, policy, backend, prompt_digest,
+    input_tokens, output_tokens, cost, latency, started_at, recorded_at, extra)
+SELECT id, item_id, turn, kind, driver, state_after, tries_after, outcome, root_cause, facts,
+    feedback, submission, error, policy, backend, prompt_digest, input_tokens, output_tokens,
+    cost, latency, started_at, recorded_at, extra FROM attempts;
+DROP TABLE attempts;
+ALTER TABLE attempts_v3 RENAME TO attempts;
+
+CREATE TRIGGER attempts_append_only_update BEFORE UPDATE ON attempts BEGIN
+    SELECT RAISE(ABORT, 'reins ledger: the log is append-only');
+END;
+
+CREATE TRIGGER attempts_append_only_delete BEFORE DELETE ON attempts BEGIN
+    SELECT RAISE(ABORT, 'reins ledger: the log is append-only');
+END;
+
+ALTER TABLE items ADD COLUMN round INTEGER NOT NULL DEFAULT 1 CHECK (round >= 1);
+ALTER TABLE items ADD COLUMN lease_token TEXT;
+ALTER TABLE items ADD COLUMN gate_digest TEXT;
+CREATE INDEX items_reopened ON items(id) WHERE round > 1;
+
+CREATE TABLE kind_counts (kind TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+INSERT INTO kind_counts (kind, n) SELECT kind, count(*) FROM attempts GROUP BY kind;
+
+CREATE TABLE gate_counts (digest TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+
+CREATE TRIGGER items_gate_counted AFTER UPDATE OF gate_digest ON items
+WHEN OLD.gate_digest IS NOT NEW.gate_digest BEGIN
+    UPDATE gate_counts SET n = n - 1 WHERE digest = OLD.gate_digest;
+    INSERT INTO gate_counts (digest, n) SELECT NEW.gate_digest, 1
+        WHERE NEW.gate_digest IS NOT NULL
+        ON CONFLICT (digest) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER items_gate_inserted AFTER INSERT ON items WHEN NEW.gate_digest IS NOT NULL BEGIN
+    INSERT INTO gate_counts (digest, n) VALUES (NEW.gate_digest, 1)
+        ON CONFLICT (digest) DO UPDATE SET n = n + 1;
+END;
+
+DROP TRIGGER items_ratchet;
+CREATE TRIGGER items_ratchet BEFORE UPDATE OF state, tries, turns, round ON items
+WHEN NEW.turns < OLD.turns OR NEW.round < OLD.round
+  OR (NEW.tries < OLD.tries AND NEW.round = OLD.round)
+  OR (NEW.round != OLD.round
+      AND NOT (NEW.round = OLD.round + 1 AND NEW.tries = 0 AND NEW.state = 'TODO'))
+  OR ((OLD.state != 'TODO' OR NEW.round != OLD.round)
+      AND (NEW.state != OLD.state OR NEW.tries != OLD.tries OR NEW.turns != OLD.turns
+           OR NEW.round != OLD.round)
+      AND NOT (NEW.turns = OLD.turns + 1 AND EXISTS (
+          SELECT 1 FROM attempts WHERE item_id = NEW.id AND turn = NEW.turns AND kind = 'human'
+      ))) BEGIN
+    SELECT RAISE(ABORT, 'reins ratchet: a terminal item changes only by a person''s recorded action');
+END;
+"""
+
+MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3}
