@@ -233,7 +233,7 @@ WHEN NEW.turns < OLD.turns OR NEW.round < OLD.round
       AND NOT (NEW.turns = OLD.turns + 1 AND EXISTS (
           SELECT 1 FROM attempts WHERE item_id = NEW.id AND turn = NEW.turns AND kind = 'human'
       ))) BEGIN
-    SELECT RAISE(ABORT, 'reins ratchet: a terminal item changes only by a person''s recorded action');
+    SELECT RAISE(ABORT, 'reins ratchet: a terminal item moves only by a human attempt');
 END;
 """
 
