@@ -15,7 +15,8 @@
     │   ├── BackendTimeout
     │   └── TransientError          retried inside the backend
     │       └── TransientTimeout    (also a BackendTimeout)
-    ├── GroundError                 a ground could not be resolved
+    ├── JudgeError                  the gate itself failed: never a verdict  exit 10
+    │   └── GroundError             a ground could not be resolved
     └── TurnTableError              turn.md is malformed: raised at import
 
 Messages say what went wrong and what to do next; the CLI prints them in one place.
@@ -98,8 +99,28 @@ class TransientTimeout(TransientError, BackendTimeout):
     """A request that did not finish in time; retried like any transient failure."""
 
 
-class GroundError(ReinsError):
+class JudgeError(ReinsError):
+    """The judge itself failed: a rule, ``prepare``, a ground or an AI check raised or could not
+    answer. Recorded as a judge error: no try is used, nothing locks, no prompt sees it.
+
+    ``where`` names what failed (a rule id, ``quest.prepare``, a ground); ``cause`` is the
+    exception's type and message, cut short and free of tracebacks.
+    """
+
+    exit_code = 10
+
+    def __init__(self, where: str, cause: str) -> None:
+        super().__init__(f"{where}: {cause}")
+        self.where = where
+        self.cause = cause
+
+
+class GroundError(JudgeError):
     """A ground could not be resolved: refused, unreachable, too large, too slow or malformed."""
+
+    def __init__(self, message: str, *, ground: str = "ground") -> None:
+        super().__init__(ground, message)
+        self.args = (message,)
 
 
 class TurnTableError(ReinsError):

@@ -7,6 +7,7 @@ resolved by :func:`load_quest`.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -69,6 +70,9 @@ class Quest:
         gate: a gate other than the flat one over ``rules`` (a defeat graph, say).
         escalate_on: root-cause rule ids that move an item to the stronger model.
         retry: how a retry is composed: ``facts``, ``facts+previous`` or ``fresh``.
+        gate_version: a label to change whenever a rule's code changes its judgment; it goes
+            into the gate digest every attempt records, beside the catalog's ids, levels,
+            descriptions and edges, so ``status`` can count items judged under an older gate.
     """
 
     name: str
@@ -83,6 +87,7 @@ class Quest:
     escalate_on: frozenset[str] = frozenset()
     retry: str = "facts"
     description: str = ""
+    gate_version: str = ""
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("-", "").replace("_", "").isalnum():
@@ -106,6 +111,20 @@ class Quest:
     def judge(self) -> Gate:
         """The gate that decides: ``gate`` if given, else the flat gate over ``rules``."""
         return self.gate if self.gate is not None else FlatGate(self.rules)
+
+    @functools.cached_property
+    def gate_digest(self) -> str:
+        """A short fingerprint of the gate: its catalog (ids, levels, descriptions, edges) and
+        ``gate_version``. Recorded on every judgment."""
+        import hashlib
+        import json
+
+        entries = [
+            [e.id, e.level.value, e.description, list(e.supersedes), list(e.needs)]
+            for e in self.judge.catalog()
+        ]
+        text = json.dumps([self.gate_version, entries], ensure_ascii=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def load_quest(ref: str) -> Quest:

@@ -3,7 +3,7 @@
 Exit codes (documented in the README):
 
 ====  =========================================================================
-0     success; for ``submit``, the item locked (PASS, REVIEW, DONE, SKIPPED, BLOCKED)
+0     success; for ``submit``, the item locked PASS
 1     an error: damaged ledger, unreadable file, a failure inside reins
 2     usage or configuration error: bad flag, unknown item, quest or key
 3     ``next``: nothing left to lease; ``loop``: the rest is leased to other drivers
@@ -13,6 +13,8 @@ Exit codes (documented in the README):
 7     ``loop``: the circuit breaker tripped (nothing was locked by it)
 8     ``replay``: some lines were not recorded
 9     ``ledger check``: an invariant is violated
+10    the gate itself failed (``submit``: a judge error, no try used; ``loop``: N in a row)
+11    ``submit``: the item locked without a pass (DONE, REVIEW, SKIPPED, BLOCKED)
 130   ``loop``: stopped by SIGINT (143: SIGTERM), cleanly
 ====  =========================================================================
 """
@@ -37,6 +39,8 @@ if TYPE_CHECKING:
 
 EXIT_NOTHING_LEFT = 3
 EXIT_FAIL_RETRY = 4
+EXIT_JUDGE_ERROR = 10
+EXIT_LOCKED_NOT_PASS = 11
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -48,6 +52,7 @@ class Env:
         self.settings = settings
         self._quest = quest
         self._ledger: Store | None = None
+        self.json_errors = False  # set by --json: errors are written as JSON too
 
     @property
     def quest(self) -> Quest:
@@ -111,6 +116,10 @@ class ReinsGroup(click.Group):
         try:
             return super().invoke(ctx)
         except ReinsError as exc:
+            env = ctx.find_object(Env)
+            if env is not None and env.json_errors:
+                emit_json({"error": str(exc), "exit_code": exc.exit_code})
+                sys.exit(exc.exit_code)
             fail(str(exc), exc.exit_code)
         except KeyboardInterrupt:
             fail("interrupted", 130)

@@ -6,6 +6,7 @@ Exit codes beyond the shared ones (see :mod:`reins.cli.app`):
 0     ``loop``: every item is locked, or a cap you set (--max-*) was reached
 3     ``loop``: items are left, but all are leased to other drivers
 7     ``loop``: the circuit breaker tripped (N generation errors in a row)
+10    ``loop``: the judge breaker tripped (N judge errors in a row)
 8     ``replay``: some lines were not recorded (bad, unknown key, locked, leased)
 130   ``loop``: stopped by SIGINT (Ctrl-C); 143 by SIGTERM. Nothing half-recorded.
 ====  =========================================================================
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import click
 
-from reins.cli.app import EXIT_NOTHING_LEFT, Env, emit_json, pass_env
+from reins.cli.app import EXIT_JUDGE_ERROR, EXIT_NOTHING_LEFT, Env, emit_json, pass_env
 from reins.cli.work import json_option
 
 if TYPE_CHECKING:
@@ -90,6 +91,13 @@ def resolve_backend(spec: str) -> Backend:
     help="Stop after N generation errors in a row (nothing is locked by them).",
 )
 @click.option(
+    "--judge-breaker",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Stop after N judge errors in a row: the gate itself failing (no try is used).",
+)
+@click.option(
     "--driver",
     "-d",
     show_default="loop",
@@ -124,6 +132,7 @@ def loop(
     max_cost: float | None,
     retry: str | None,
     breaker: int,
+    judge_breaker: int,
     driver: str | None,
     timeout: float,
     lease: float,
@@ -134,12 +143,14 @@ def loop(
 
     Every turn is composed from the log, exactly as `reins next` prints it; a FAIL's facts go
     back in the next prompt. A backend error uses no try; after --breaker of them in a row the
-    loop stops with nothing locked. Ctrl-C stops cleanly, and a rerun resumes where the
-    ledger stands. Prints a live status line on a terminal, a line per turn otherwise, one JSON
-    event per turn with --json, and a summary at the end.
+    loop stops with nothing locked. A judge error (the gate itself failing on a submission) uses
+    no try either; after --judge-breaker of them in a row the loop stops. Ctrl-C stops
+    cleanly, and a rerun resumes where the ledger stands. Prints a live status line on a
+    terminal, a line per turn otherwise, one JSON event per turn with --json, and a summary.
 
     Exits 0 when every item is locked or a --max-* cap is reached, 3 when the items left are
-    all leased to other drivers, 7 when the breaker trips, 130 or 143 on SIGINT or SIGTERM.
+    all leased to other drivers, 7 when the breaker trips, 10 when the judge breaker trips, 130
+    or 143 on SIGINT or SIGTERM.
     """
     from reins.loop import Budget, LoopOptions, run
     from reins.turn.drivers import DRIVERS
@@ -157,6 +168,7 @@ def loop(
             max_items=max_items, max_turns=max_turns, max_tokens=max_tokens, max_cost=max_cost
         ),
         breaker=breaker,
+        judge_breaker=judge_breaker,
         retry=retry,
         escalate_on=rules,
         driver=driver or DRIVERS["loop"].default_name,
@@ -195,6 +207,8 @@ def exit_code(summary: Summary) -> int:
     reason = summary.reason
     if reason is StopReason.BREAKER:
         return EXIT_BREAKER
+    if reason is StopReason.JUDGE_BREAKER:
+        return EXIT_JUDGE_ERROR
     if reason is StopReason.LEASED:
         return EXIT_NOTHING_LEFT
     if reason is StopReason.INTERRUPTED:

@@ -7,12 +7,35 @@ from typing import BinaryIO
 
 import click
 
-from reins.cli.app import EXIT_FAIL_RETRY, EXIT_NOTHING_LEFT, Env, emit_json, pass_env
+from reins.cli.app import (
+    EXIT_FAIL_RETRY,
+    EXIT_JUDGE_ERROR,
+    EXIT_LOCKED_NOT_PASS,
+    EXIT_NOTHING_LEFT,
+    Env,
+    emit_json,
+    pass_env,
+)
 from reins.cli.config import default_driver
 
 NAG_AFTER = 3
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Write JSON for programs.")
+
+def _json_errors(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    # Parsed before the command runs, so an error the command raises is written as JSON too.
+    env = ctx.find_object(Env)
+    if env is not None and value:
+        env.json_errors = True
+    return value
+
+
+json_option = click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    callback=_json_errors,
+    help='Write JSON for programs (errors too: {"error": …, "exit_code": …}).',
+)
 driver_option = click.option(
     "--driver",
     "-d",
@@ -138,41 +161,59 @@ def next_(env: Env, driver: str, lease: float | None, as_json: bool) -> None:
     help="File holding the submission; - reads stdin.",
 )
 @driver_option
+@click.option(
+    "--token",
+    "-t",
+    envvar="REINS_LEASE_TOKEN",
+    help="The lease token `reins next` printed; a stale one is refused [env REINS_LEASE_TOKEN].",
+)
 @click.option("--no-export", is_flag=True, help="Do not append locked items to the results file.")
 @json_option
 @pass_env
 def submit(
-    env: Env, key: str, source: BinaryIO, driver: str, no_export: bool, as_json: bool
+    env: Env,
+    key: str,
+    source: BinaryIO,
+    driver: str,
+    token: str | None,
+    no_export: bool,
+    as_json: bool,
 ) -> None:
     """Judge a submission for item KEY and record the turn.
 
     Prints the verdict: outcome, root cause, and each fact as where / expected / actual —
-    the same text the next prompt feeds back. Exits 0 when the item locked, 4 on a FAIL with
-    tries left, 5 when the item was already locked, 6 when another driver holds it.
+    the same text the next prompt feeds back. Exits 0 on PASS, 4 on a FAIL with tries left,
+    11 when the item locked without a pass (DONE, REVIEW, SKIPPED, BLOCKED), 5 when it was
+    locked already, 6 when another driver holds it, 10 when the gate itself failed (a judge
+    error: recorded, no try used — fix the gate and submit again).
     """
+    from reins.store.model import AttemptKind, State
     from reins.turn.submit import submit as submit_turn
 
     quest = env.quest
     ledger = env.ledger()
     limit = env.settings.max_submission
     raw = source.read(limit + 1)
+    if not raw.strip():
+        raise click.UsageError("the submission is empty: nothing was recorded")
     results = None if no_export or not env.settings.auto_export else env.results_path
     recorded, exported = submit_turn(
-        ledger, quest, key, raw, driver=driver, limit=limit, results=results
+        ledger, quest, key, raw, driver=driver, limit=limit, results=results, token=token
     )
-    item, verdict = recorded.item, recorded.verdict
-    assert verdict is not None
+    item, verdict, attempt = recorded.item, recorded.verdict, recorded.attempt
     if as_json:
         emit_json(
             {
                 "key": item.key,
-                "outcome": verdict.outcome.value,
+                "kind": attempt.kind.value,
+                "outcome": None if verdict is None else verdict.outcome.value,
                 "state": item.state.value,
                 "tries": item.tries,
                 "max_tries": quest.max_tries,
-                "turn": recorded.attempt.turn,
-                "root_cause": verdict.root_cause,
-                "facts": [f.to_dict() for f in verdict.facts],
+                "turn": attempt.turn,
+                "root_cause": None if verdict is None else verdict.root_cause,
+                "facts": [] if verdict is None else [f.to_dict() for f in verdict.facts],
+                "error": attempt.error,
                 "feedback": recorded.text,
                 "exported": exported,
             }
@@ -181,8 +222,12 @@ def submit(
         click.echo(recorded.text, nl=False)
         if exported:
             click.echo(f"exported {exported} record(s) to {results}", err=True)
+    if attempt.kind is AttemptKind.JUDGE_ERROR:
+        sys.exit(EXIT_JUDGE_ERROR)
     if not item.state.terminal:
         sys.exit(EXIT_FAIL_RETRY)
+    if item.state is not State.PASS:
+        sys.exit(EXIT_LOCKED_NOT_PASS)
 
 
 COMMANDS = (scan, next_, submit)

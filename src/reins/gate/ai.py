@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, NoReturn
 
-from reins.errors import ConfigError
+from reins.errors import ConfigError, JudgeError
 from reins.gate.evaluate import excerpt
 from reins.gate.rule import Context, Fact, Level, Rule
 
@@ -24,11 +24,11 @@ Read = Callable[[str, Context], "Fact | None"]
 class AICheck:
     """The check of an AI rule: build the question, ask, read a fact from the answer.
 
-    It never raises. When any step fails (the question cannot be built, ``ask`` raises or
-    returns something other than text, ``read`` raises or returns something other than a fact),
-    it returns a fact saying so, which the gate counts at REVIEW. Why REVIEW: failing closed
-    means never PASS, but an AI may not FAIL an item either, and FAIL here would let an outage
-    or an answer crafted to crash the reader burn the item's tries. Doubt goes to a person.
+    When any step fails (the question cannot be built, ``ask`` raises or returns something
+    other than text, ``read`` raises or returns something other than a fact), it raises
+    :class:`~reins.errors.JudgeError`: the verifier is part of the judge, and its outage is the
+    judge's, never the generator's. Not a PASS (fail closed), not a FAIL that burns a try, and
+    not a REVIEW either: an outage must not park passing items for a person.
 
     ``ceiling`` marks the check: graph and flat evaluation read it to cap the level it counts at.
     """
@@ -44,28 +44,24 @@ class AICheck:
         try:
             prompt = self.question(ctx)
         except Exception as exc:
-            return self._doubt("the question to be built", exc)
+            self._doubt("the question to be built", exc)
         try:
             answer = self.ask(prompt)
         except Exception as exc:
-            return self._doubt("an answer from the AI", exc)
+            self._doubt("an answer from the AI", exc)
         if not isinstance(answer, str):
-            return self._doubt("an answer from the AI", TypeError(f"got {type(answer).__name__}"))
+            self._doubt("an answer from the AI", TypeError(f"got {type(answer).__name__}"))
         try:
             fact = self.read(answer, ctx)
         except Exception as exc:
-            return self._doubt(f"a readable answer (got {excerpt(answer, 80)!r})", exc)
+            self._doubt(f"a readable answer (got {excerpt(answer, 80)!r})", exc)
         if fact is not None and not isinstance(fact, Fact):
-            return self._doubt("the reader to return a Fact or None", TypeError(repr(fact)))
+            self._doubt("the reader to return a Fact or None", TypeError(repr(fact)))
         return fact
 
-    def _doubt(self, expected: str, exc: Exception) -> Fact:
-        return Fact(
-            rule=self.rule,
-            where=f"ai check {self.rule}",
-            expected=expected,
-            actual=excerpt(f"{type(exc).__name__}: {exc}"),
-        )
+    def _doubt(self, expected: str, exc: Exception) -> NoReturn:
+        cause = excerpt(f"expected {expected}; {type(exc).__name__}: {exc}")
+        raise JudgeError(f"ai check {self.rule}", cause) from exc
 
 
 def ai_rule(

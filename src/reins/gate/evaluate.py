@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from reins.errors import JudgeError
 from reins.gate.rule import Context, Fact, Level, Rule
 from reins.gate.verdict import Outcome, Verdict
 
@@ -19,29 +20,21 @@ def excerpt(text: str, limit: int = EXCERPT) -> str:
 def fire(rule: Rule, ctx: Context) -> tuple[Fact | None, Level]:
     """Run one rule: its fact (None when it did not fire) and the level that fact counts at.
 
-    A rule that raises, or returns something other than a Fact, leaves a fact naming it at
-    FAIL level whatever its own level (fail closed).
+    Raises:
+        JudgeError: the rule raised, or returned something other than a Fact or None. That is
+            the judge's failure, not the submission's: it is never a verdict (fail closed
+            without charging the generator a try).
     """
     try:
         fact = rule.check(ctx)
+    except JudgeError:
+        raise
     except Exception as exc:
-        broken = Fact(
-            rule=rule.id,
-            where=f"rule {rule.id}",
-            expected="the rule's check to run",
-            actual=excerpt(f"{type(exc).__name__}: {exc}"),
-        )
-        return broken, Level.FAIL
+        raise JudgeError(rule.id, excerpt(f"{type(exc).__name__}: {exc}")) from exc
     if fact is None:
         return None, rule.level
     if not isinstance(fact, Fact):
-        broken = Fact(
-            rule=rule.id,
-            where=f"rule {rule.id}",
-            expected="the check to return a Fact or None",
-            actual=excerpt(repr(fact)),
-        )
-        return broken, Level.FAIL
+        raise JudgeError(rule.id, f"returned {excerpt(repr(fact), 80)}, not a Fact or None")
     # An AI check (its check carries a REVIEW ceiling) never counts at FAIL, however it was
     # wrapped: the machine locks PASS, an AI may only raise doubt.
     ceiling = getattr(rule.check, "ceiling", None)
@@ -52,8 +45,11 @@ def fire(rule: Rule, ctx: Context) -> tuple[Fact | None, Level]:
 def evaluate(rules: Sequence[Rule], ctx: Context) -> Verdict:
     """Judge ``ctx`` against ``rules`` in catalog order.
 
-    Root cause is the first fired rule of the deciding level. A raising rule counts as a fired
-    FAIL rule. Deterministic for a given (rules, ctx).
+    Root cause is the first fired rule of the deciding level. Deterministic for a given
+    (rules, ctx).
+
+    Raises:
+        JudgeError: a rule raised or returned something other than a fact.
     """
     facts: list[Fact] = []
     first_fail: str | None = None

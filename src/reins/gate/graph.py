@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from reins.errors import ConfigError
+from reins.errors import ConfigError, JudgeError
 from reins.gate.ai import cap, is_ai
 from reins.gate.evaluate import excerpt, fire
 from reins.gate.ground import Provider, Resolver
@@ -76,7 +76,6 @@ class Judgement:
         skipped: counters not judged because a FAIL no ground could change was found first.
         facts: the fact of every active counter, superseded ones included.
         levels: the level each active counter counts at.
-        broken: the engine error, when the graph could not be evaluated at all.
     """
 
     verdict: Verdict
@@ -87,15 +86,13 @@ class Judgement:
     skipped: tuple[str, ...] = ()
     facts: Mapping[str, Fact] = field(default_factory=dict)
     levels: Mapping[str, Level] = field(default_factory=dict)
-    broken: str = ""
 
     def acceptability(self) -> dict[str, float]:
         """The weighted h-Categoriser degree of the warrant and of every counter.
 
         Attacks: every counter attacks the warrant, every ``supersedes`` edge attacks its
         target. Weights: the warrant 1; an active counter 1; an inactive or skipped counter 0
-        (it makes no argument). An engine error is one more active attacker, named
-        :data:`GRAPH_RULE`. The warrant's degree is 1 on PASS and falls as attacks mount; a
+        (it makes no argument). The warrant's degree is 1 on PASS and falls as attacks mount; a
         superseded counter scores below an unchallenged one. Keys: warrant first, then catalog
         order.
         """
@@ -103,9 +100,6 @@ class Judgement:
         weights = {WARRANT: 1.0} | {c.id: float(c.id in self.facts) for c in g.counters}
         attacks = [(c.id, WARRANT) for c in g.counters]
         attacks += [(c.id, down) for c in g.counters for down in c.supersedes]
-        if self.broken:
-            weights[GRAPH_RULE] = 1.0
-            attacks.append((GRAPH_RULE, WARRANT))
         return h_categoriser(weights, attacks)
 
 
@@ -197,20 +191,28 @@ class Graph:
         ]
 
     def evaluate(self, ctx: Context) -> Verdict:
-        """Judge ``ctx``: the verdict, with the walkthrough as its feedback. Never raises."""
+        """Judge ``ctx``: the verdict, with the walkthrough as its feedback.
+
+        Raises:
+            JudgeError: see :meth:`judge`.
+        """
         return self.judge(ctx).verdict
 
     def judge(self, ctx: Context) -> Judgement:
-        """Judge ``ctx`` in stages and keep everything behind the verdict. Never raises.
+        """Judge ``ctx`` in stages and keep everything behind the verdict.
 
-        A check that raises, a ground that cannot be resolved, or an error of the graph itself
-        each leaves a FAIL fact (REVIEW for an AI check): never a silent PASS.
+        Raises:
+            JudgeError: a check raised, a ground could not be resolved, or the graph itself
+                failed. The judge's own failure is never a verdict: not a PASS, and not a FAIL
+                that would charge the generator a try.
         """
         try:
             fired, skipped = judge_staged(self, ctx)
             return self._tally(fired, skipped)
+        except JudgeError:
+            raise
         except Exception as exc:
-            return self._broken(exc)
+            raise JudgeError(GRAPH_RULE, excerpt(f"{type(exc).__name__}: {exc}")) from exc
 
     def acceptability(self, ctx: Context) -> dict[str, float]:
         """The h-Categoriser degree of every node; see :meth:`Judgement.acceptability`."""
@@ -260,20 +262,6 @@ class Graph:
             facts,
             levels,
         )
-
-    def _broken(self, exc: Exception) -> Judgement:
-        error = excerpt(f"{type(exc).__name__}: {exc}")
-        fact = Fact(rule=GRAPH_RULE, where="graph", expected="the graph to evaluate", actual=error)
-        feedback = "\n".join(
-            [
-                f"FAIL. Root cause: {GRAPH_RULE} (the gate could not judge this submission).",
-                *_fact_lines(GRAPH_RULE, fact, "  "),
-                "To flip the verdict, the gate must be fixed; the submission was not judged.",
-                "",
-            ]
-        )
-        verdict = Verdict(Outcome.FAIL, (fact,), GRAPH_RULE, feedback)
-        return Judgement(verdict, self, broken=error)
 
 
 def _words(value: Iterable[str]) -> Iterable[str]:

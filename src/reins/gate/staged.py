@@ -14,8 +14,7 @@ from functools import partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from reins.errors import GroundError
-from reins.gate.ai import cap
+from reins.errors import GroundError, JudgeError
 from reins.gate.evaluate import excerpt
 from reins.gate.ground import NetResolver, Provider, Snapshot
 from reins.gate.rule import Context, Fact, Level
@@ -46,14 +45,10 @@ def judge_staged(graph: Graph, ctx: Context) -> tuple[Fired, tuple[str, ...]]:
     for c in later:
         failed = next((name for name in c.needs if name in failures), None)
         if failed is not None:
-            fact = Fact(
-                rule=c.id,
-                where=f"ground {failed}",
-                expected=f"ground {failed} to resolve",
-                actual=excerpt(failures[failed]),
-            )
-            fired[c.id] = (fact, cap(c.rule, Level.FAIL))
-        elif hit := graph.fire(c, full):
+            # The outside world did not answer: the judge cannot judge, the generator is not
+            # to blame. A judge error, never a verdict.
+            raise JudgeError(f"ground {failed}", excerpt(failures[failed]))
+        if hit := graph.fire(c, full):
             fired[c.id] = hit
     return fired, ()
 

@@ -19,7 +19,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 from reins.backends.base import Backend
 from reins.errors import LeaseConflict, NotTodo, ReinsError
-from reins.gate import Verdict
 from reins.loop.events import Status, StopReason, Summary
 from reins.loop.generate import GenerationError, generate
 from reins.loop.ledger_thread import LedgerThread
@@ -29,13 +28,14 @@ from reins.loop.tally import Tally, budget_message, move_to_locked, turn_event
 from reins.quest import Quest
 from reins.store.codec import now_iso
 from reins.store.export import export
-from reins.store.model import Attempt, Item, Stats, Usage
+from reins.store.model import Attempt, AttemptKind, Item, Stats, Usage
 from reins.store.protocol import Store
 from reins.turn.compose import compose
 from reins.turn.drivers import DRIVERS
 from reins.turn.escalate import choose
+from reins.turn.failures import GenerationFailure, Result
 from reins.turn.judge import judge
-from reins.turn.record import GenerationFailure, Origin, Recorded, record
+from reins.turn.record import Origin, Recorded, record
 from reins.values import Completion, Prompt
 
 DRIVER = DRIVERS["loop"]
@@ -254,6 +254,7 @@ class Engine:
                 usage=_usage(backend, result),
                 started_at=started_at,
                 notes=DRIVER.notes(seed=prompt.seed, escalated_by=cause, model=model),
+                gate_digest=self.quest.gate_digest,
             )
             try:
                 if isinstance(result, GenerationError):
@@ -265,6 +266,14 @@ class Engine:
                 return  # the item moved under us (a lease lost while stalled): leave it
             item, log = recorded.item, [*log, recorded.attempt]
             self._count(recorded, prompt, backend, cause)
+            if recorded.attempt.kind is AttemptKind.JUDGE_ERROR:
+                if self._judge_broken(recorded):
+                    return
+                failures += 1
+                pause = min(self.options.error_backoff * 2 ** (failures - 1), MAX_BACKOFF)
+                if not await self._sleep(pause):
+                    return
+                continue
             if isinstance(result, GenerationError):
                 self.tally.consecutive_errors += 1
                 errors = self.tally.consecutive_errors
@@ -285,11 +294,25 @@ class Engine:
             self.tally.consecutive_errors = 0
             failures = 0
 
+    def _judge_broken(self, recorded: Recorded) -> bool:
+        """Trip the judge breaker after N judge errors in a row; True when it tripped."""
+        errors = self.tally.consecutive_judge_errors
+        breaker = self.options.judge_breaker
+        if breaker is None or errors < breaker:
+            return False
+        self.stop(
+            StopReason.JUDGE_BREAKER,
+            f"judge breaker: {errors} judge errors in a row (the last: {recorded.attempt.error}). "
+            "The gate itself failed; the generator was not charged: no try used, nothing "
+            "locked. Fix the quest's gate, then run the loop again.",
+        )
+        return True
+
     def _record(
         self,
         owner: str,
         item: Item,
-        result: Verdict | GenerationFailure,
+        result: Result,
         origin: Origin,
         submission: str | None,
     ) -> Recorded:

@@ -19,13 +19,19 @@ class StopReason(StrEnum):
     MAX_TOKENS = "max-tokens"
     MAX_COST = "max-cost"
     BREAKER = "breaker"  # N generation errors in a row
+    JUDGE_BREAKER = "judge-breaker"  # N judge errors in a row: the gate is broken
     INTERRUPTED = "interrupted"  # SIGINT, SIGTERM or a stop request
     ERROR = "error"  # a quest, ledger or reins failure
 
     @property
     def hard(self) -> bool:
         """Hard stops drop the generations in flight; soft ones let them finish."""
-        return self in (StopReason.BREAKER, StopReason.INTERRUPTED, StopReason.ERROR)
+        return self in (
+            StopReason.BREAKER,
+            StopReason.JUDGE_BREAKER,
+            StopReason.INTERRUPTED,
+            StopReason.ERROR,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +71,7 @@ class Status:
     turns: int
     judged: int
     generation_errors: int
+    judge_errors: int
     in_flight: int
     input_tokens: int
     output_tokens: int
@@ -94,6 +101,7 @@ class Summary:
     turns: int
     judged: int
     generation_errors: int
+    judge_errors: int
     items: int
     locked: dict[str, int]
     escalated: int

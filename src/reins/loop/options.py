@@ -11,6 +11,7 @@ from reins.quest import RETRY_POLICIES
 from reins.turn.drivers import DRIVERS
 
 DEFAULT_BREAKER = 5
+DEFAULT_JUDGE_BREAKER = 3
 DEFAULT_TIMEOUT = 300.0
 DEFAULT_LEASE = 60.0
 MAX_BACKOFF = 30.0
@@ -47,6 +48,9 @@ class LoopOptions:
         concurrency: items in flight at once, each under its own lease.
         budget: caps on items, turns, tokens and cost.
         breaker: consecutive generation errors that stop the run (None: never stop).
+        judge_breaker: consecutive judge errors (the gate failing on a submission) that stop
+            the run (None: never stop). They use no try and lock nothing, but a broken gate
+            makes every further generation wasted.
         retry: retry policy (``facts``, ``facts+previous``, ``fresh``); None is the quest's.
         escalate_on: root causes that move an item to the stronger backend, on top of the
             quest's ``escalate_on``.
@@ -65,6 +69,7 @@ class LoopOptions:
     concurrency: int = 1
     budget: Budget = field(default_factory=Budget)
     breaker: int | None = DEFAULT_BREAKER
+    judge_breaker: int | None = DEFAULT_JUDGE_BREAKER
     retry: str | None = None
     escalate_on: frozenset[str] = frozenset()
     driver: str = DRIVERS["loop"].default_name

@@ -147,6 +147,8 @@ def status_line(s: Status) -> str:
     turns = f"{s.turns} turns"
     if s.generation_errors:
         turns += f" ({s.generation_errors} errors)"
+    if s.judge_errors:
+        turns += f" ({s.judge_errors} judge errors)"
     parts += [turns, f"{s.turns_per_second:.1f} turns/s"]
     if s.input_tokens or s.output_tokens:
         parts.append(f"{s.input_tokens + s.output_tokens:,} tokens")
@@ -160,6 +162,8 @@ def turn_line(e: TurnEvent) -> str:
     """One turn: ``turn 2 · key · FAIL (root cause r) → TODO, tries 1/3 · backend``."""
     head = f"turn {e.turn} · {e.key} · "
     via = e.backend + (f" (escalated by {e.escalated_by})" if e.escalated_by else "")
+    if e.kind == "judge_error":
+        return f"{head}judge error: {e.error} · the gate failed, no try used · {via}"
     if e.kind != "judged":
         return f"{head}generation error: {e.error} · no try used · {via}"
     cause = f" ({e.root_cause})" if e.root_cause else ""
@@ -171,7 +175,8 @@ def summary_text(s: Summary) -> str:
     locked = ", ".join(f"{k} {v}" for k, v in sorted(s.locked.items())) or "none"
     lines = [
         f"loop {s.reason.value}: {s.message}",
-        f"  turns {s.turns} ({s.judged} judged, {s.generation_errors} generation errors) "
+        f"  turns {s.turns} ({s.judged} judged, {s.generation_errors} generation errors, "
+        f"{s.judge_errors} judge errors) "
         f"in {clock(s.elapsed)}, {s.turns_per_second:.1f} turns/s",
         f"  locked this run: {locked}; {s.remaining} of {s.total} item(s) left",
     ]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from reins.loop.events import Status, StopReason, Summary, TurnEvent
 from reins.loop.options import Budget
-from reins.store.model import State, Stats
+from reins.store.model import AttemptKind, State, Stats
 from reins.turn.record import Recorded
 
 
@@ -22,6 +22,7 @@ class Tally:
     turns: int = 0
     judged: int = 0
     errors: int = 0
+    judge_errors: int = 0
     escalated: int = 0
     turns_started: int = 0
     items_started: int = 0
@@ -30,6 +31,7 @@ class Tally:
     tokens_out: int = 0
     cost: float = 0.0
     consecutive_errors: int = 0
+    consecutive_judge_errors: int = 0
     locked: Counter[str] = field(default_factory=Counter)
     unexported: int = 0
     exported: int = 0
@@ -40,6 +42,10 @@ class Tally:
         self.turns += 1
         if a.judged:
             self.judged += 1
+            self.consecutive_judge_errors = 0
+        elif a.kind is AttemptKind.JUDGE_ERROR:
+            self.judge_errors += 1
+            self.consecutive_judge_errors += 1
         else:
             self.errors += 1
         if escalated_by is not None:
@@ -68,6 +74,7 @@ class Tally:
             turns=self.turns,
             judged=self.judged,
             generation_errors=self.errors,
+            judge_errors=self.judge_errors,
             in_flight=self.in_flight,
             input_tokens=self.tokens_in,
             output_tokens=self.tokens_out,
@@ -110,6 +117,7 @@ class Tally:
             turns=self.turns,
             judged=self.judged,
             generation_errors=self.errors,
+            judge_errors=self.judge_errors,
             items=self.items_started,
             locked=dict(self.locked),
             escalated=self.escalated,

@@ -3,8 +3,9 @@
 from reins.turn.compose import compose, last_judged
 from reins.turn.drivers import DRIVERS, Driver
 from reins.turn.escalate import choose, escalating_cause
+from reins.turn.failures import GenerationFailure, JudgeFailure
 from reins.turn.judge import judge
-from reins.turn.record import GenerationFailure, Origin, Recorded, draft, record
+from reins.turn.record import Origin, Recorded, draft, record
 from reins.turn.replay import replay
 from reins.turn.submit import submit
 from reins.turn.table import DOCUMENT, TABLE
@@ -16,6 +17,7 @@ __all__ = [
     "TABLE",
     "Driver",
     "GenerationFailure",
+    "JudgeFailure",
     "Origin",
     "Prompt",
     "Recorded",

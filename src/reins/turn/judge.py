@@ -1,16 +1,22 @@
-"""Judge: decode a raw submission, let the quest prepare it, and let only the gate pass it."""
+"""Judge: decode a raw submission, let the quest prepare it, and let only the gate pass it.
+
+The judge's own failures — a ``prepare``, rule, ground or AI check that raises — come back as a
+:class:`JudgeFailure`, never as a verdict: the generator did nothing wrong.
+"""
 
 from __future__ import annotations
 
+from reins.errors import JudgeError
 from reins.gate import Context, Fact, Outcome, Verdict, excerpt
 from reins.quest import Quest
 from reins.store.model import Item
+from reins.turn.failures import JudgeFailure
 
 DEFAULT_LIMIT = 1024 * 1024
 
-# Facts reins itself leaves; no quest rule may take these ids.
+# Facts and judge errors reins itself names; no quest rule may take these ids.
 SUBMISSION_RULE = "reins:submission"
-PREPARE_RULE = "reins:prepare"
+PREPARE_RULE = "quest.prepare"
 GATE_RULE = "reins:gate"
 
 
@@ -40,46 +46,39 @@ def decode(raw: bytes | str, *, limit: int = DEFAULT_LIMIT) -> tuple[str, Verdic
 
 def judge(
     quest: Quest, item: Item, raw: bytes | str, *, limit: int = DEFAULT_LIMIT
-) -> tuple[Verdict, str]:
+) -> tuple[Verdict | JudgeFailure, str]:
     """Judge one submission for ``item``. Deterministic; never raises for a bad submission.
 
     Returns:
-        The verdict, and the submission as text (what the log keeps).
+        The verdict, or the judge's own failure (a ``prepare``, rule, ground or AI check that
+        raised or could not answer: the generator is not to blame), and the submission as text
+        (what the log keeps).
     """
     text, refused = decode(raw, limit=limit)
     if refused is not None:
         return refused, text
     try:
         prepared = quest.prepare(item, text)
+    except JudgeError as exc:
+        return JudgeFailure(exc.where, exc.cause), text
     except Exception as exc:
-        return _broken(PREPARE_RULE, "quest.prepare", "prepare to decode or refuse", exc), text
+        return _broken(PREPARE_RULE, exc), text
     if isinstance(prepared, Verdict):
         if prepared.outcome is Outcome.PASS:
-            fact = Fact(
-                rule=PREPARE_RULE,
-                where="quest.prepare",
-                expected="a context for the gate, or a FAIL/SKIPPED/BLOCKED/REVIEW verdict",
-                actual="a PASS verdict: only the gate's aggregation may pass an item",
-            )
-            return Verdict.short(Outcome.FAIL, fact), text
+            cause = "returned a PASS verdict: only the gate's aggregation may pass an item"
+            return JudgeFailure(PREPARE_RULE, cause), text
         return prepared, text
     if not isinstance(prepared, Context):
-        fact = Fact(
-            rule=PREPARE_RULE,
-            where="quest.prepare",
-            expected="a Context or a Verdict",
-            actual=excerpt(repr(prepared), 80),
-        )
-        return Verdict.short(Outcome.FAIL, fact), text
+        cause = f"returned {excerpt(repr(prepared), 80)}, not a Context or a Verdict"
+        return JudgeFailure(PREPARE_RULE, cause), text
     try:
         verdict = quest.judge.evaluate(prepared)
+    except JudgeError as exc:
+        return JudgeFailure(exc.where, exc.cause), text
     except Exception as exc:
-        return _broken(GATE_RULE, "gate", "the gate to evaluate", exc), text
+        return _broken(GATE_RULE, exc), text
     return verdict, text
 
 
-def _broken(rule: str, where: str, expected: str, exc: Exception) -> Verdict:
-    fact = Fact(
-        rule=rule, where=where, expected=expected, actual=excerpt(f"{type(exc).__name__}: {exc}")
-    )
-    return Verdict.short(Outcome.FAIL, fact)
+def _broken(where: str, exc: Exception) -> JudgeFailure:
+    return JudgeFailure(where, excerpt(f"{type(exc).__name__}: {exc}"))

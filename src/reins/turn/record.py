@@ -15,6 +15,7 @@ from reins.errors import TurnMoved
 from reins.gate import Verdict, render
 from reins.quest import Quest
 from reins.store import Attempt, AttemptKind, Claim, Draft, Item, Notes, Store, Transition, Usage
+from reins.turn.failures import GenerationFailure, JudgeFailure, Result
 from reins.turn.table import TABLE
 
 # A driver that did not pin the turn it read (a person's submit) re-reads and re-decides this
@@ -31,6 +32,7 @@ class Origin:
     usage: Usage = field(default_factory=Usage)
     started_at: str | None = None
     notes: Notes = field(default_factory=Notes)
+    gate_digest: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,16 +46,26 @@ class Recorded:
     @property
     def text(self) -> str:
         """What ``submit`` prints; for a FAIL, exactly what the next prompt feeds back."""
-        return (
-            self.attempt.feedback or f"{self.item.key} -> generation error: {self.attempt.error}\n"
-        )
+        a = self.attempt
+        if a.feedback:
+            return a.feedback
+        if a.kind is AttemptKind.HUMAN:
+            why = f": {a.note}" if a.note else ""
+            return (
+                f"{self.item.key} -> {a.action} by {a.driver} (state {self.item.state}, "
+                f"round {self.item.round}){why}\n"
+            )
+        if a.kind is AttemptKind.JUDGE_ERROR:
+            return (
+                f"{self.item.key} -> judge error: {a.error}\n"
+                "  The gate itself failed on this submission: no try was used and nothing "
+                "locked.\n  Fix the gate (the quest's prepare, rule or ground), then submit "
+                "again.\n"
+            )
+        return f"{self.item.key} -> generation error: {a.error}\n"
 
 
-@dataclass(frozen=True, slots=True)
-class GenerationFailure:
-    """The generator produced nothing usable: its cause (already redacted)."""
-
-    error: str
+_KINDS = {GenerationFailure: AttemptKind.GENERATION_ERROR, JudgeFailure: AttemptKind.JUDGE_ERROR}
 
 
 def storable(text: str) -> str:
@@ -74,37 +86,40 @@ def storable(text: str) -> str:
 def draft(
     quest: Quest,
     item: Item,
-    result: Verdict | GenerationFailure,
+    result: Result,
     origin: Origin,
     *,
     submission: str | None = None,
 ) -> Draft:
     """The draft of a turn on ``item`` as it stands, decided by the record table."""
-    failed = isinstance(result, GenerationFailure)
-    kind = AttemptKind.GENERATION_ERROR if failed else AttemptKind.JUDGED
-    verdict = None if isinstance(result, GenerationFailure) else result
+    if isinstance(result, Verdict):
+        kind, verdict, error = AttemptKind.JUDGED, result, None
+    else:
+        kind, verdict, error = _KINDS[type(result)], None, storable(result.error)
     outcome = None if verdict is None else verdict.outcome.value
     row = TABLE.lookup(kind, outcome, item.tries, quest.max_tries)
     tries = item.tries + row.tries_delta
+    feedback = ""
+    if verdict is not None:
+        text = render(item.key, verdict, state=row.state, tries=tries, max_tries=quest.max_tries)
+        feedback = storable(text)
     return Draft(
         key=item.key,
         kind=kind,
         transition=Transition(row.state, row.tries_delta),
         outcome=outcome,
-        root_cause=None if verdict is None else verdict.root_cause,
-        facts=() if verdict is None else verdict.facts,
-        feedback=""
-        if verdict is None
-        else storable(
-            render(item.key, verdict, state=row.state, tries=tries, max_tries=quest.max_tries)
-        ),
+        root_cause=verdict.root_cause if verdict is not None else None,
+        facts=verdict.facts if verdict is not None else (),
+        feedback=feedback,
         submission=None if submission is None else storable(submission),
-        error=storable(result.error) if isinstance(result, GenerationFailure) else None,
+        error=error,
         policy=origin.policy,
         prompt_digest=origin.prompt_digest,
         usage=origin.usage,
         started_at=origin.started_at,
         notes=origin.notes,
+        # A judge error is the gate's too: which gate failed is worth knowing.
+        gate_digest=origin.gate_digest if kind is not AttemptKind.GENERATION_ERROR else None,
     )
 
 
@@ -112,11 +127,12 @@ def record(
     store: Store,
     quest: Quest,
     item: Item,
-    result: Verdict | GenerationFailure,
+    result: Result,
     origin: Origin,
     *,
     driver: str,
     owner: str | None = None,
+    token: str | None = None,
     submission: str | None = None,
     pinned: bool = True,
 ) -> Recorded:
@@ -124,7 +140,8 @@ def record(
 
     ``pinned``: the driver holds the turn it read (a lease, a replay line) and the record is
     refused with TurnMoved if another turn landed first. Unpinned (a person's ``submit``), the
-    item is read again and the turn decided anew on top of what landed.
+    item is read again and the turn decided anew on top of what landed. ``token``: the lease
+    token ``next`` handed out; a stale one is refused (LeaseConflict).
 
     Raises:
         NotTodo: the item is locked. LeaseConflict: another driver holds it. TurnMoved: see
@@ -134,7 +151,7 @@ def record(
     origin = replace(origin, notes=replace(origin.notes, nonce=os.urandom(8).hex()))
     for _ in range(MOVED_RETRIES):
         turn = draft(quest, item, result, origin, submission=submission)
-        claim = Claim(driver=driver, turns=item.turns, owner=owner)
+        claim = Claim(driver=driver, turns=item.turns, owner=owner, token=token)
         try:
             after, attempt = store.record(turn, claim)
         except TurnMoved:
@@ -142,7 +159,7 @@ def record(
                 raise
             item = store.get(item.key)
             continue
-        return Recorded(after, attempt, None if isinstance(result, GenerationFailure) else result)
+        return Recorded(after, attempt, result if isinstance(result, Verdict) else None)
     raise TurnMoved(
         f"item {item.key!r} kept gaining turns from other drivers; nothing was recorded"
     )

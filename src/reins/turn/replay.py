@@ -131,7 +131,12 @@ def replay_line(
         digest = compose(quest, item, log, policy=used).digest()
     verdict, text = judge(quest, item, line.output, limit=limit)
     try:
-        origin = Origin(policy=used, prompt_digest=digest, notes=DRIVER.notes(line=n))
+        origin = Origin(
+            policy=used,
+            prompt_digest=digest,
+            notes=DRIVER.notes(line=n),
+            gate_digest=quest.gate_digest,
+        )
         recorded = record(store, quest, item, verdict, origin, driver=driver, submission=text)
     except NotTodo:
         return ReplayResult(n, key, Replayed.LOCKED, f"line {n}: {key} locked meanwhile")

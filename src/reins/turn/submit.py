@@ -28,11 +28,15 @@ def submit(
     usage: Usage | None = None,
     started_at: str | None = None,
     expected_turns: int | None = None,
+    token: str | None = None,
 ) -> tuple[Recorded, int]:
     """Judge ``raw`` for item ``key`` and record the turn.
 
     ``expected_turns`` pins the turn the submitter read: the record is refused (TurnMoved) if
     another turn landed first. Without it, the submission counts on top of whatever landed.
+    ``token`` is the lease token ``next`` printed: a stale one is refused (LeaseConflict).
+    A judge error (the gate failing on the submission) is recorded and returned like a
+    verdict, without using a try; ``Recorded.verdict`` is then None.
 
     Returns:
         The recorded turn, and how many records were exported to ``results`` (when the item
@@ -58,6 +62,7 @@ def submit(
         usage=usage or Usage(),
         started_at=started_at,
         notes=DRIVERS["manual"].notes(),
+        gate_digest=quest.gate_digest,
     )
     recorded = record(
         store,
@@ -66,6 +71,7 @@ def submit(
         verdict,
         origin,
         driver=driver,
+        token=token,
         submission=text,
         pinned=expected_turns is not None,
     )

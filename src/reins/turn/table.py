@@ -18,6 +18,8 @@ DOCUMENT = Path(__file__).with_name("turn.md")
 HEADER = ("kind", "outcome", "tries", "new state", "tries change", "locks")
 TRIES_CLASSES = ("below max", "reaches max")
 NO_OUTCOME = "-"
+# The kinds of machine attempt that carry no verdict: neither may use a try or lock an item.
+NO_VERDICT = (AttemptKind.GENERATION_ERROR, AttemptKind.JUDGE_ERROR)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +40,8 @@ class Row:
 def domain() -> list[tuple[AttemptKind, str, str]]:
     """Every (kind, outcome, tries class) an attempt can have."""
     cells = [(AttemptKind.JUDGED, o.value, t) for o in Outcome for t in TRIES_CLASSES]
-    cells += [(AttemptKind.GENERATION_ERROR, NO_OUTCOME, t) for t in TRIES_CLASSES]
+    for kind in NO_VERDICT:
+        cells += [(kind, NO_OUTCOME, t) for t in TRIES_CLASSES]
     return cells
 
 
@@ -56,6 +59,12 @@ class RecordTable:
             if len(hits) != 1:
                 what = "no row" if not hits else f"{len(hits)} rows"
                 raise TurnTableError(f"turn.md record table: {what} for {' × '.join(cell)}")
+        # Invariant 6 and 10: neither kind of error uses a try or locks anything.
+        for r in rows:
+            if r.kind in NO_VERDICT and (r.tries_delta or r.locks):
+                raise TurnTableError(
+                    f"turn.md record table: a {r.kind} uses no try and locks nothing"
+                )
         # Invariant 1: only the gate's PASS locks PASS, through exactly one row.
         passing = [r for r in rows if r.state is State.PASS]
         if len(passing) != 1 or (passing[0].kind, passing[0].outcome) != (
@@ -127,7 +136,9 @@ def _row(n: int, cells: list[str]) -> Row:
         )
     except (ValueError, KeyError) as exc:
         raise TurnTableError(f"{where}: {exc}") from exc
-    allowed_outcomes = [NO_OUTCOME] if row.kind is AttemptKind.GENERATION_ERROR else list(Outcome)
+    allowed_outcomes = [NO_OUTCOME] if row.kind in NO_VERDICT else list(Outcome)
+    if row.kind is AttemptKind.HUMAN:
+        raise TurnTableError(f"{where}: a person's actions belong in the human table")
     if row.outcome not in allowed_outcomes:
         raise TurnTableError(f"{where}: outcome {outcome!r} is not one of {allowed_outcomes}")
     if row.tries not in ("any", *TRIES_CLASSES):
