@@ -69,6 +69,12 @@ class Env:
             self._quest = dataclasses.replace(self._quest, max_tries=self.settings.max_tries)
         return self._quest
 
+    def quest_if_given(self) -> Quest | None:
+        """The quest when one is configured, else None (for commands that can do without)."""
+        if self._quest is None and not self.settings.quest_ref:
+            return None
+        return self.quest
+
     @property
     def ledger_location(self) -> str:
         """A file path (SQLite) or a ``postgresql://`` URL."""
@@ -162,11 +168,11 @@ def make_group(quest: Quest | None = None, name: str = "reins") -> click.Group:
         settings = Settings.resolve(quest=quest_ref, ledger=ledger, config=read_config())
         ctx.obj = Env(settings, quest)
 
-    from reins.cli import backends, inspect, ledger, loop, work
+    from reins.cli import backends, inspect, lane, ledger, loop, work
     from reins.cli.init import init
 
     commands = (*work.COMMANDS, *inspect.COMMANDS, *backends.COMMANDS, *loop.COMMANDS)
-    for command in (*commands, *ledger.COMMANDS, init):
+    for command in (*commands, *lane.COMMANDS, *ledger.COMMANDS, init):
         group.add_command(command)
     return group
 

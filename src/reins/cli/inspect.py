@@ -7,6 +7,10 @@ import click
 from reins.cli.app import Env, emit_json, pass_env
 from reins.cli.work import json_option
 
+# The checklist's marks: [x] passed, [?] waiting for a person, [-] locked without a pass;
+# a TODO item is [>] while someone holds its lease, else [ ].
+MARKS = {"PASS": "x", "REVIEW": "?", "DONE": "-", "SKIPPED": "-", "BLOCKED": "-"}
+
 
 @click.command()
 @click.option("--todo", is_flag=True, help="Print the board as a checklist for agents.")
@@ -25,6 +29,9 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
 
     ledger = env.ledger()
     stats = ledger.stats()
+    quest = env.quest_if_given()
+    current = quest.gate_digest if quest is not None else None
+    older = sum(n for d, n in stats.gates.items() if d != current) if current else None
     if todo:
         import time
 
@@ -32,7 +39,7 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
         rows = []
         for item in ledger.page(limit=limit).items:
             leased = item.lease_owner is not None and (item.lease_expires or 0) > now
-            mark = "x" if item.state.terminal else (">" if leased else " ")
+            mark = MARKS.get(item.state, ">" if leased else " ")
             rows.append((mark, item))
         if as_json:
             emit_json(
@@ -68,6 +75,10 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
                     r: {"fired": f, "root_cause": root} for r, (f, root) in stats.rules.items()
                 },
                 "attempts": stats.attempts,
+                "kinds": dict(sorted(stats.kinds.items())),
+                "reopened": stats.reopened,
+                "gates": dict(sorted(stats.gates.items())),
+                "older_gate": older,
                 "exported": ledger.exported_count(),
                 "usage": {
                     "input_tokens": stats.input_tokens,
@@ -95,6 +106,18 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
         click.echo(
             f"usage        {stats.input_tokens} in / {stats.output_tokens} out tokens, "
             f"cost {stats.cost:.4f}"
+        )
+    errors = {k: stats.kinds.get(k, 0) for k in ("generation_error", "judge_error", "human")}
+    if any(errors.values()) or stats.reopened:
+        click.echo(
+            f"attempts     {errors['generation_error']} generation errors, "
+            f"{errors['judge_error']} judge errors, {errors['human']} by a person; "
+            f"{stats.reopened} item(s) reopened"
+        )
+    if older:
+        click.echo(
+            f"gate         {older} item(s) judged under an older gate: "
+            "`reins rejudge` shows which verdicts the current gate would change"
         )
 
 

@@ -93,18 +93,22 @@ def scan(env: Env, args: tuple[str, ...], as_json: bool) -> None:
     default=None,
     help="Seconds the item stays yours without a submit [default 900, reins.toml lease].",
 )
+@click.option("--peek", is_flag=True, help="Show the next prompt without leasing anything.")
 @json_option
 @pass_env
-def next_(env: Env, driver: str, lease: float | None, as_json: bool) -> None:
+def next_(env: Env, driver: str, lease: float | None, peek: bool, as_json: bool) -> None:
     """Lease the next item to DRIVER and print its full prompt.
 
-    Asking again before submitting returns the same item (one item in progress per driver).
-    Exits 3 when nothing is left to lease.
+    Asking again before submitting returns the same item (one item in progress per driver),
+    with a new lease token: submit with the latest one. Exits 3 when nothing is left to lease.
     """
     from reins.turn.compose import compose
 
     quest = env.quest
     ledger = env.ledger()
+    if peek:
+        _peek(env, driver, as_json)
+        return
     held = ledger.lease(driver, ttl=lease or env.settings.lease)
     if held is None:
         stats = ledger.stats()
@@ -120,9 +124,10 @@ def next_(env: Env, driver: str, lease: float | None, as_json: bool) -> None:
     item, log = ledger.snapshot(held.item.key)
     prompt = compose(quest, item, log)
     nag = held.nexts_since_submit >= NAG_AFTER
+    answer = f"reins submit --key {item.key} --token {held.token} --in FILE"
     reminder = (
         f"reminder: you asked for an item {held.nexts_since_submit} times without submitting. "
-        f"Finish {item.key!r} and submit it: reins submit --key {item.key} --in FILE"
+        f"Finish {item.key!r} and submit it: {answer}"
     )
     if as_json:
         emit_json(
@@ -133,6 +138,7 @@ def next_(env: Env, driver: str, lease: float | None, as_json: bool) -> None:
                 "max_tries": quest.max_tries,
                 "driver": driver,
                 "lease_expires": held.item.lease_expires,
+                "token": held.token,
                 "reminder": reminder if nag else None,
                 "system": prompt.system,
                 "user": prompt.user,
@@ -147,7 +153,100 @@ def next_(env: Env, driver: str, lease: float | None, as_json: bool) -> None:
         f"leased to {driver}"
     )
     click.echo(prompt.text().rstrip("\n"))
-    click.echo(f"\n# answer with: reins submit --key {item.key} --in FILE   (or --in - for stdin)")
+    click.echo(f"\n# answer with: {answer}   (or --in - for stdin)")
+
+
+def _peek(env: Env, driver: str, as_json: bool) -> None:
+    """The prompt `next` would print now, without leasing (nor counting a request)."""
+    import time
+
+    from reins.store.model import State
+    from reins.store.walk import iter_items
+    from reins.turn.compose import compose
+
+    store, now = env.ledger(), time.time()
+    found = None
+    for item in iter_items(store, state=State.TODO):
+        mine = item.lease_owner == driver and (item.lease_expires or 0) > now
+        free = item.lease_owner is None or (item.lease_expires or 0) <= now
+        if mine:
+            found = item
+            break
+        if free and found is None:
+            found = item
+    if found is None:
+        if as_json:
+            emit_json({"key": None})
+        else:
+            click.echo("nothing free to peek at")
+        sys.exit(EXIT_NOTHING_LEFT)
+    item, log = store.snapshot(found.key)
+    prompt = compose(env.quest, item, log)
+    if as_json:
+        emit_json(
+            {
+                "key": item.key,
+                "turn": item.turns + 1,
+                "leased": False,
+                "system": prompt.system,
+                "user": prompt.user,
+                "prompt_digest": prompt.digest(),
+            }
+        )
+        return
+    click.echo(f"# item {item.key} · turn {item.turns + 1} · peek: not leased")
+    click.echo(prompt.text().rstrip("\n"))
+
+
+@click.command()
+@click.argument("key", required=False)
+@click.option("--mine", is_flag=True, help="Give back every lease DRIVER holds.")
+@click.option("--expired", is_flag=True, help="Clear every lease that has run out.")
+@driver_option
+@json_option
+@pass_env
+def release(
+    env: Env, key: str | None, mine: bool, expired: bool, driver: str, as_json: bool
+) -> None:
+    """Give back a lease: KEY's (held by DRIVER), --mine (all of DRIVER's), or --expired."""
+    import time
+
+    from reins.errors import LeaseConflict
+    from reins.store.model import State
+    from reins.store.walk import iter_items
+
+    if sum((key is not None, mine, expired)) != 1:
+        raise click.UsageError("give one of KEY, --mine or --expired")
+    store = env.ledger()
+    released: list[str] = []
+    if mine:
+        held = [i.key for i in iter_items(store, state=State.TODO) if i.lease_owner == driver]
+        store.release_all(driver)
+        released = held
+    elif expired:
+        now = time.time()
+        for i in iter_items(store, state=State.TODO):
+            ran_out = i.lease_owner is not None and (i.lease_expires or 0) <= now
+            if ran_out and i.lease_owner is not None and store.release(i.key, i.lease_owner):
+                released.append(i.key)
+    else:
+        assert key is not None
+        item = store.get(key)
+        if item.lease_owner is None:
+            released = []
+        elif item.lease_owner != driver:
+            raise LeaseConflict(
+                f"item {key!r} is leased to {item.lease_owner!r}, not {driver!r}: only its "
+                f"holder releases it (--driver {item.lease_owner}), or wait for it to expire"
+            )
+        elif store.release(key, driver):
+            released = [key]
+    if as_json:
+        emit_json({"released": released})
+    else:
+        click.echo(
+            f"released {len(released)} lease(s)" + (f": {', '.join(released)}" if released else "")
+        )
 
 
 @click.command()
@@ -230,4 +329,4 @@ def submit(
         sys.exit(EXIT_LOCKED_NOT_PASS)
 
 
-COMMANDS = (scan, next_, submit)
+COMMANDS = (scan, next_, submit, release)

@@ -1,0 +1,264 @@
+"""The human lane in the CLI: list items, review, resolve, reopen and re-judge.
+
+A person has the last word: these are the only commands that move a locked item, each as a
+recorded turn of kind ``human`` naming who did it and why.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from reins.cli.app import Env, emit_json, pass_env
+from reins.cli.config import default_driver
+from reins.cli.work import json_option
+
+STATES = ("TODO", "PASS", "REVIEW", "DONE", "SKIPPED", "BLOCKED")
+LOCKED = ("PASS", "REVIEW", "DONE", "SKIPPED", "BLOCKED")
+
+by_option = click.option(
+    "--by",
+    default=default_driver,
+    show_default="$REINS_DRIVER or your user name",
+    help="The person acting; recorded on the attempt and in the export.",
+)
+rule_option = click.option("--rule", "-r", help="Only items whose last root cause is RULE.")
+
+
+def _item_json(item: Any) -> dict[str, Any]:
+    return {
+        "key": item.key,
+        "state": item.state.value,
+        "tries": item.tries,
+        "turns": item.turns,
+        "round": item.round,
+        "root_cause": item.root_cause,
+        "leased_to": item.lease_owner,
+        "locked_at": item.locked_at,
+    }
+
+
+@click.command()
+@click.option("--state", "-s", type=click.Choice(STATES), help="Only items in this state.")
+@rule_option
+@click.option("--after", type=click.IntRange(min=0), help="Cursor from the previous page.")
+@click.option("--limit", type=click.IntRange(1, 10_000), default=100, show_default=True)
+@json_option
+@pass_env
+def items(
+    env: Env, state: str | None, rule: str | None, after: int | None, limit: int, as_json: bool
+) -> None:
+    """List items in the order they were added, a page at a time (fast at any size).
+
+    The last line (or "next" in JSON) is the cursor of the next page: pass it to --after.
+    """
+    from reins.store.model import State
+
+    page = env.ledger().page(
+        state=None if state is None else State(state), rule=rule, after=after, limit=limit
+    )
+    if as_json:
+        emit_json({"items": [_item_json(i) for i in page.items], "next": page.next})
+        return
+    for i in page.items:
+        cause = f"  root cause {i.root_cause}" if i.root_cause else ""
+        again = f"  round {i.round}" if i.round > 1 else ""
+        click.echo(f"{i.key}  {i.state}  tries {i.tries}{again}{cause}")
+    if page.next is not None:
+        click.echo(f"# more: --after {page.next}")
+
+
+@click.command()
+@rule_option
+@click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
+@json_option
+@pass_env
+def review(env: Env, rule: str | None, limit: int, as_json: bool) -> None:
+    """List the REVIEW items waiting for a person, with the facts that raised the doubt.
+
+    Settle each with `reins resolve KEY --accept|--reject --note TEXT`.
+    """
+    from reins.store.model import State
+
+    store = env.ledger()
+    page = store.page(state=State.REVIEW, rule=rule, limit=limit)
+    found = []
+    for listed in page.items:
+        item, log = store.snapshot(listed.key)
+        last = log[-1] if log else None
+        found.append((item, last))
+    if as_json:
+        emit_json(
+            {
+                "items": [
+                    {
+                        **_item_json(item),
+                        "facts": [] if last is None else [f.to_dict() for f in last.facts],
+                        "submission": None if last is None else last.submission,
+                    }
+                    for item, last in found
+                ],
+                "next": page.next,
+            }
+        )
+        return
+    if not found:
+        click.echo("nothing to review")
+        return
+    for item, last in found:
+        click.echo(f"[?] {item.key}  root cause {item.root_cause or '-'}")
+        for f in [] if last is None else last.facts:
+            click.echo(f"      - {f.rule}: {f.where}  expected {f.expected!r}, actual {f.actual!r}")
+    if page.next is not None:
+        click.echo(f"… more: reins items --state REVIEW --after {page.next}")
+
+
+@click.command()
+@click.argument("key")
+@click.option("--accept", "decision", flag_value="accept", help="The item passes (→ PASS).")
+@click.option("--reject", "decision", flag_value="reject", help="The item fails (→ DONE).")
+@click.option("--note", "-n", required=True, help="Why: recorded with the decision.")
+@by_option
+@json_option
+@pass_env
+def resolve(env: Env, key: str, decision: str | None, note: str, by: str, as_json: bool) -> None:
+    """Settle a REVIEW item: --accept locks it PASS, --reject locks it DONE."""
+    from reins.turn.lane import resolve as resolve_item
+
+    if decision is None:
+        raise click.UsageError("say --accept or --reject")
+    recorded = resolve_item(
+        env.ledger(), env.quest, key, accept=decision == "accept", note=note, by=by
+    )
+    _report(env, [recorded], as_json)
+
+
+@click.command()
+@click.argument("keys", nargs=-1)
+@click.option("--reason", required=True, help="Why: recorded on each reopened item.")
+@click.option("--state", "-s", type=click.Choice(LOCKED), help="Reopen every item in this state.")
+@rule_option
+@by_option
+@json_option
+@pass_env
+def reopen(
+    env: Env,
+    keys: tuple[str, ...],
+    reason: str,
+    state: str | None,
+    rule: str | None,
+    by: str,
+    as_json: bool,
+) -> None:
+    """Return locked items to TODO in a new round with a fresh try budget.
+
+    Name items by KEY, or select them with --state and/or --rule. The log keeps every earlier
+    attempt; the item is exported again when it locks again.
+    """
+    from reins.store.model import State
+    from reins.store.walk import iter_items
+    from reins.turn.lane import reopen as reopen_item
+
+    if not keys and state is None and rule is None:
+        raise click.UsageError("name items by KEY, or select them with --state or --rule")
+    store = env.ledger()
+    chosen = list(keys)
+    if state is not None or rule is not None:
+        wanted = State(state) if state is not None else None
+        chosen += [i.key for i in iter_items(store, state=wanted, rule=rule) if i.state.terminal]
+    done = [reopen_item(store, env.quest, key, reason=reason, by=by) for key in chosen]
+    _report(env, done, as_json)
+
+
+@click.command()
+@click.option("--state", "-s", type=click.Choice(LOCKED), help="Only items in this state.")
+@rule_option
+@click.option("--apply", "apply_", is_flag=True, help="Record the changed verdicts.")
+@click.option("--note", "-n", default="re-judged with the current gate", show_default=True)
+@by_option
+@json_option
+@pass_env
+def rejudge(
+    env: Env,
+    state: str | None,
+    rule: str | None,
+    apply_: bool,
+    note: str,
+    by: str,
+    as_json: bool,
+) -> None:
+    """Judge each locked item's locking submission with the current gate.
+
+    A dry run by default: prints the items whose verdict would change. With --apply, records
+    each change as a person's action: PASS, REVIEW, SKIPPED and BLOCKED lock as such; a FAIL
+    reopens the item for a new round.
+    """
+    from reins.store.model import State
+    from reins.store.walk import iter_items
+    from reins.turn.failures import JudgeFailure
+    from reins.turn.lane import apply_rejudged
+    from reins.turn.lane import rejudge as rejudge_items
+
+    store, quest = env.ledger(), env.quest
+    wanted = State(state) if state is not None else None
+    rows = []
+    applied = 0
+    for found in rejudge_items(store, quest, list(iter_items(store, state=wanted, rule=rule))):
+        broken = isinstance(found.now, JudgeFailure)
+        if not found.changed and not broken:
+            continue
+        now = found.now.error if isinstance(found.now, JudgeFailure) else found.now.outcome.value
+        cause = None if isinstance(found.now, JudgeFailure) else found.now.root_cause
+        row = {
+            "key": found.item.key,
+            "state": found.item.state.value,
+            "was": found.locking.outcome,
+            "was_root_cause": found.locking.root_cause,
+            "now": "judge error" if broken else now,
+            "root_cause": cause,
+            "error": now if broken else None,
+            "applied": False,
+        }
+        if apply_ and not broken:
+            recorded = apply_rejudged(store, quest, found, by=by, note=note)
+            row["applied"], row["new_state"] = True, recorded.item.state.value
+            applied += 1
+        rows.append(row)
+    if as_json:
+        emit_json({"changes": rows, "applied": applied})
+        return
+    if not rows:
+        click.echo("no verdict would change under the current gate")
+        return
+    for r in rows:
+        was = f"{r['was']} ({r['was_root_cause'] or '-'})"
+        now_ = f"{r['now']} ({r['root_cause'] or '-'})" if r["error"] is None else r["error"]
+        mark = f"  → {r['new_state']}" if r["applied"] else ""
+        click.echo(f"{r['key']}  {r['state']}: {was} → {now_}{mark}")
+    if not apply_:
+        click.echo(f"{len(rows)} item(s) would change; run again with --apply to record them")
+
+
+def _report(env: Env, done: list[Any], as_json: bool) -> None:
+    if as_json:
+        emit_json(
+            [
+                {
+                    **_item_json(r.item),
+                    "action": r.attempt.action,
+                    "by": r.attempt.driver,
+                    "note": r.attempt.note,
+                    "turn": r.attempt.turn,
+                }
+                for r in done
+            ]
+        )
+        return
+    for r in done:
+        click.echo(r.text, nl=False)
+    if not done:
+        click.echo("no item matched")
+
+
+COMMANDS = (items, review, resolve, reopen, rejudge)
