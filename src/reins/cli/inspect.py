@@ -129,6 +129,7 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
 def log(env: Env, key: str, full: bool, as_json: bool) -> None:
     """Every attempt of item KEY: turn, driver, outcome, root cause, facts, submission."""
     from reins.gate import excerpt
+    from reins.store.model import AttemptKind
 
     item, attempts = env.ledger().snapshot(key)
     if as_json:
@@ -137,6 +138,7 @@ def log(env: Env, key: str, full: bool, as_json: bool) -> None:
                 "key": item.key,
                 "state": item.state.value,
                 "tries": item.tries,
+                "round": item.round,
                 "payload": item.payload,
                 "attempts": [
                     {
@@ -160,6 +162,10 @@ def log(env: Env, key: str, full: bool, as_json: bool) -> None:
                         "latency": a.usage.latency,
                         "started_at": a.started_at,
                         "recorded_at": a.recorded_at,
+                        "round": a.round,
+                        "action": a.action,
+                        "note": a.note,
+                        "gate_digest": a.gate_digest,
                     }
                     for a in attempts
                 ],
@@ -169,10 +175,19 @@ def log(env: Env, key: str, full: bool, as_json: bool) -> None:
     click.echo(f"{item.key}: {item.state}, tries {item.tries}, {len(attempts)} turn(s)")
     for a in attempts:
         who = a.driver + (f" via {a.usage.backend}" if a.usage.backend else "")
-        what = a.outcome if a.judged else "generation error"
+        what: str = {
+            AttemptKind.JUDGED: a.outcome or "judged",
+            AttemptKind.GENERATION_ERROR: "generation error",
+            AttemptKind.JUDGE_ERROR: "judge error",
+            AttemptKind.HUMAN: f"{a.action} by a person" + (f" ({a.outcome})" if a.outcome else ""),
+        }[a.kind]
+        if a.round > 1:
+            what += f" · round {a.round}"
         click.echo(f"\nturn {a.turn} · {a.recorded_at} · {who} · {what} → {a.state_after}")
         if a.error:
             click.echo(f"  error: {a.error}")
+        if a.note:
+            click.echo(f"  note: {a.note}")
         if a.root_cause:
             click.echo(f"  root cause: {a.root_cause}")
         for f in a.facts:

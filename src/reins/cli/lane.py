@@ -203,6 +203,7 @@ def rejudge(
     store, quest = env.ledger(), env.quest
     wanted = State(state) if state is not None else None
     rows = []
+    done: list[Any] = []
     applied = 0
     for found in rejudge_items(store, quest, list(iter_items(store, state=wanted, rule=rule))):
         broken = isinstance(found.now, JudgeFailure)
@@ -224,10 +225,14 @@ def rejudge(
             recorded = apply_rejudged(store, quest, found, by=by, note=note)
             row["applied"], row["new_state"] = True, recorded.item.state.value
             applied += 1
+            done.append(recorded)
         rows.append(row)
+    published = _publish(env, done)
     if as_json:
-        emit_json({"changes": rows, "applied": applied})
+        emit_json({"changes": rows, "applied": applied, "exported": published})
         return
+    if published:
+        click.echo(f"exported {published} record(s) to {env.results_path}", err=True)
     if not rows:
         click.echo("no verdict would change under the current gate")
         return
@@ -240,7 +245,19 @@ def rejudge(
         click.echo(f"{len(rows)} item(s) would change; run again with --apply to record them")
 
 
+def _publish(env: Env, done: list[Any]) -> int:
+    """Export what the actions locked: a moved item is a new record superseding its last one."""
+    if not env.settings.auto_export or not any(r.item.state.terminal for r in done):
+        return 0
+    from reins.store.export import export
+
+    return export(env.ledger(), env.results_path)
+
+
 def _report(env: Env, done: list[Any], as_json: bool) -> None:
+    published = _publish(env, done)
+    if published and not as_json:
+        click.echo(f"exported {published} record(s) to {env.results_path}", err=True)
     if as_json:
         emit_json(
             [

@@ -37,6 +37,9 @@ def record_of(entry: ExportEntry) -> dict[str, Any]:
         "facts": [f.to_dict() for f in attempt.facts] if attempt else [],
         "submission": attempt.submission if attempt else None,
         "driver": attempt.driver if attempt else None,
+        "round": item.round,
+        "action": attempt.action if attempt else None,
+        "note": attempt.note if attempt else None,
         "locked_at": item.locked_at,
         "payload": item.payload,
     }
