@@ -383,11 +383,13 @@ def _walkthrough(
             lines.append(f"  {up} supersedes {_and(by_upstream[up])}.")
     if skipped:
         lines.append(f"Not judged yet (they read grounds): {_and(skipped)}.")
+    if outcome is Outcome.REVIEW:
+        # REVIEW locks the item: nothing the generator clears can flip it now, a person decides.
+        lines.append("A person decides: the item waits for `reins resolve --accept|--reject`.")
+        return "\n".join(lines) + "\n"
     alive = set(levels)
     rounds: list[str] = []
-    while pick := [
-        r for r in graph.remaining(alive) if outcome is Outcome.REVIEW or levels[r] is Level.FAIL
-    ]:
+    while pick := [r for r in graph.remaining(alive) if levels[r] is Level.FAIL]:
         rounds.append(_and(pick))
         alive.difference_update(pick)
     after = Outcome.REVIEW if graph.remaining(alive) else Outcome.PASS
