@@ -12,7 +12,7 @@ import pytest
 from reins import SQLiteStore, State
 from reins.backends import Completion
 from reins.errors import BackendError
-from reins.loop import Budget, LoopOptions, StopReason, drive
+from reins.loop import Budget, LoopOptions, NullReporter, StopReason, drive
 from reins.store import AttemptKind
 from reins.store.walk import iter_items
 from reins.testing import FakeBackend, FakeCall
@@ -308,11 +308,28 @@ def test_items_leased_by_a_crashed_loop_are_taken_once_the_lease_runs_out(path: 
         assert led.lease("dead-loop#0", ttl=0.4) is not None  # holds "a" briefly
         assert led.lease("alice", ttl=900) is not None  # a person holds "b"
     fake = FakeBackend(lambda c: "good")
-    summary = loop(path, fake, lease_ttl=5)
+    summary = loop(path, fake, lease_ttl=5, wait=False)
     assert summary.reason is StopReason.LEASED and summary.remaining == 1
     with SQLiteStore.open(path) as led:
         assert led.get("a").state is State.PASS  # waited for the dead loop's lease
         assert led.get("b").state is State.TODO  # never touched the person's item
+
+
+def test_a_loop_waits_for_a_person_s_lease_and_says_so(path: Path) -> None:
+    """Without --no-wait the loop does not quit while others hold the last items."""
+    with SQLiteStore.open(path) as led:
+        assert led.lease("alice", ttl=1.5) is not None  # a person holds "a" for a while
+    notes: list[str] = []
+
+    class Notes(NullReporter):
+        def note(self, text: str) -> None:
+            notes.append(text)
+
+    summary = loop(path, FakeBackend(lambda c: "good"), reporter=Notes(), lease_ttl=0.5)
+    assert summary.reason is StopReason.DONE and summary.remaining == 0
+    with SQLiteStore.open(path) as led:
+        assert led.get("a").state is State.PASS and led.snapshot("a")[1][0].driver == "loop"
+    assert any(n.startswith("waiting: 1 item(s) left are leased") for n in notes), notes
 
 
 def test_locked_items_are_exported_exactly_once(path: Path, tmp_path: Path) -> None:

@@ -82,7 +82,7 @@ def test_items_all_leased_elsewhere_exit_3(path: Path) -> None:
         for name in ("p1", "p2", "p3"):
             led.lease(name, ttl=900)
     with registered(w=FakeBackend([])):
-        out = cli("loop", "--model", "fake:w")
+        out = cli("loop", "--model", "fake:w", "--no-wait")
     assert out.exit_code == EXIT_NOTHING_LEFT
     assert "3 item(s) left, all leased to other drivers" in out.stdout
 

@@ -91,6 +91,11 @@ def resolve_backend(spec: str) -> Backend:
     help="Stop after N generation errors in a row (nothing is locked by them).",
 )
 @click.option(
+    "--no-wait",
+    is_flag=True,
+    help="When the items left are all leased to others, stop (exit 3) instead of waiting.",
+)
+@click.option(
     "--judge-breaker",
     type=click.IntRange(min=1),
     default=3,
@@ -132,6 +137,7 @@ def loop(
     max_cost: float | None,
     retry: str | None,
     breaker: int,
+    no_wait: bool,
     judge_breaker: int,
     driver: str | None,
     timeout: float,
@@ -148,9 +154,12 @@ def loop(
     cleanly, and a rerun resumes where the ledger stands. Prints a live status line on a
     terminal, a line per turn otherwise, one JSON event per turn with --json, and a summary.
 
-    Exits 0 when every item is locked or a --max-* cap is reached, 3 when the items left are
-    all leased to other drivers, 7 when the breaker trips, 10 when the judge breaker trips, 130
-    or 143 on SIGINT or SIGTERM.
+    When the items left are all leased to other drivers, it waits for their leases to run out
+    (saying so every 10 s), or with --no-wait stops.
+
+    Exits 0 when every item is locked or a --max-* cap is reached, 3 with --no-wait when the
+    items left are all leased to other drivers, 7 when the breaker trips, 10 when the judge
+    breaker trips, 130 or 143 on SIGINT or SIGTERM.
     """
     from reins.loop import Budget, LoopOptions, run
     from reins.turn.drivers import DRIVERS
@@ -169,6 +178,7 @@ def loop(
         ),
         breaker=breaker,
         judge_breaker=judge_breaker,
+        wait=not no_wait,
         retry=retry,
         escalate_on=rules,
         driver=driver or DRIVERS["loop"].default_name,

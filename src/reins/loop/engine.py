@@ -20,15 +20,16 @@ from concurrent.futures import ThreadPoolExecutor
 from reins.backends.base import Backend
 from reins.errors import LeaseConflict, NotTodo, ReinsError
 from reins.loop.events import Status, StopReason, Summary
-from reins.loop.generate import GenerationError, generate
+from reins.loop.generate import GenerationError, generate, usage_of
+from reins.loop.keeper import keep
 from reins.loop.ledger_thread import LedgerThread
 from reins.loop.options import MAX_BACKOFF, LoopOptions
-from reins.loop.progress import NullReporter, Reporter
+from reins.loop.progress import NullReporter, Reporter, clock
 from reins.loop.tally import Tally, budget_message, move_to_locked, turn_event
 from reins.quest import Quest
 from reins.store.codec import now_iso
 from reins.store.export import export
-from reins.store.model import Attempt, AttemptKind, Item, Stats, Usage
+from reins.store.model import Attempt, AttemptKind, Item, Stats
 from reins.store.protocol import Store
 from reins.turn.compose import compose
 from reins.turn.drivers import DRIVERS
@@ -39,13 +40,12 @@ from reins.turn.record import Origin, Recorded, record
 from reins.values import Completion, Prompt
 
 DRIVER = DRIVERS["loop"]
-# The keeper wakes this often to beat, export, refresh counts and redraw.
-TICK = 0.25
-STATS_EVERY = 1.0
 # A slot with nothing free looks again this often while other loops hold the last items.
 POLL = 0.2
 # A gate slower than this (seconds) is judged on its own threads, not the ledger thread.
 QUICK_JUDGE = 0.005
+# While waiting for others' leases, say so this often (seconds).
+WAIT_NOTE_EVERY = 10.0
 
 
 class Engine:
@@ -87,6 +87,7 @@ class Engine:
         self.stats: Stats | None = None
         self._started = time.monotonic()
         self._hard: asyncio.Future[None] | None = None
+        self._waiting_since_note = float("-inf")
 
     # -- stopping --------------------------------------------------------------------------
 
@@ -127,7 +128,7 @@ class Engine:
                     f"escalation on {', '.join(sorted(self.rules))} has no stronger backend "
                     "(--strong): every turn uses the primary one"
                 )
-            keeper = asyncio.create_task(self._keep())
+            keeper = asyncio.create_task(keep(self))
             slots = [
                 asyncio.create_task(self._slot(f"{self.owner_prefix}#{i}"))
                 for i in range(self.options.concurrency)
@@ -156,7 +157,7 @@ class Engine:
                 self.store.release_all(owner)
 
         await self.db(release)
-        await self._export()
+        await self.export_locked()
         self.stats = await self.db(self.store.stats)
 
     async def _slot(self, owner: str) -> None:
@@ -183,7 +184,7 @@ class Engine:
             # run still winds up (leases released, summary) and then raises it.
             if self.failure is None:
                 self.failure = exc
-            self.stop(StopReason.ERROR, _describe(exc))
+            self.stop(StopReason.ERROR, describe(exc))
 
     def _take(self, owner: str) -> tuple[Item, list[Attempt]] | None:
         """Lease the next free item and read its log (on the ledger thread, one hop)."""
@@ -193,18 +194,27 @@ class Engine:
         return self.store.snapshot(lease.item.key)
 
     async def _wait_for_expiring_lease(self) -> bool:
-        """Nothing is free: wait if another loop's lease runs out soon (it may have crashed).
+        """Nothing is free: wait for another driver's lease to run out (it may have crashed,
+        or a person may give up the item), saying so now and then.
 
-        Returns False when no TODO item is left, or every one left is held longer than a loop
-        lease lasts (a person's ``next``, say): this run is done.
+        Returns False when no TODO item is left, or with ``wait`` off (``--no-wait``) when
+        every one left is held longer than a loop lease lasts: this run is done.
         """
         expires = await self.db(self.store.soonest_expiry, excluding=tuple(self.held))
         if expires is None:
             return False
         wait = expires - time.time()
-        if wait > self.options.lease_ttl:
+        if wait > self.options.lease_ttl and not self.options.wait:
             return False
-        # Live loops keep renewing; poll until their items lock or a lease runs out.
+        now = time.monotonic()
+        if wait > POLL and now - self._waiting_since_note >= WAIT_NOTE_EVERY:
+            self._waiting_since_note = now
+            left = self.stats.remaining if self.stats else 0
+            self.reporter.note(
+                f"waiting: {left} item(s) left are leased to other drivers; the first lease "
+                f"runs out in {clock(wait)} (--no-wait stops instead)"
+            )
+        # Live drivers keep renewing; poll until their items lock or a lease runs out.
         return await self._sleep(min(max(wait, 0.0) + 0.05, POLL))
 
     async def _sleep(self, seconds: float) -> bool:
@@ -251,7 +261,7 @@ class Engine:
             origin = Origin(
                 policy=self.policy,
                 prompt_digest=prompt.digest(),
-                usage=_usage(backend, result),
+                usage=usage_of(backend.name, result),
                 started_at=started_at,
                 notes=DRIVER.notes(seed=prompt.seed, escalated_by=cause, model=model),
                 gate_digest=self.quest.gate_digest,
@@ -266,45 +276,34 @@ class Engine:
                 return  # the item moved under us (a lease lost while stalled): leave it
             item, log = recorded.item, [*log, recorded.attempt]
             self._count(recorded, prompt, backend, cause)
-            if recorded.attempt.kind is AttemptKind.JUDGE_ERROR:
-                if self._judge_broken(recorded):
-                    return
-                failures += 1
-                pause = min(self.options.error_backoff * 2 ** (failures - 1), MAX_BACKOFF)
-                if not await self._sleep(pause):
-                    return
+            if recorded.attempt.judged:
+                failures = 0
                 continue
-            if isinstance(result, GenerationError):
-                self.tally.consecutive_errors += 1
-                errors = self.tally.consecutive_errors
-                breaker = self.options.breaker
-                if breaker is not None and errors >= breaker:
-                    self.stop(
-                        StopReason.BREAKER,
-                        f"circuit breaker: {errors} generation errors in a row "
-                        f"(the last: {result.error}). They used no try and locked nothing. "
-                        f"Check the backend, then run the loop again.",
-                    )
-                    return
-                failures += 1
-                pause = min(self.options.error_backoff * 2 ** (failures - 1), MAX_BACKOFF)
-                if not await self._sleep(pause):
-                    return
-                continue
-            self.tally.consecutive_errors = 0
-            failures = 0
+            # A generation or judge error: no try used. A breaker may trip; else back off.
+            if self._tripped(recorded):
+                return
+            failures += 1
+            pause = min(self.options.error_backoff * 2 ** (failures - 1), MAX_BACKOFF)
+            if not await self._sleep(pause):
+                return
 
-    def _judge_broken(self, recorded: Recorded) -> bool:
-        """Trip the judge breaker after N judge errors in a row; True when it tripped."""
-        errors = self.tally.consecutive_judge_errors
-        breaker = self.options.judge_breaker
+    def _tripped(self, recorded: Recorded) -> bool:
+        """Stop the run after N errors of one kind in a row; True when a breaker tripped."""
+        a = recorded.attempt
+        if a.kind is AttemptKind.JUDGE_ERROR:
+            errors, breaker = self.tally.consecutive_judge_errors, self.options.judge_breaker
+            reason, what = StopReason.JUDGE_BREAKER, "judge breaker"
+            advice = "The gate itself failed; fix the quest's gate"
+        else:
+            errors, breaker = self.tally.consecutive_errors, self.options.breaker
+            reason, what = StopReason.BREAKER, "circuit breaker"
+            advice = "Check the backend"
         if breaker is None or errors < breaker:
             return False
         self.stop(
-            StopReason.JUDGE_BREAKER,
-            f"judge breaker: {errors} judge errors in a row (the last: {recorded.attempt.error}). "
-            "The gate itself failed; the generator was not charged: no try used, nothing "
-            "locked. Fix the quest's gate, then run the loop again.",
+            reason,
+            f"{what}: {errors} {a.kind.value.replace('_', ' ')}s in a row (the last: {a.error}). "
+            f"They used no try and locked nothing. {advice}, then run the loop again.",
         )
         return True
 
@@ -384,42 +383,8 @@ class Engine:
         )
         self.reporter.turn(event, self.status())
 
-    # -- the keeper: heartbeats, exports, counts, redraws ----------------------------------
-
-    async def _keep(self) -> None:
-        """Heartbeats, exports, counts and redraws; a failure here stops the run (no lease
-        may silently go unrenewed)."""
-        try:
-            await self._keep_going()
-        except Exception as exc:
-            if self.failure is None:
-                self.failure = exc
-            self.stop(StopReason.ERROR, _describe(exc))
-
-    async def _keep_going(self) -> None:
-        now = time.monotonic()
-        next_beat = now + self.options.beat
-        next_export = now + self.options.export_every
-        next_stats = now + STATS_EVERY
-        while True:
-            await asyncio.sleep(min(TICK, self.options.beat))
-            now = time.monotonic()
-            if now >= next_beat:
-                next_beat = now + self.options.beat
-                await self.db(self._renew, dict(self.held))
-            if now >= next_export:
-                next_export = now + self.options.export_every
-                await self._export()
-            if now >= next_stats:
-                next_stats = now + STATS_EVERY
-                self.stats = await self.db(self.store.stats)
-            self.reporter.tick(self.status())
-
-    def _renew(self, held: dict[str, str]) -> None:
-        for owner, key in held.items():
-            self.store.heartbeat(key, owner, ttl=self.options.lease_ttl)
-
-    async def _export(self) -> None:
+    async def export_locked(self) -> None:
+        """Export what this run locked since the last export (on the ledger thread)."""
         if self.options.results is None or not self.tally.unexported:
             return
         self.tally.unexported = 0
@@ -443,17 +408,5 @@ class Engine:
         )
 
 
-def _usage(backend: Backend, result: Completion | GenerationError) -> Usage:
-    if isinstance(result, GenerationError):
-        return Usage(backend=backend.name, latency=result.latency)
-    return Usage(
-        backend=backend.name,
-        input_tokens=result.input_tokens,
-        output_tokens=result.output_tokens,
-        cost=result.cost,
-        latency=result.latency,
-    )
-
-
-def _describe(exc: Exception) -> str:
+def describe(exc: Exception) -> str:
     return str(exc) if isinstance(exc, ReinsError) else f"{type(exc).__name__}: {exc}"

@@ -16,6 +16,7 @@ from reins.backends.base import Backend
 from reins.backends.redact import clip, redact
 from reins.errors import BackendError
 from reins.gate import excerpt
+from reins.store.model import Usage
 from reins.values import Completion, Prompt
 
 # reins' own deadline runs this long past the timeout a backend is asked to keep
@@ -74,3 +75,16 @@ async def generate(
 def _failed(error: str, started: float) -> GenerationError:
     """The error, scrubbed of every known secret before it is cut (a cut key would survive)."""
     return GenerationError(excerpt(redact(error), ERROR_LIMIT), time.monotonic() - started)
+
+
+def usage_of(backend: str, result: Completion | GenerationError) -> Usage:
+    """What a generation cost, as recorded on its attempt."""
+    if isinstance(result, GenerationError):
+        return Usage(backend=backend, latency=result.latency)
+    return Usage(
+        backend=backend,
+        input_tokens=result.input_tokens,
+        output_tokens=result.output_tokens,
+        cost=result.cost,
+        latency=result.latency,
+    )

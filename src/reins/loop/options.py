@@ -48,6 +48,8 @@ class LoopOptions:
         concurrency: items in flight at once, each under its own lease.
         budget: caps on items, turns, tokens and cost.
         breaker: consecutive generation errors that stop the run (None: never stop).
+        wait: when every item left is leased to other drivers, wait for their leases to run
+            out (False: stop, as ``--no-wait`` does).
         judge_breaker: consecutive judge errors (the gate failing on a submission) that stop
             the run (None: never stop). They use no try and lock nothing, but a broken gate
             makes every further generation wasted.
@@ -70,6 +72,7 @@ class LoopOptions:
     budget: Budget = field(default_factory=Budget)
     breaker: int | None = DEFAULT_BREAKER
     judge_breaker: int | None = DEFAULT_JUDGE_BREAKER
+    wait: bool = True
     retry: str | None = None
     escalate_on: frozenset[str] = frozenset()
     driver: str = DRIVERS["loop"].default_name

@@ -42,12 +42,14 @@ class Tally:
         self.turns += 1
         if a.judged:
             self.judged += 1
-            self.consecutive_judge_errors = 0
+            self.consecutive_errors = self.consecutive_judge_errors = 0
         elif a.kind is AttemptKind.JUDGE_ERROR:
             self.judge_errors += 1
             self.consecutive_judge_errors += 1
+            self.consecutive_errors = 0  # the generator answered
         else:
             self.errors += 1
+            self.consecutive_errors += 1
         if escalated_by is not None:
             self.escalated += 1
         self.tokens_in += a.usage.input_tokens or 0
