@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -190,10 +191,15 @@ def run_script(conn: sqlite3.Connection, version: int) -> None:
         raise LedgerError(f"migration {version} ends with an incomplete statement")
 
 
+BUSY_TIMEOUT = 60.0
+
+
 def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None, timeout=60.0, check_same_thread=False)
+    conn = sqlite3.connect(
+        path, isolation_level=None, timeout=BUSY_TIMEOUT, check_same_thread=False
+    )
     try:
-        conn.execute("PRAGMA journal_mode = WAL")
+        _use_wal(conn)
         # NORMAL in WAL mode survives a killed process (every commit is in the WAL);
         # only a power cut can lose the last commits, never consistency.
         conn.execute("PRAGMA synchronous = NORMAL")
@@ -201,6 +207,25 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Switch the ledger to WAL mode (a no-op once it is).
+
+    Two connections switching one ledger in rollback-journal mode at once (two processes
+    opening an older ledger) both hold a shared lock and want an exclusive one: SQLite refuses
+    one of them at once, without its busy timeout, lest they deadlock. That one tries again
+    once the other is done, when the ledger is in WAL mode already.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def _ledger_error(path: Path, exc: sqlite3.DatabaseError) -> LedgerError:
