@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import closing, suppress
+from dataclasses import replace
 from typing import Any
 
 import psycopg
@@ -228,6 +229,84 @@ def test_counters_are_sharded_but_read_as_one(store: PostgresStore, postgres_url
     assert shards is not None and shards[0] >= 1 and totals == (3,)
     assert store.stats().attempts == 3 and store.stats().tries == {1: 3}
     assert store.check() == []
+
+
+def test_kind_and_gate_counts_are_sharded_but_read_as_one(store: PostgresStore) -> None:
+    for n, key in enumerate("abc"):
+        with PostgresStore.open(store.location) as other:
+            d = replace(draft(key, f"n{n}", State.TODO, 1), gate_digest=f"g{n % 2}")
+            other.record(d, Claim("ann", 0))
+    with PostgresStore.open(store.location) as other:
+        error = Draft(
+            key="a", kind=AttemptKind.JUDGE_ERROR, transition=Transition(State.TODO, 0), error="x"
+        )
+        other.record(error, Claim("ann", 1))
+    stats = store.stats()
+    assert stats.kinds == {"judged": 3, "judge_error": 1}
+    assert stats.gates == {"g0": 2, "g1": 1}
+    with psycopg.connect(parse(store.location).conninfo) as conn:
+        kinds: dict[str, int] = dict(conn.execute("SELECT kind, n FROM kind_counts").fetchall())
+        shards = conn.execute("SELECT count(*) FROM gate_count_shards").fetchone()
+    assert kinds == {"judged": 3, "generation_error": 0, "judge_error": 1, "human": 0}
+    assert shards is not None and shards[0] >= 2
+    assert store.check() == []
+
+
+def test_the_ratchet_trigger_wants_a_human_attempt_at_the_next_turn(
+    store: PostgresStore, postgres_url: str
+) -> None:
+    """SQL written by hand in one transaction: an attempt, then the item's move. Only a human
+    attempt at exactly the next turn lets a locked item move (SQLite cannot run this in one
+    statement, so the conformance suite cannot)."""
+    store.record(draft("a", "n1"), Claim("ann", 0))
+    before = store.snapshot("a")
+    move = (
+        "UPDATE items SET state = 'TODO', tries = {tries}, round = {round}, turns = {turns}, "
+        "locked_at = NULL WHERE key = 'a'"
+    )
+    add = (
+        "INSERT INTO attempts (item_id, turn, kind, driver, state_after, tries_after, round, "
+        "recorded_at) SELECT id, {turn}, '{kind}', 'pat', 'TODO', {tries}, {round}, 'now' "
+        "FROM items WHERE key = 'a'"
+    )
+    # (attempt kind, its turn, the item's turns after, round, tries, what the refusal says)
+    cases = [
+        ("judged", 2, 2, 2, 0, "human"),
+        ("generation_error", 2, 2, 2, 0, "human"),
+        ("human", 3, 3, 2, 0, "human"),
+        ("human", 2, 3, 2, 0, "human"),
+        ("human", 2, 2, 3, 0, "round"),  # a new round is the next one
+        ("human", 2, 2, 2, 1, "round"),  # from scratch
+    ]
+    with psycopg.connect(parse(store.location).conninfo, autocommit=True) as conn:
+        for kind, turn, turns, round_, tries, says in cases:
+            refused = pytest.raises(psycopg.errors.IntegrityConstraintViolation, match=says)
+            with refused, conn.transaction():
+                conn.execute(add.format(turn=turn, kind=kind, tries=tries, round=round_).encode())
+                conn.execute(move.format(turns=turns, tries=tries, round=round_).encode())
+        with conn.transaction(force_rollback=True):  # allowed, then rolled back
+            conn.execute(add.format(turn=2, kind="human", tries=0, round=2).encode())
+            conn.execute(move.format(turns=2, tries=0, round=2).encode())
+            row = conn.execute("SELECT state, round FROM items WHERE key = 'a'").fetchone()
+            assert row == ("TODO", 2)
+    assert store.snapshot("a") == before and store.check() == []
+
+
+def test_a_migrated_ledger_keeps_one_function_of_each_name(postgres_harness: Any) -> None:
+    location = postgres_harness.make_at_version(2)
+    with PostgresStore.open(location) as store:
+        assert store.schema_version == 3
+        with psycopg.connect(parse(location).conninfo) as conn:
+            found = conn.execute(
+                "SELECT p.proname, count(*) FROM pg_proc p JOIN pg_namespace n "
+                "ON n.oid = p.pronamespace WHERE n.nspname = %s "
+                "AND p.proname IN ('reins_turn', 'reins_append') GROUP BY p.proname "
+                "ORDER BY p.proname",
+                (store.schema,),
+            ).fetchall()
+        assert found == [("reins_append", 1), ("reins_turn", 1)]
+        store.record(draft("c", "n1"), Claim("ann", 0))
+        assert store.stats().kinds == {"judged": 3} and store.check() == []
 
 
 # -- connections lost ----------------------------------------------------------------------

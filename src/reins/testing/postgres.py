@@ -157,7 +157,7 @@ class PostgresHarness:
     """
 
     name = "postgres"
-    earlier_versions: tuple[int, ...] = (0, 1)
+    earlier_versions: tuple[int, ...] = (0, 1, 2)
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -262,6 +262,8 @@ class PostgresHarness:
             conn.execute("UPDATE reins_schema SET version = %s", (version,))
             if version >= 1:
                 _seed_v1(conn)
+            if version >= 2:  # what v2 keeps beside the log: each item's last root cause
+                conn.execute("UPDATE items SET root_cause = 'not-bad' WHERE key = 'b'")
         return location
 
     def execute(self, location: str, statement: str) -> None:

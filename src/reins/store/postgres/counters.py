@@ -11,7 +11,7 @@ from reins.store.postgres.connection import SNAPSHOT, Database, Session
 
 def stats(db: Database, *, now: float | None) -> Stats:
     t = time.time() if now is None else now
-    counts, tries, rules, usage, leased = db.read(
+    counts, tries, rules, usage, leased, kinds, reopened, gates = db.read(
         lambda s: s.batch(
             "SELECT state, n FROM state_counts",
             "SELECT tries, n FROM tries_counts WHERE n > 0",
@@ -21,6 +21,9 @@ def stats(db: Database, *, now: float | None) -> Stats:
                 "SELECT count(*) FROM items WHERE lease_owner IS NOT NULL AND lease_expires > %s",
                 (t,),
             ),
+            "SELECT kind, n FROM kind_counts WHERE n > 0",
+            "SELECT count(*) FROM items WHERE round > 1",  # through the index items_reopened
+            "SELECT digest, n FROM gate_counts WHERE n > 0",
             begin=SNAPSHOT,
             commit=True,
         )
@@ -36,6 +39,9 @@ def stats(db: Database, *, now: float | None) -> Stats:
         output_tokens=tokens_out or 0,
         cost=cost or 0.0,
         leased=leased[0][0],
+        kinds=dict(kinds),
+        reopened=reopened[0][0],
+        gates=dict(gates),
     )
 
 

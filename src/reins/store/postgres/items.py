@@ -13,7 +13,7 @@ from reins.store.postgres.connection import Database, Session
 SCAN_CHUNK = 5_000
 ITEM_COLUMNS = (
     "key, state, tries, payload, turns, created_at, updated_at, locked_at, "
-    "lease_owner, lease_expires, export_batch, root_cause"
+    "lease_owner, lease_expires, export_batch, root_cause, round, lease_token, gate_digest"
 )
 ITEM_WIDTH = len(ITEM_COLUMNS.split(","))
 
@@ -44,6 +44,9 @@ def item_of(row: tuple[Any, ...] | Any) -> Item:
         lease_expires=row[9],
         exported=row[10] is not None,
         root_cause=row[11],
+        round=row[12],
+        lease_token=row[13],
+        gate_digest=row[14],
     )
 
 

@@ -4,11 +4,14 @@ Leasing is one statement: the owner's own live lease if it holds one, else the o
 item, taken with ``FOR UPDATE SKIP LOCKED`` so that processes leasing at the same moment each
 lock a different row instead of queueing on the first (a row whose lease another process just
 committed fails the recheck of the ``WHERE`` clause and is passed over); the lease is written
-and the owner's ``drivers`` row counted in the same statement.
+and the owner's ``drivers`` row counted in the same statement. Every lease, a renewal too,
+gives the item a fresh random token (a second agent leasing under the same driver name makes
+the first one's token stale); a heartbeat keeps it, a release clears it.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Collection
 
@@ -30,7 +33,8 @@ WITH own AS (
 ), picked AS (
     SELECT id, true AS renewed FROM own UNION ALL SELECT id, false FROM free
 ), taken AS (
-    UPDATE items i SET lease_owner = %(owner)s, lease_expires = %(until)s
+    UPDATE items i SET lease_owner = %(owner)s, lease_expires = %(until)s,
+        lease_token = %(token)s
     FROM picked WHERE i.id = picked.id
     RETURNING {prefixed(ITEM_COLUMNS, "i")}, picked.renewed
 ), counted AS (
@@ -45,12 +49,13 @@ SELECT taken.*, counted.nexts FROM taken, counted
 
 def lease(db: Database, owner: str, *, ttl: float, now: float | None) -> Lease | None:
     t = time.time() if now is None else now
-    args = {"owner": owner, "now": t, "until": t + ttl, "stamp": now_iso()}
+    token = os.urandom(6).hex()
+    args = {"owner": owner, "now": t, "until": t + ttl, "stamp": now_iso(), "token": token}
     rows = db.write(lambda s: s.rows(_LEASE, args), what=f"leasing an item to {owner!r}")
     if not rows:
         return None
     row = rows[0]
-    return Lease(item_of(row[:ITEM_WIDTH]), int(row[-1]), bool(row[-2]))
+    return Lease(item_of(row[:ITEM_WIDTH]), int(row[-1]), bool(row[-2]), token)
 
 
 def heartbeat(db: Database, key: str, owner: str, *, ttl: float, now: float | None) -> bool:
@@ -69,7 +74,7 @@ def heartbeat(db: Database, key: str, owner: str, *, ttl: float, now: float | No
 def release(db: Database, key: str, owner: str) -> bool:
     changed = db.write(
         lambda s: s.count(
-            "UPDATE items SET lease_owner = NULL, lease_expires = NULL "
+            "UPDATE items SET lease_owner = NULL, lease_expires = NULL, lease_token = NULL "
             "WHERE key = %s AND lease_owner = %s",
             (key, owner),
         ),
@@ -81,7 +86,8 @@ def release(db: Database, key: str, owner: str) -> bool:
 def release_all(db: Database, owner: str) -> int:
     return db.write(
         lambda s: s.count(
-            "UPDATE items SET lease_owner = NULL, lease_expires = NULL WHERE lease_owner = %s",
+            "UPDATE items SET lease_owner = NULL, lease_expires = NULL, lease_token = NULL "
+            "WHERE lease_owner = %s",
             (owner,),
         ),
         what=f"releasing the leases of {owner!r}",

@@ -31,7 +31,9 @@ LOAD_CHUNK = 1_000
 
 _ARGS = ", ".join(["%s"] * (1 + len(ATTEMPT_COLUMNS.split(",")) + 3))
 _APPEND = f"SELECT reins_append({_ARGS})"
-_TURN = f"SELECT reins_turn({_ARGS}, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+# reins_turn: reins_append's arguments, then the item's twelve columns after the turn and the
+# lease holder.
+_TURN = f"SELECT reins_turn({_ARGS}, {', '.join(['%s'] * 13)})"
 
 
 def record(db: Database, draft: Draft, claim: Claim, *, now: float | None) -> tuple[Item, Attempt]:
@@ -62,6 +64,10 @@ def record(db: Database, draft: Draft, claim: Claim, *, now: float | None) -> tu
             after.lease_owner,
             after.lease_expires,
             after.root_cause,
+            after.round,
+            after.lease_token,
+            after.gate_digest,
+            after.exported,
             claim.holder,
         )
         s.batch((_TURN, (*append_args(item_id, attempt), *item_row)), commit=True)
@@ -119,7 +125,8 @@ def _load_chunk(db: Database, chunk: list[tuple[Item, Sequence[Attempt]]]) -> in
         for item, log in chunk:
             (found,) = s.rows(
                 "INSERT INTO items (key, state, tries, turns, payload, created_at, updated_at, "
-                "locked_at, root_cause) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                "locked_at, root_cause, round, gate_digest) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
                 (
                     item.key,
                     item.state.value,
@@ -130,6 +137,8 @@ def _load_chunk(db: Database, chunk: list[tuple[Item, Sequence[Attempt]]]) -> in
                     item.updated_at,
                     item.locked_at,
                     item.root_cause,
+                    item.round,
+                    item.gate_digest,
                 ),
             )
             if log:

@@ -20,7 +20,17 @@ Importing this module imports pytest and hypothesis (both dev dependencies).
 import pytest
 
 # Under pytest, a failed assert in the suite shows its values, as in a test module of one's own.
-_MODULES = ("_kit", "exporting", "leases", "machine", "opening", "pages", "ratchet", "roundtrip")
+_MODULES = (
+    "_kit",
+    "exporting",
+    "human",
+    "leases",
+    "machine",
+    "opening",
+    "pages",
+    "ratchet",
+    "roundtrip",
+)
 pytest.register_assert_rewrite(*(f"{__name__}.{name}" for name in _MODULES))
 
 from reins.testing.conformance.exporting import (  # noqa: E402
@@ -31,6 +41,17 @@ from reins.testing.conformance.exporting import (  # noqa: E402
     test_a_shortened_file_is_not_padded,
     test_concurrent_exports_write_each_item_once,
     test_export_writes_terminal_items_once,
+)
+from reins.testing.conformance.human import (  # noqa: E402
+    test_a_copy_keeps_rounds_actions_and_gates,
+    test_a_judge_error_uses_no_try_and_locks_nothing,
+    test_a_person_acts_only_where_the_action_fits,
+    test_a_person_reopens_a_locked_item_into_a_new_round,
+    test_a_person_resolves_a_review_item_and_it_is_exported_again,
+    test_a_retried_action_of_a_person_is_written_once,
+    test_every_lease_hands_out_a_new_token_and_a_stale_one_is_refused,
+    test_hand_written_sql_cannot_bypass_the_human_lane,
+    test_items_are_counted_by_the_gate_that_last_judged_them,
 )
 from reins.testing.conformance.leases import (  # noqa: E402
     test_a_heartbeat_extends_a_lease,
@@ -84,13 +105,19 @@ from reins.testing.conformance.roundtrip import (  # noqa: E402
 __all__ = [
     "test_a_batch_left_open_by_a_crash_is_rewritten_once",
     "test_a_batch_left_open_by_another_process_is_finished_once",
+    "test_a_copy_keeps_rounds_actions_and_gates",
     "test_a_crashed_batch_for_another_file_is_finished_by_any_export",
     "test_a_heartbeat_extends_a_lease",
+    "test_a_judge_error_uses_no_try_and_locks_nothing",
     "test_a_ledger_not_ours_is_refused_and_left_untouched",
     "test_a_live_lease_refuses_another_owners_record",
     "test_a_locking_submit_exports_automatically",
     "test_a_missing_ledger_is_not_created_unless_asked",
+    "test_a_person_acts_only_where_the_action_fits",
+    "test_a_person_reopens_a_locked_item_into_a_new_round",
+    "test_a_person_resolves_a_review_item_and_it_is_exported_again",
     "test_a_refused_record_writes_nothing",
+    "test_a_retried_action_of_a_person_is_written_once",
     "test_a_retried_record_is_written_once",
     "test_a_shortened_file_is_not_padded",
     "test_a_stale_claim_is_refused_as_turn_moved",
@@ -106,9 +133,12 @@ __all__ = [
     "test_concurrent_leases_from_two_stores_never_collide",
     "test_copy_into_an_empty_store_reproduces_the_log",
     "test_every_earlier_schema_is_migrated_with_its_data",
+    "test_every_lease_hands_out_a_new_token_and_a_stale_one_is_refused",
     "test_export_writes_terminal_items_once",
     "test_hand_written_sql_cannot_break_the_ratchet",
+    "test_hand_written_sql_cannot_bypass_the_human_lane",
     "test_hostile_text_from_a_rule_is_recorded",
+    "test_items_are_counted_by_the_gate_that_last_judged_them",
     "test_items_can_be_walked_while_the_ledger_is_written",
     "test_load_refuses_a_ledger_that_is_not_empty",
     "test_meta_is_kept_and_seen_by_every_store",

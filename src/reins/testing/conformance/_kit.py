@@ -12,17 +12,19 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from reins.gate import Context, Fact, Level, Outcome, Verdict, rule
 from reins.quest import Quest, Seed
 from reins.store.codec import fired_rules
-from reins.store.model import Attempt, Claim, Draft, Item, Notes, State, Stats
+from reins.store.model import Attempt, AttemptKind, Claim, Draft, Item, Notes, State, Stats
 from reins.store.protocol import Store
 from reins.store.walk import iter_items
 from reins.testing.harness import StoreHarness
-from reins.turn.record import GenerationFailure, Origin, draft
+from reins.turn.failures import GenerationFailure
+from reins.turn.record import Origin, draft
 
 KEYS = ("a", "b", "c")
 # A fake clock: every lease and record in the suite passes ``now=``, so nothing waits.
@@ -145,18 +147,37 @@ def assert_sound(store: Store) -> None:
         assert all(a.key == item.key for a in log), item
         if log:
             last = log[-1]
-            assert (item.state, item.tries) == (last.state_after, last.tries_after), item
-            assert all(not a.state_after.terminal for a in log[:-1]), item  # the ratchet
-            assert [a.tries_after for a in log] == sorted(a.tries_after for a in log), item
+            assert (item.state, item.tries, item.round) == (
+                last.state_after,
+                last.tries_after,
+                last.round,
+            ), item
+            assert log[0].round == 1, item
+            for a, b in pairwise(log):  # the ratchet, turn by turn
+                if a.state_after.terminal or b.round != a.round:
+                    assert b.kind is AttemptKind.HUMAN, (item, b)  # only a person moves it
+                if b.round == a.round:
+                    assert b.tries_after >= a.tries_after, (item, b)
+                else:  # a new round: the next one, from scratch
+                    assert (b.round, b.state_after, b.tries_after) == (a.round + 1, State.TODO, 0)
         else:
-            assert (item.state, item.tries) == (State.TODO, 0), item
-        judged = [a for a in log if a.judged]
+            assert (item.state, item.tries, item.round) == (State.TODO, 0, 1), item
+        judged = [a for a in log if judging(a)]
         assert item.root_cause == (judged[-1].root_cause if judged else None), item
+        assert item.gate_digest == (judged[-1].gate_digest if judged else None), item
         assert (item.locked_at is not None) == item.state.terminal, item
         if item.state.terminal:
             assert item.locked_at == log[-1].recorded_at, item
             assert item.lease_owner is None, item
+        if item.lease_owner is None:
+            assert item.lease_token is None, item
     assert_counters_agree(store, entries)
+
+
+def judging(a: Attempt) -> bool:
+    """Whether ``a`` judged its item (a person's re-judgment too): the item keeps its root
+    cause and gate digest from the last such attempt."""
+    return a.judged or (a.kind is AttemptKind.HUMAN and a.outcome is not None)
 
 
 def assert_counters_agree(
@@ -179,6 +200,10 @@ def assert_counters_agree(
             was = rules.get(name, (0, 0))
             rules[name] = (was[0] + fired, was[1] + root)
     assert {r: v for r, v in stats.rules.items() if v != (0, 0)} == rules
+    assert stats.kinds == dict(Counter(a.kind.value for a in attempts))
+    assert stats.reopened == sum(1 for item, _ in entries if item.round > 1)
+    digests = (item.gate_digest for item, _ in entries if item.gate_digest is not None)
+    assert stats.gates == dict(Counter(digests))
 
 
 def live_holder(item: Item, now: float) -> str | None:

@@ -1,11 +1,13 @@
 """Random sequences of leases, turns, expiries, releases, crashes and exports by two owners,
-each through its own store, checked step by step against a small in-memory model."""
+each through its own store, and of a person's actions (resolving a REVIEW item, reopening a
+locked one), checked step by step against a small in-memory model."""
 
 from __future__ import annotations
 
 import itertools
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hypothesis import HealthCheck, event, settings
@@ -18,9 +20,9 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from reins.errors import LeaseConflict, NotTodo, TurnMoved
+from reins.errors import IllegalTransition, LeaseConflict, NotTodo, TurnMoved
 from reins.store.export import export
-from reins.store.model import Attempt, Claim, Draft, Item, State
+from reins.store.model import Attempt, AttemptKind, Claim, Draft, Item, Notes, State, Transition
 from reins.store.protocol import Store
 from reins.testing.conformance._kit import (
     ERROR,
@@ -39,6 +41,7 @@ KEYS = ("a", "b", "c", "d", "e")
 # Outcomes the machine records: the gate's three commonest, and a generation error.
 RESULTS = ("PASS", "FAIL", "FAIL", "REVIEW", ERROR)
 STEPS = (1.0, 20.0, TTL - 1, TTL, TTL + 1, 5 * TTL)
+PERSON = "pat"
 
 
 @dataclass
@@ -48,6 +51,7 @@ class Model:
     state: State = State.TODO
     tries: int = 0
     turns: int = 0
+    round: int = 1
     owner: str | None = None
     expires: float | None = None
 
@@ -88,7 +92,8 @@ class LedgerMachine(RuleBasedStateMachine):
         self.given: dict[str, str | None] = {o: None for o in OWNERS}
         self.nexts = dict.fromkeys(OWNERS, 0)
         self.out = self.folder / f"machine-{next(self.runs)}.jsonl"
-        self.exported: set[str] = set()
+        self.exported: set[str] = set()  # marked as exported, in a finished batch
+        self.lines: Counter[str] = Counter()  # the export file's lines per key
         self.crashed: set[str] = set()  # claimed by a writer that died, not yet exported
         self.locked: dict[str, tuple[Item, list[Attempt]]] = {}
         self.remaining = len(KEYS)
@@ -232,6 +237,90 @@ class LedgerMachine(RuleBasedStateMachine):
         assert again == attempt
         assert self.stores[owner].snapshot(draft.key) == before
 
+    # -- a person's actions ---------------------------------------------------------------
+
+    def _person(
+        self, pick: str, fits: Callable[[State], bool], draft: Draft
+    ) -> tuple[str, Item, Attempt] | None:
+        """Record a person's ``draft`` on ``pick`` (a key, or ``*``: the first item whose state
+        ``fits`` the action); None if it is refused, as it must be unless the state fits."""
+        if pick == "*":
+            pick = next((k for k in KEYS if fits(self.model[k].state)), KEYS[0])
+        key = pick
+        m = self.model[key]
+        fits_now = fits(m.state)
+        d = replace(draft, key=key, notes=Notes(via="human", nonce=f"p-{next(self.nonces)}"))
+        claim = Claim(PERSON, m.turns)
+        store = self.stores["bob"]
+        try:
+            after, attempt = store.record(d, claim, now=self.clock)
+        except IllegalTransition as exc:
+            event(f"person: {draft.action} refused")
+            assert not fits_now and type(exc) is IllegalTransition, exc
+            return None
+        event(f"person: {draft.action}")
+        assert fits_now, f"{draft.action} on a {m.state} item was not refused"
+        assert (attempt.kind, attempt.action, attempt.driver) == (
+            AttemptKind.HUMAN,
+            draft.action,
+            PERSON,
+        )
+        assert (attempt.turn, after.turns) == (m.turns + 1, m.turns + 1)
+        assert after.lease_owner is None and not after.exported
+        self.exported.discard(key)  # its mark is cleared: exported again once it is locked
+        self.crashed.discard(key)  # and no longer in the batch a dead writer left open
+        self.last = ("bob", d, claim, attempt)
+        return key, after, attempt
+
+    @precondition(lambda self: any(m.state is State.REVIEW for m in self.model.values()))
+    @rule(pick=st.sampled_from(("*", "*", *KEYS)), accept=st.booleans())
+    def person_resolves(self, pick: str, accept: bool) -> None:
+        state, action = (State.PASS, "accept") if accept else (State.DONE, "reject")
+        draft = Draft(key="", kind=AttemptKind.HUMAN, transition=Transition(state, 0))
+        review = replace(draft, action=action, note="checked")
+        done = self._person(pick, lambda s: s is State.REVIEW, review)
+        if done is None:
+            return
+        key, after, attempt = done
+        m = self.model[key]
+        assert (after.state, after.tries, after.round) == (state, m.tries, m.round)
+        assert (attempt.state_after, attempt.tries_after, attempt.round) == (
+            state,
+            m.tries,
+            m.round,
+        )
+        m.state, m.turns = state, m.turns + 1
+        self.locked[key] = self.stores["bob"].snapshot(key)
+
+    @precondition(lambda self: any(m.state.terminal for m in self.model.values()))
+    @rule(pick=st.sampled_from(("*", "*", *KEYS)))
+    def person_reopens(self, pick: str) -> None:
+        draft = Draft(
+            key="",
+            kind=AttemptKind.HUMAN,
+            transition=Transition(State.TODO, 0, new_round=True),
+            action="reopen",
+        )
+        done = self._person(pick, lambda s: s.terminal, draft)
+        if done is None:
+            return
+        key, after, attempt = done
+        m = self.model[key]
+        assert (after.state, after.tries, after.round, after.locked_at) == (
+            State.TODO,
+            0,
+            m.round + 1,
+            None,
+        )
+        assert (attempt.state_after, attempt.tries_after, attempt.round) == (
+            State.TODO,
+            0,
+            m.round + 1,
+        )
+        m.state, m.tries, m.turns, m.round = State.TODO, 0, m.turns + 1, m.round + 1
+        del self.locked[key]
+        self.remaining += 1  # the one way remaining grows: a person reopened an item
+
     # -- export ---------------------------------------------------------------------------
 
     @rule(owner=st.sampled_from(OWNERS))
@@ -239,11 +328,13 @@ class LedgerMachine(RuleBasedStateMachine):
         terminal = {k for k in KEYS if self.model[k].state.terminal}
         n = export(self.stores[owner], self.out)
         event(f"export: {'recovered' if self.crashed else 'plain'}, {min(n, 2)} or more new")
-        assert n == len(terminal - self.exported - self.crashed)
+        new = terminal - self.exported - self.crashed
+        assert n == len(new)
+        self.lines.update(new | self.crashed)  # a crashed batch is written again, whole
         self.exported |= terminal
         self.crashed.clear()
-        written = Counter(keys_in(self.out))
-        assert set(written) == self.exported and set(written.values()) <= {1}
+        # Once per lock: an item a person moved is exported again.
+        assert Counter(keys_in(self.out)) == self.lines
         assert self.stores[owner].exported_count() == len(self.exported)
 
     # Exports to one file hold its lock, and each recovers what a dead writer left before it
@@ -275,7 +366,12 @@ class LedgerMachine(RuleBasedStateMachine):
         store = self.stores["bob"]
         for key in KEYS:
             item, m = store.get(key), self.model[key]
-            assert (item.state, item.tries, item.turns) == (m.state, m.tries, m.turns), key
+            assert (item.state, item.tries, item.turns, item.round) == (
+                m.state,
+                m.tries,
+                m.turns,
+                m.round,
+            ), key
             assert live_holder(item, self.clock) == m.holder(self.clock), key
             if m.holder(self.clock) is not None:
                 assert item.lease_expires == m.expires, key

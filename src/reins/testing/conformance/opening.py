@@ -10,7 +10,7 @@ import pytest
 
 from reins.errors import CorruptLedger, NotFound
 from reins.store.export import export
-from reins.store.model import AttemptKind, State
+from reins.store.model import AttemptKind, Claim, Draft, State, Transition
 from reins.store.protocol import Store
 from reins.testing.conformance._kit import T0, TTL, assert_sound, everything, keys_in, turn
 from reins.testing.harness import StoreHarness
@@ -115,6 +115,9 @@ def test_every_earlier_schema_is_migrated_with_its_data(
         try:
             assert store.schema_version == current, version
             assert_sound(store)
+            stats = store.stats(now=T0)  # v3's counters, filled from the log kept so far
+            assert stats.kinds == ({"judged": 2} if version >= 1 else {}), version
+            assert (stats.reopened, stats.gates) == (0, {}), version
             if version >= 1:
                 _assert_v1_data(store)
                 before = everything(store)
@@ -137,6 +140,21 @@ def test_every_earlier_schema_is_migrated_with_its_data(
             out = tmp_path / f"v{version}.jsonl"
             assert export(store, out) == (2 if version >= 1 else 1)
             assert sorted(keys_in(out)) == (["a", "c"] if version >= 1 else ["c"])
+            assert_sound(store)
+            # A person reopens the item locked before the migration, and it is worked again.
+            key = "a" if version >= 1 else "c"
+            reopen = Draft(
+                key=key,
+                kind=AttemptKind.HUMAN,
+                transition=Transition(State.TODO, 0, new_round=True),
+                action="reopen",
+            )
+            item, attempt = store.record(reopen, Claim("pat", store.get(key).turns), now=T0)
+            assert (item.state, item.tries, item.round, attempt.round) == (State.TODO, 0, 2, 2)
+            item, _ = turn(store, key, "PASS")
+            assert (item.state, item.round) == (State.PASS, 2)
+            assert export(store, out) == 1 and keys_in(out).count(key) == 2
+            assert store.stats(now=T0).reopened == 1
             assert_sound(store)
         finally:
             store.close()
