@@ -248,6 +248,12 @@ def exit_code(summary: Summary) -> int:
     type=click.Choice(RETRY_CHOICES),
     help="Retry policy recorded with each turn [default: the quest's].",
 )
+@click.option(
+    "--max-tries",
+    type=click.IntRange(min=1),
+    help="Tries before an item locks DONE, for this replay (1: a one-shot evaluation).",
+)
+@click.option("--dry-run", is_flag=True, help="Judge and print verdicts; record nothing.")
 @click.option("--no-export", is_flag=True, help="Do not append locked items to the results file.")
 @json_option
 @pass_env
@@ -256,22 +262,30 @@ def replay(
     source: BinaryIO,
     driver: str | None,
     retry: str | None,
+    max_tries: int | None,
+    dry_run: bool,
     no_export: bool,
     as_json: bool,
 ) -> None:
     """Judge recorded outputs: each line goes through the same turn as a submission.
 
-    Lines run in order, so several lines for one key are its successive tries. A bad line,
-    an unknown key, a locked item or one another driver holds is skipped and reported on
-    stderr. Exits 0 when every line was recorded, 8 when some were skipped.
+    Lines run in order, so several lines for one key are its successive tries. An output
+    already judged for its item (in the item's current round) is not judged again, so a file
+    replayed twice spends no second try. A bad line, an unknown key, a locked item or one
+    another driver holds is skipped and reported on stderr. Exits 0 when every line was
+    recorded (or repeated), 8 when some were skipped.
     """
+    import dataclasses
+
     from reins.turn.drivers import DRIVERS
     from reins.turn.replay import Replayed, read_lines
     from reins.turn.replay import replay as replay_lines
 
     quest = env.quest
+    if max_tries is not None:
+        quest = dataclasses.replace(quest, max_tries=max_tries)
     ledger = env.ledger()
-    results = None if no_export or not env.settings.auto_export else env.results_path
+    results = None if no_export or dry_run or not env.settings.auto_export else env.results_path
 
     def show(result: ReplayResult) -> None:
         recorded = result.recorded
@@ -295,8 +309,8 @@ def replay(
             emit_json(data)
         elif recorded is not None:
             click.echo(recorded.text.split("\n", 1)[0])
-        else:
-            click.echo(result.message, err=True)
+        else:  # a dry run's verdict is data; a skipped line is a message
+            click.echo(result.message, err=result.status is not Replayed.JUDGED)
 
     summary = replay_lines(
         ledger,
@@ -307,6 +321,7 @@ def replay(
         limit=env.settings.max_submission,
         results=results,
         on_result=show,
+        dry_run=dry_run,
     )
     counts = {status.value: summary.lines[status] for status in Replayed}
     if as_json:

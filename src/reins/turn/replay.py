@@ -24,8 +24,9 @@ from reins.store.export import export
 from reins.store.protocol import Store
 from reins.turn.compose import compose
 from reins.turn.drivers import DRIVERS, PromptUse
+from reins.turn.failures import JudgeFailure
 from reins.turn.judge import DEFAULT_LIMIT, judge
-from reins.turn.record import Origin, Recorded, record
+from reins.turn.record import Origin, Recorded, record, storable
 
 DRIVER = DRIVERS["replay"]
 
@@ -38,6 +39,8 @@ class Replayed(StrEnum):
     UNKNOWN = "unknown-key"
     LOCKED = "locked"
     LEASED = "leased"
+    REPEATED = "repeated"  # this output was judged for this item already (this round)
+    JUDGED = "judged"  # --dry-run: judged, not recorded
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +75,8 @@ class ReplaySummary:
     @property
     def complete(self) -> bool:
         """True when every line was recorded."""
-        return not any(n for status, n in self.lines.items() if status is not Replayed.RECORDED)
+        done = (Replayed.RECORDED, Replayed.REPEATED, Replayed.JUDGED)
+        return not any(n for status, n in self.lines.items() if status not in done)
 
 
 def read_lines(stream: Iterable[bytes | str]) -> Iterator[ReplayLine]:
@@ -110,8 +114,14 @@ def replay_line(
     driver: str = DRIVER.default_name,
     policy: str | None = None,
     limit: int = DEFAULT_LIMIT,
+    dry_run: bool = False,
 ) -> ReplayResult:
-    """Judge and record one line as a turn of its item, or say why it was skipped."""
+    """Judge and record one line as a turn of its item, or say why it was skipped.
+
+    An output already judged for the item in its current round is not judged again: replaying
+    a file twice spends no second try on the same output. ``dry_run`` judges and reports
+    without recording anything.
+    """
     n, key = line.number, line.key
     if line.problem is not None or key is None or line.output is None:
         return ReplayResult(n, key, Replayed.BAD, f"line {n}: {line.problem}, skipped")
@@ -119,12 +129,21 @@ def replay_line(
         item, log = store.snapshot(key)
     except NotFound:
         return ReplayResult(n, key, Replayed.UNKNOWN, f"line {n}: no item {key!r}, skipped")
+    if any(
+        a.judged and a.round == item.round and a.submission == storable(line.output) for a in log
+    ):
+        message = f"line {n}: {key} was judged with this output already; not judged again"
+        return ReplayResult(n, key, Replayed.REPEATED, message)
     if item.state.terminal:
         message = f"line {n}: {key} is {item.state}, locked for good; not judged again"
         return ReplayResult(n, key, Replayed.LOCKED, message)
     if item.lease_owner not in (None, driver) and (item.lease_expires or 0) > time.time():
         message = f"line {n}: {key} is leased to {item.lease_owner}, skipped"
         return ReplayResult(n, key, Replayed.LEASED, message)
+    if dry_run:
+        verdict, _ = judge(quest, item, line.output, limit=limit)
+        text = verdict.error if isinstance(verdict, JudgeFailure) else verdict.outcome.value
+        return ReplayResult(n, key, Replayed.JUDGED, f"line {n}: {key} -> {text} (not recorded)")
     used = policy or quest.retry
     digest = None
     if DRIVER.prompt is PromptUse.DIGEST:
@@ -155,11 +174,14 @@ def replay(
     limit: int = DEFAULT_LIMIT,
     results: str | os.PathLike[str] | None = None,
     on_result: Callable[[ReplayResult], None] | None = None,
+    dry_run: bool = False,
 ) -> ReplaySummary:
     """Replay ``lines`` in order; export what locked to ``results`` at the end."""
     summary = ReplaySummary()
     for line in lines:
-        result = replay_line(store, quest, line, driver=driver, policy=policy, limit=limit)
+        result = replay_line(
+            store, quest, line, driver=driver, policy=policy, limit=limit, dry_run=dry_run
+        )
         summary.lines[result.status] += 1
         if result.recorded is not None and result.recorded.verdict is not None:
             summary.outcomes[result.recorded.verdict.outcome.value] += 1
