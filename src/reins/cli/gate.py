@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
+from typing import BinaryIO
 
 import click
 
@@ -28,14 +30,14 @@ def gate() -> None:
 @click.option("--limit", type=click.IntRange(min=1), default=1000, show_default=True)
 @json_option
 @pass_env
-def check(env: Env, source: object, limit: int, as_json: bool) -> None:
+def check(env: Env, source: BinaryIO | None, limit: int, as_json: bool) -> None:
     """Judge recorded submissions twice, in fresh processes with different hash seeds, and list
     the rules whose verdict differs (exits 9 if any does).
 
     A rule that is not deterministic is a judge defect: the same answer could pass today and
     fail tomorrow.
     """
-    entries = _from_file(env, source, limit) if source is not None else _from_ledger(env, limit)
+    entries = outputs(env, source, limit) if source is not None else _from_ledger(env, limit)
     ref = env.settings.quest_ref
     if not ref:
         raise click.UsageError("gate check runs the quest in fresh processes: pass --quest REF")
@@ -75,13 +77,14 @@ def _from_ledger(env: Env, limit: int) -> list[tuple[str, object, str]]:
     return out
 
 
-def _from_file(env: Env, source: object, limit: int) -> list[tuple[str, object, str]]:
+def outputs(env: Env, source: Iterable[bytes | str], limit: int) -> list[tuple[str, object, str]]:
+    """The (key, payload, output) of each good line of a replay file whose item exists."""
     from reins.errors import NotFound
     from reins.turn.replay import read_lines
 
     store = env.ledger()
     out: list[tuple[str, object, str]] = []
-    for line in read_lines(source):  # type: ignore[arg-type]
+    for line in read_lines(source):
         if line.key is None or line.output is None:
             continue
         try:

@@ -210,6 +210,21 @@ def _reporter(as_json: bool) -> Reporter:
     return LineReporter(out, err)
 
 
+def _check_first(env: Env, data: bytes) -> None:
+    """Judge the file's outputs in fresh processes; stop before recording if a rule wavers."""
+    from reins.cli.gate import EXIT_UNSOUND, outputs
+    from reins.turn.determinism import check
+
+    if not env.settings.quest_ref:
+        raise click.UsageError("--check-determinism runs the quest in fresh processes: --quest")
+    found = check(env.settings.quest_ref, outputs(env, data.splitlines(), 10**9))
+    for d in found:
+        click.echo(f"{d.key}: {', '.join(d.rules)} judged differently in fresh processes", err=True)
+    if found:
+        click.echo("nothing was recorded: make the gate deterministic first", err=True)
+        sys.exit(EXIT_UNSOUND)
+
+
 def exit_code(summary: Summary) -> int:
     """The exit status of ``reins loop`` for how the run ended."""
     from reins.loop import StopReason
@@ -254,6 +269,11 @@ def exit_code(summary: Summary) -> int:
     help="Tries before an item locks DONE, for this replay (1: a one-shot evaluation).",
 )
 @click.option("--dry-run", is_flag=True, help="Judge and print verdicts; record nothing.")
+@click.option(
+    "--check-determinism",
+    is_flag=True,
+    help="First judge the file twice in fresh processes; record nothing if a rule wavers (9).",
+)
 @click.option("--no-export", is_flag=True, help="Do not append locked items to the results file.")
 @json_option
 @pass_env
@@ -264,6 +284,7 @@ def replay(
     retry: str | None,
     max_tries: int | None,
     dry_run: bool,
+    check_determinism: bool,
     no_export: bool,
     as_json: bool,
 ) -> None:
@@ -284,6 +305,12 @@ def replay(
     quest = env.quest
     if max_tries is not None:
         quest = dataclasses.replace(quest, max_tries=max_tries)
+    if check_determinism:
+        import io
+
+        data = source.read()
+        _check_first(env, data)
+        source = io.BytesIO(data)
     ledger = env.ledger()
     results = None if no_export or dry_run or not env.settings.auto_export else env.results_path
 
