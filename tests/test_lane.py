@@ -1,0 +1,178 @@
+"""The human lane and leases through the CLI, on both store engines.
+
+A person reviews, resolves, reopens and re-judges; each action is a recorded turn of kind
+``human`` that moves a locked item as turn.md's human table says, and is exported again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from reins.cli import make_group
+from reins.testing.harness import SQLiteHarness, StoreHarness
+from tests.conftest import TINY, not_bad
+
+# The same quest after its gate changed: "meh" no longer raises doubt.
+LENIENT = dataclasses.replace(TINY, rules=[not_bad])
+
+Reins = Callable[..., Result]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def reins(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Reins:
+    harness: StoreHarness
+    if request.param == "sqlite":
+        harness = SQLiteHarness(tmp_path)
+    else:
+        try:
+            harness = request.getfixturevalue("postgres_harness")
+        except pytest.FixtureLookupError:
+            pytest.skip("no postgres_harness fixture: the PostgreSQL engine is not installed")
+    location = harness.create()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("REINS_DRIVER", "ann")
+    monkeypatch.delenv("REINS_LEASE_TOKEN", raising=False)
+
+    def invoke(*args: str, input: str | None = None, quest: str = "tests.conftest:TINY") -> Result:
+        argv = ["--quest", quest, "--ledger", location, *args]
+        return CliRunner().invoke(make_group(), argv, input=input, catch_exceptions=False)
+
+    assert invoke("scan").exit_code == 0
+    return invoke
+
+
+def records(key: str) -> list[dict[str, object]]:
+    lines = Path("tiny-results.jsonl").read_text().splitlines()
+    return [r for r in map(json.loads, lines) if r["key"] == key]
+
+
+def test_review_lists_doubt_and_resolve_settles_it_by_a_person(reins: Reins) -> None:
+    assert reins("submit", "--key", "a", input="meh").exit_code == 11  # locked REVIEW
+    listed = json.loads(reins("review", "--json").stdout)
+    assert [i["key"] for i in listed["items"]] == ["a"]
+    assert listed["items"][0]["facts"][0]["rule"] == "not-meh"
+    out = reins("resolve", "a", "--accept", "--note", "fine in context", "--by", "bo")
+    assert out.exit_code == 0, out.output
+    assert out.stdout == "a -> accept by bo (state PASS, round 1): fine in context\n"
+    log = json.loads(reins("log", "a", "--json").stdout)
+    last = log["attempts"][-1]
+    assert (last["kind"], last["driver"], last["action"], last["note"]) == (
+        "human",
+        "bo",
+        "accept",
+        "fine in context",
+    )
+    assert (log["state"], log["tries"]) == ("PASS", 0)
+    # The REVIEW record was published when it locked; the decision supersedes it.
+    assert [(r["state"], r["action"], r["turns"]) for r in records("a")] == [
+        ("REVIEW", None, 1),
+        ("PASS", "accept", 2),
+    ]
+    assert reins("review").stdout == "nothing to review\n"
+
+
+def test_only_a_review_item_is_resolved_and_a_decision_is_required(reins: Reins) -> None:
+    assert reins("submit", "--key", "a", input="good").exit_code == 0
+    out = reins("resolve", "a", "--reject", "--note", "no")
+    assert out.exit_code == 5 and "REVIEW, not PASS" in out.stderr
+    assert reins("resolve", "a", "--note", "which?").exit_code == 2
+    assert reins("resolve", "b", "--accept", "--note", "x").exit_code == 5  # TODO: nothing to do
+
+
+def test_reopen_starts_a_new_round_with_a_fresh_budget_and_exports_again(reins: Reins) -> None:
+    for _ in range(3):
+        reins("submit", "--key", "b", input="bad")
+    assert json.loads(reins("log", "b", "--json").stdout)["state"] == "DONE"
+    out = reins("reopen", "b", "--reason", "the gate was wrong", "--json")
+    assert out.exit_code == 0, out.output
+    (moved,) = json.loads(out.stdout)
+    assert (moved["state"], moved["tries"], moved["round"], moved["action"]) == (
+        "TODO",
+        0,
+        2,
+        "reopen",
+    )
+    status = json.loads(reins("status", "--json").stdout)
+    assert status["reopened"] == 1 and status["kinds"]["human"] == 1
+    nxt = json.loads(reins("next", "--json").stdout)
+    assert nxt["key"] == "a"  # b went back to the pool behind a
+    assert reins("submit", "--key", "a", input="good").exit_code == 0
+    assert json.loads(reins("next", "--json").stdout)["key"] == "b"
+    assert reins("submit", "--key", "b", input="good").exit_code == 0
+    log = json.loads(reins("log", "b", "--json").stdout)
+    assert len(log["attempts"]) == 5 and log["round"] == 2  # the old round is kept
+    assert [(r["state"], r["round"]) for r in records("b")] == [("DONE", 1), ("PASS", 2)]
+
+
+def test_reopen_selects_locked_items_by_state(reins: Reins) -> None:
+    reins("submit", "--key", "a", input="meh")
+    reins("submit", "--key", "b", input="skip")
+    reins("submit", "--key", "c", input="good")
+    out = reins("reopen", "--state", "REVIEW", "--reason", "second look", "--json")
+    assert [r["key"] for r in json.loads(out.stdout)] == ["a"]
+    assert reins("reopen", "--reason", "nothing named").exit_code == 2
+
+
+def test_rejudge_shows_what_the_current_gate_changes_and_applies_it(reins: Reins) -> None:
+    reins("submit", "--key", "a", input="meh")  # REVIEW under the old gate
+    reins("submit", "--key", "c", input="good")  # PASS either way
+    lenient = "tests.test_lane:LENIENT"
+    status = json.loads(reins("status", "--json", quest=lenient).stdout)
+    assert status["older_gate"] == 2  # both were judged under the old gate
+    dry = json.loads(reins("rejudge", "--json", quest=lenient).stdout)
+    assert [(c["key"], c["was"], c["now"], c["applied"]) for c in dry["changes"]] == [
+        ("a", "REVIEW", "PASS", False)
+    ]
+    assert json.loads(reins("log", "a", "--json").stdout)["state"] == "REVIEW"  # a dry run
+    applied = json.loads(reins("rejudge", "--apply", "--json", quest=lenient).stdout)
+    assert applied["applied"] == 1 and applied["changes"][0]["new_state"] == "PASS"
+    last = json.loads(reins("log", "a", "--json").stdout)["attempts"][-1]
+    assert (last["kind"], last["action"], last["outcome"]) == ("human", "rejudge", "PASS")
+    assert json.loads(reins("rejudge", "--json", quest=lenient).stdout)["changes"] == []
+    status = json.loads(reins("status", "--json", quest=lenient).stdout)
+    assert status["older_gate"] == 1  # c still carries the old gate's digest
+
+
+def test_items_are_listed_by_state_and_rule_a_page_at_a_time(reins: Reins) -> None:
+    reins("submit", "--key", "a", input="bad")
+    reins("submit", "--key", "b", input="meh")
+    first = json.loads(reins("items", "--limit", "2", "--json").stdout)
+    assert [i["key"] for i in first["items"]] == ["a", "b"] and first["next"] is not None
+    rest = json.loads(reins("items", "--after", str(first["next"]), "--json").stdout)
+    assert [i["key"] for i in rest["items"]] == ["c"] and rest["next"] is None
+    by_rule = json.loads(reins("items", "--rule", "not-bad", "--json").stdout)
+    assert [i["key"] for i in by_rule["items"]] == ["a"]
+    by_state = json.loads(reins("items", "--state", "REVIEW", "--json").stdout)
+    assert [i["key"] for i in by_state["items"]] == ["b"]
+
+
+def test_a_stale_lease_token_is_refused_loudly(reins: Reins) -> None:
+    first = json.loads(reins("next", "--json").stdout)
+    second = json.loads(reins("next", "--json").stdout)  # another agent, same driver name
+    assert first["key"] == second["key"] and first["token"] != second["token"]
+    out = reins("submit", "--key", "a", "--token", first["token"], input="good")
+    assert out.exit_code == 6 and "stale" in out.stderr and "REINS_DRIVER" in out.stderr
+    assert json.loads(reins("log", "a", "--json").stdout)["attempts"] == []
+    ok = reins("submit", "--key", "a", "--token", second["token"], input="good")
+    assert ok.exit_code == 0
+
+
+def test_peek_shows_the_prompt_without_leasing_and_release_gives_leases_back(
+    reins: Reins,
+) -> None:
+    peek = json.loads(reins("next", "--peek", "--json").stdout)
+    assert json.loads(reins("status", "--json").stdout)["leased"] == 0
+    taken = json.loads(reins("next", "--json").stdout)
+    assert (peek["key"], peek["user"]) == (taken["key"], taken["user"])
+    other = reins("release", "a", "--driver", "bo")
+    assert other.exit_code == 6 and "leased to 'ann'" in other.stderr
+    assert json.loads(reins("release", "a", "--json").stdout) == {"released": ["a"]}
+    reins("next")
+    assert json.loads(reins("release", "--mine", "--json").stdout) == {"released": ["a"]}
+    assert reins("release").exit_code == 2
