@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import reins
 
 
@@ -36,6 +38,11 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         raise AssertionError("reins.Nope resolved")
 
 
+# What `reins --version` and `reins --help` must not load: they run on click alone.
+HEAVY = ("httpx", "sqlite3", "json", "tomllib", "reins.cli.config", "reins.errors")
+HEAVY_PREFIXES = ("reins.store", "reins.turn", "reins.gate", "reins.quest", "reins.backends")
+
+
 def test_version_start_up_imports_neither_ledger_nor_http() -> None:
     code = (
         "import sys, reins.cli; "
@@ -43,6 +50,32 @@ def test_version_start_up_imports_neither_ledger_nor_http() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("flag", ["--version", "--help"])
+def test_version_and_help_import_no_command_and_no_turn_table(flag: str) -> None:
+    """Both run the real entry point; neither imports a command's module or turn.md's tables."""
+    from reins.cli.app import COMMANDS
+
+    modules = sorted({where.partition(":")[0] for where, _ in COMMANDS.values()})
+    code = (
+        "import sys\n"
+        "from reins.cli import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as exc:\n"
+        "    assert not exc.code, exc.code\n"
+        "print('LOADED', *sys.modules)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, flag], capture_output=True, text=True, check=True
+    )
+    loaded = set(run.stdout.rpartition("LOADED")[2].split())
+    assert "reins.cli.app" in loaded  # the probe saw the real start-up
+    assert not loaded & {*modules, *HEAVY}, loaded & {*modules, *HEAVY}
+    assert not [m for m in loaded if m.startswith(HEAVY_PREFIXES)]
+    expected = "version" if flag == "--version" else "Commands:"
+    assert expected in run.stdout
 
 
 def test_the_backend_protocol_loads_no_store_and_no_turn_document() -> None:

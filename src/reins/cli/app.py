@@ -21,19 +21,20 @@ Exit codes (documented in the README):
 
 from __future__ import annotations
 
-import dataclasses
 import sys
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from reins._version import __version__
-from reins.cli.config import Settings, read_config
-from reins.errors import ReinsError
 
+# `reins --version` and `reins --help` run on click and the lines below alone: everything else
+# (settings, errors, the commands' modules) is imported where it is first needed.
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from reins.cli.config import Settings
     from reins.quest import Quest
     from reins.store.protocol import Store
 
@@ -43,6 +44,84 @@ EXIT_JUDGE_ERROR = 10
 EXIT_LOCKED_NOT_PASS = 11
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+# Every command: its name, where it lives ("module:attr") and its one-line help, which
+# `reins --help` lists without importing the module. A command's module is imported only when
+# that command runs: `reins next` loads work.py, not the loop, the human lane or the backends.
+# tests/test_startup.py checks each entry against the command it names.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "scan": (
+        "reins.cli.work:scan",
+        "Seed the quest's items from ARGS (what they mean is the quest's: files, folders, …).",
+    ),
+    "next": ("reins.cli.work:next_", "Lease the next item to DRIVER and print its full prompt."),
+    "submit": ("reins.cli.work:submit", "Judge a submission for item KEY and record the turn."),
+    "release": (
+        "reins.cli.work:release",
+        "Give back a lease: KEY's (held by DRIVER), --mine (all of DRIVER's), or --expired.",
+    ),
+    "status": (
+        "reins.cli.inspect:status",
+        "Counts per state, work remaining, tries used, and how often each rule fired.",
+    ),
+    "log": (
+        "reins.cli.inspect:log",
+        "Every attempt of item KEY: turn, driver, outcome, root cause, facts, submission.",
+    ),
+    "rules": (
+        "reins.cli.inspect:rules",
+        "The gate's catalog: what actually judges (for a graph gate, its nodes and edges).",
+    ),
+    "export": (
+        "reins.cli.inspect:export",
+        "Append every locked, not yet exported item to a JSONL file: each exactly once.",
+    ),
+    "turn": (
+        "reins.cli.inspect:turn",
+        "Print turn.md: the four steps of a turn and the table that records them.",
+    ),
+    "items": (
+        "reins.cli.lane:items",
+        "List items in the order they were added, a page at a time (fast at any size).",
+    ),
+    "review": (
+        "reins.cli.lane:review",
+        "List the REVIEW items waiting for a person, with the facts that raised the doubt.",
+    ),
+    "resolve": (
+        "reins.cli.lane:resolve",
+        "Settle a REVIEW item: --accept locks it PASS, --reject locks it DONE.",
+    ),
+    "reopen": (
+        "reins.cli.lane:reopen",
+        "Return locked items to TODO in a new round with a fresh try budget.",
+    ),
+    "rejudge": (
+        "reins.cli.lane:rejudge",
+        "Judge each locked item's locking submission with the current gate.",
+    ),
+    "backends": (
+        "reins.cli.backends:backends",
+        "List the installed backends and the options of each.",
+    ),
+    "loop": (
+        "reins.cli.loop:loop",
+        "Work the quest unattended: a backend answers, the gate judges, the ledger records.",
+    ),
+    "replay": (
+        "reins.cli.loop:replay",
+        "Judge recorded outputs: each line goes through the same turn as a submission.",
+    ),
+    "ledger": (
+        "reins.cli.ledger:ledger",
+        "Check a ledger, or copy it between SQLite and PostgreSQL.",
+    ),
+    "init": (
+        "reins.cli.init:init",
+        "Write reins.toml and a starter quest module (NAME.py) in this folder.",
+    ),
+}
 
 
 class Env:
@@ -66,6 +145,8 @@ class Env:
 
             self._quest = load_quest(ref)
         if self.settings.max_tries is not None and self._quest.max_tries != self.settings.max_tries:
+            import dataclasses
+
             self._quest = dataclasses.replace(self._quest, max_tries=self.settings.max_tries)
         return self._quest
 
@@ -82,6 +163,8 @@ class Env:
 
     @property
     def results_path(self) -> Path:
+        from pathlib import Path
+
         return Path(self.settings.results or f"{self.quest.name}-results.jsonl")
 
     def ledger(self, *, create: bool = False) -> Store:
@@ -119,6 +202,8 @@ class ReinsGroup(click.Group):
     """A click group that maps ReinsError to a message on stderr and its exit code."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from reins.errors import ReinsError
+
         try:
             return super().invoke(ctx)
         except ReinsError as exc:
@@ -135,10 +220,60 @@ class ReinsGroup(click.Group):
                 env.close()
 
 
+class LazyGroup(ReinsGroup):
+    """A group whose commands are imported when they run, from ``lazy``: see :data:`COMMANDS`."""
+
+    def __init__(self, *args: Any, lazy: Mapping[str, tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = self.commands.get(cmd_name)
+        if command is None and cmd_name in self.lazy:
+            command = load_command(cmd_name, self.lazy[cmd_name][0])
+            self.add_command(command, cmd_name)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """As click's, but a command not loaded yet is listed with its registered help."""
+        listed = []
+        for name in self.list_commands(ctx):
+            command = self.commands.get(name) or click.Command(name, help=self.lazy[name][1])
+            if not command.hidden:
+                listed.append((name, command))
+        if listed:
+            # click's own layout: the help is cut to fit beside the longest name
+            limit = formatter.width - 6 - max(len(name) for name, _ in listed)
+            with formatter.section("Commands"):
+                formatter.write_dl([(n, c.get_short_help_str(limit)) for n, c in listed])
+
+
+def load_command(name: str, where: str) -> click.Command:
+    """The command at ``where`` ("module:attr").
+
+    Raises:
+        RuntimeError: the module or the attribute is missing, or is not a click command; a
+            broken installation, never the user's doing.
+    """
+    import importlib
+
+    module, _, attr = where.partition(":")
+    try:
+        command = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise RuntimeError(f"reins: command {name!r} ({where}) cannot be loaded: {exc}") from exc
+    if not isinstance(command, click.Command):
+        raise RuntimeError(f"reins: command {name!r} ({where}) is not a click command")
+    return command
+
+
 def make_group(quest: Quest | None = None, name: str = "reins") -> click.Group:
     """Build the command group; with ``quest`` given, ``--quest`` is fixed to it."""
 
-    @click.group(name=name, cls=ReinsGroup, context_settings=CONTEXT_SETTINGS)
+    @click.group(name=name, cls=LazyGroup, lazy=COMMANDS, context_settings=CONTEXT_SETTINGS)
     @click.option(
         "--quest",
         "-q",
@@ -165,15 +300,11 @@ def make_group(quest: Quest | None = None, name: str = "reins") -> click.Group:
         answers with `submit`; the gate judges every answer and the ledger records it.
         FAIL facts go back for the next try; locked items never change again.
         """
+        from reins.cli.config import Settings, read_config
+
         settings = Settings.resolve(quest=quest_ref, ledger=ledger, config=read_config())
         ctx.obj = Env(settings, quest)
 
-    from reins.cli import backends, inspect, lane, ledger, loop, work
-    from reins.cli.init import init
-
-    commands = (*work.COMMANDS, *inspect.COMMANDS, *backends.COMMANDS, *loop.COMMANDS)
-    for command in (*commands, *lane.COMMANDS, *ledger.COMMANDS, init):
-        group.add_command(command)
     return group
 
 
@@ -185,6 +316,7 @@ def for_quest(quest: Quest | str, *, name: str | None = None) -> Callable[[], No
     """
 
     def main() -> None:
+        from reins.errors import ReinsError
         from reins.quest import load_quest
 
         try:

@@ -1,0 +1,140 @@
+"""Start-up: commands load when they run, --help lists them all, turn.md is what runs."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+import reins
+from reins.cli import make_group
+from reins.cli.app import COMMANDS, LazyGroup
+
+# The loop driver's row of turn.md, as tests/test_turn_drivers.py edits it.
+LOOP_ROW = "| loop   | loop         | backend   | sent    | yes    | loop         |"
+
+
+def test_help_lists_every_registered_command_with_its_help() -> None:
+    out = CliRunner().invoke(make_group(), ["--help"], terminal_width=200)
+    assert out.exit_code == 0, out.output
+    listed = out.output.split("Commands:\n", 1)[1].splitlines()
+    rows = {line.split(None, 1)[0]: line.split(None, 1)[1] for line in listed if line.strip()}
+    assert rows == {name: help_ for name, (_, help_) in COMMANDS.items()}
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_each_entry_names_its_command_and_that_command_s_own_help(name: str) -> None:
+    """The registry is checked against the commands: a renamed or re-described one fails here."""
+    group = make_group()
+    command = group.get_command(click.Context(group), name)
+    assert isinstance(command, click.Command)
+    assert command.name == name
+    assert command.get_short_help_str(limit=10_000) == COMMANDS[name][1]
+
+
+def test_help_reads_the_same_before_and_after_every_command_is_loaded() -> None:
+    """The listing from the registry is exactly click's listing from the loaded commands."""
+    group = make_group()
+    ctx = click.Context(group, info_name="reins", terminal_width=80)
+    lazy = group.get_help(ctx)
+    for name in group.list_commands(ctx):
+        group.get_command(ctx, name)
+    formatter = ctx.make_formatter()
+    click.Group.format_commands(group, ctx, formatter)  # click's own, on loaded commands
+    assert "Commands:" in formatter.getvalue()
+    assert lazy.endswith(formatter.getvalue().rstrip("\n"))
+    assert group.get_help(ctx) == lazy
+
+
+def test_an_unknown_command_is_still_a_usage_error() -> None:
+    out = CliRunner().invoke(make_group(), ["dance"])
+    assert out.exit_code == 2
+    assert "No such command 'dance'" in out.output
+
+
+def test_a_command_that_cannot_be_loaded_fails_loudly_and_alone() -> None:
+    lazy = {
+        "turn": COMMANDS["turn"],
+        "gone": ("reins.cli.nope:gone", "A command whose module is missing."),
+        "odd": ("reins.cli.app:COMMANDS", "Not a command at all."),
+    }
+    group = LazyGroup(name="reins", lazy=lazy)
+    listing = CliRunner().invoke(group, ["--help"])
+    assert "gone" in listing.output and "odd" in listing.output
+    with pytest.raises(RuntimeError, match=r"'gone' \(reins.cli.nope:gone\) cannot be loaded"):
+        CliRunner().invoke(group, ["gone"], catch_exceptions=False)
+    with pytest.raises(RuntimeError, match=r"'odd' .* is not a click command"):
+        CliRunner().invoke(group, ["odd"], catch_exceptions=False)
+    assert CliRunner().invoke(group, ["turn"]).exit_code == 0
+
+
+def test_a_command_loads_its_own_module_only() -> None:
+    code = (
+        "import sys\n"
+        "from reins.cli import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as exc:\n"
+        "    assert not exc.code, exc.code\n"
+        "print('LOADED', *sys.modules)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, "turn"], capture_output=True, text=True, check=True
+    )
+    loaded = set(run.stdout.rpartition("LOADED")[2].split())
+    assert "reins.cli.inspect" in loaded
+    others = {"reins.cli.lane", "reins.cli.loop", "reins.cli.backends", "reins.cli.ledger"}
+    assert not loaded & {*others, "reins.cli.init", "httpx"}
+
+
+# -- turn.md: the document on disk is the table that runs, on every start -----------------
+
+
+def package_copy(tmp_path: Path) -> Path:
+    """A copy of the reins package under ``tmp_path``; returns its turn.md."""
+    copy = tmp_path / "reins"
+    shutil.copytree(Path(reins.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy / "turn" / "turn.md"
+
+
+def run_copy(tmp_path: Path, code: str) -> subprocess.CompletedProcess[str]:
+    # Bytecode is cached (in tmp_path) as after an install, so a second start is a warm one.
+    env = {"PYTHONPATH": str(tmp_path), "PYTHONPYCACHEPREFIX": str(tmp_path / "pycache")}
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+
+
+def test_a_changed_turn_md_is_the_table_that_runs(tmp_path: Path) -> None:
+    """Every start reads turn.md: an edit, even one of the same size, is never served stale."""
+    doc = package_copy(tmp_path)
+    text = doc.read_text(encoding="utf-8")
+    assert LOOP_ROW in text
+    code = "from reins.turn import DRIVERS; print(DRIVERS['loop'].default_name)"
+    assert run_copy(tmp_path, code).stdout.split() == ["loop"]
+    for name in ("robot", "rabot"):  # same size, written within the same second
+        row = LOOP_ROW[: -len("loop         |")] + f"{name:<13}|"
+        doc.write_text(text.replace(LOOP_ROW, row))
+        run = run_copy(tmp_path, code)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.split() == [name]
+
+
+def test_a_broken_turn_md_fails_at_first_use_and_spares_version(tmp_path: Path) -> None:
+    doc = package_copy(tmp_path)
+    text = doc.read_text(encoding="utf-8")
+    broken = "| judged           | PASS    | any         | DONE      | +0           | yes   |"
+    doc.write_text(text.replace(broken.replace("DONE", "PASS"), broken))
+    run = run_copy(tmp_path, "import reins.turn.record")
+    assert run.returncode != 0
+    assert "TurnTableError" in run.stderr and "exactly one row, judged × PASS" in run.stderr
+    # Start-up does not read the document: the version still prints.
+    start = "import sys; sys.argv[1:] = ['--version']; from reins.cli import main; main()"
+    version = run_copy(tmp_path, start)
+    assert version.returncode == 0, version.stderr
+    assert "version" in version.stdout
