@@ -11,7 +11,7 @@ from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any
 
-from reins.store.model import Attempt, AttemptKind, Notes, State, Usage
+from reins.store.model import Attempt, AttemptKind, Item, Notes, State, Usage
 from reins.values import Fact
 
 # Column order shared by both engines' attempt tables.
@@ -19,6 +19,16 @@ ATTEMPT_COLUMNS = (
     "turn, kind, driver, state_after, tries_after, outcome, root_cause, facts, feedback, "
     "submission, error, policy, backend, prompt_digest, input_tokens, output_tokens, cost, "
     "latency, started_at, recorded_at, extra, gate_digest, action, note, round"
+)
+# Column order shared by both engines' item tables, as every item query selects them.
+ITEM_COLUMNS = (
+    "key, state, tries, payload, turns, created_at, updated_at, locked_at, "
+    "lease_owner, lease_expires, export_batch, root_cause, round, lease_token, gate_digest"
+)
+# What ``load`` (a copy between engines) writes of an item: its record, not its bookkeeping.
+LOAD_COLUMNS = (
+    "key, state, tries, turns, payload, created_at, updated_at, locked_at, root_cause, round, "
+    "gate_digest"
 )
 _NOTE_FIELDS = tuple(f.name for f in fields(Notes))
 
@@ -64,6 +74,44 @@ def notes_of(text: str | None) -> Notes:
         return Notes()
     data = json.loads(text)
     return Notes(**{k: v for k, v in data.items() if k in _NOTE_FIELDS})
+
+
+def item_of(row: tuple[Any, ...] | Any) -> Item:
+    """An item from a row in :data:`ITEM_COLUMNS` order."""
+    return Item(
+        key=row[0],
+        state=State(row[1]),
+        tries=row[2],
+        payload=load_json(row[3]),
+        turns=row[4],
+        created_at=row[5],
+        updated_at=row[6],
+        locked_at=row[7],
+        lease_owner=row[8],
+        lease_expires=row[9],
+        exported=row[10] is not None,
+        root_cause=row[11],
+        round=row[12],
+        lease_token=row[13],
+        gate_digest=row[14],
+    )
+
+
+def load_row(item: Item) -> tuple[Any, ...]:
+    """The item's values in :data:`LOAD_COLUMNS` order."""
+    return (
+        item.key,
+        item.state.value,
+        item.tries,
+        item.turns,
+        None if item.payload is None else dump_json(item.payload),
+        item.created_at,
+        item.updated_at,
+        item.locked_at,
+        item.root_cause,
+        item.round,
+        item.gate_digest,
+    )
 
 
 def attempt_row(a: Attempt) -> tuple[Any, ...]:

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
 
 from reins.store.codec import attempt_row
 from reins.store.model import Attempt, Item, State
 from reins.store.protocol import Store
 
 PAGE = 1_000
+T = TypeVar("T")
+
+
+def chunks(values: Iterable[T], size: int) -> Iterator[list[T]]:
+    """``values`` in lists of ``size`` (the last may be shorter), read lazily."""
+    chunk: list[T] = []
+    for value in values:
+        chunk.append(value)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def iter_items(
@@ -40,12 +52,18 @@ def log_digest(store: Store) -> tuple[int, int, str]:
 
     Leases and export marks are left out: they are bookkeeping of one run, not the record.
     """
+    import hashlib  # here: the engines import this module on every start, digests are rare
+    import json
+
     h = hashlib.sha256()
     n_items = n_attempts = 0
     for item, log in entries(store):
         n_items += 1
         n_attempts += len(log)
-        head = [item.key, item.state.value, item.tries, item.turns, item.payload, item.locked_at]
+        head = [
+            *(item.key, item.state.value, item.tries, item.turns, item.round),
+            *(item.payload, item.locked_at, item.root_cause, item.gate_digest),
+        ]
         h.update(json.dumps(head, ensure_ascii=True, sort_keys=True).encode())
         for attempt in log:
             h.update(json.dumps(attempt_row(attempt), ensure_ascii=True).encode())

@@ -7,10 +7,9 @@ disjoint batches, and an item another exporter marked meanwhile fails the rechec
 
 from __future__ import annotations
 
-from reins.store.codec import ATTEMPT_COLUMNS, attempt_of, now_iso
+from reins.store.codec import ATTEMPT_COLUMNS, ITEM_COLUMNS, attempt_of, item_of, now_iso
 from reins.store.model import ExportBatch, ExportEntry
 from reins.store.postgres.connection import SNAPSHOT, Database, Session
-from reins.store.postgres.items import ITEM_COLUMNS, item_of
 
 # Each item with the attempt that locked it (its last), in one query.
 _ENTRIES = (

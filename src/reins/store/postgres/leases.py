@@ -15,10 +15,10 @@ import os
 import time
 from collections.abc import Collection
 
-from reins.store.codec import now_iso
+from reins.store.codec import ITEM_COLUMNS, item_of, now_iso
 from reins.store.model import Lease
 from reins.store.postgres.connection import Database
-from reins.store.postgres.items import ITEM_COLUMNS, ITEM_WIDTH, item_of, prefixed
+from reins.store.postgres.items import ITEM_WIDTH, prefixed
 
 _LEASE = f"""
 WITH own AS (

@@ -17,18 +17,22 @@ from reins.errors import LedgerError, NotFound
 from reins.store import ratchet
 from reins.store.codec import (
     ATTEMPT_COLUMNS,
+    ITEM_COLUMNS,
+    LOAD_COLUMNS,
     attempt_of,
     attempt_row,
-    dump_json,
     fired_rules,
+    item_of,
+    load_row,
     now_iso,
 )
 from reins.store.model import Attempt, Claim, Draft, Item
 from reins.store.postgres.connection import Database, Session
-from reins.store.postgres.items import ITEM_COLUMNS, item_of
+from reins.store.walk import chunks
 
 LOAD_CHUNK = 1_000
 
+_ITEM_PLACES = ", ".join(["%s"] * len(LOAD_COLUMNS.split(",")))
 _ARGS = ", ".join(["%s"] * (1 + len(ATTEMPT_COLUMNS.split(",")) + 3))
 _APPEND = f"SELECT reins_append({_ARGS})"
 # reins_turn: reins_append's arguments, then the item's twelve columns after the turn and the
@@ -109,14 +113,7 @@ def load(db: Database, entries: Iterable[tuple[Item, Sequence[Attempt]]]) -> int
 
     if db.read(lambda s: s.rows("SELECT EXISTS (SELECT 1 FROM items)"))[0][0]:
         raise LedgerError(f"ledger {db.target.location} is not empty: copy only into a new ledger")
-    n = 0
-    chunk: list[tuple[Item, Sequence[Attempt]]] = []
-    for entry in entries:
-        chunk.append(entry)
-        if len(chunk) >= LOAD_CHUNK:
-            n += _load_chunk(db, chunk)
-            chunk = []
-    return n + (_load_chunk(db, chunk) if chunk else 0)
+    return sum(_load_chunk(db, chunk) for chunk in chunks(entries, LOAD_CHUNK))
 
 
 def _load_chunk(db: Database, chunk: list[tuple[Item, Sequence[Attempt]]]) -> int:
@@ -124,22 +121,8 @@ def _load_chunk(db: Database, chunk: list[tuple[Item, Sequence[Attempt]]]) -> in
         s.batch(begin="BEGIN")
         for item, log in chunk:
             (found,) = s.rows(
-                "INSERT INTO items (key, state, tries, turns, payload, created_at, updated_at, "
-                "locked_at, root_cause, round, gate_digest) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-                (
-                    item.key,
-                    item.state.value,
-                    item.tries,
-                    item.turns,
-                    None if item.payload is None else dump_json(item.payload),
-                    item.created_at,
-                    item.updated_at,
-                    item.locked_at,
-                    item.root_cause,
-                    item.round,
-                    item.gate_digest,
-                ),
+                f"INSERT INTO items ({LOAD_COLUMNS}) VALUES ({_ITEM_PLACES}) RETURNING id",
+                load_row(item),
             )
             if log:
                 s.batch(*((_APPEND, append_args(found[0], a)) for a in log))

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from reins.store.codec import ATTEMPT_COLUMNS, attempt_of, now_iso
+from reins.store.codec import ATTEMPT_COLUMNS, ITEM_COLUMNS, attempt_of, item_of, now_iso
 from reins.store.model import ExportBatch, ExportEntry
 from reins.store.sqlite.connection import Database
-from reins.store.sqlite.items import ITEM_COLUMNS, item_of
 
 # Each item with the attempt that locked it (its last), in one query.
 _ENTRIES = (

@@ -2,40 +2,15 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
 from reins.errors import LedgerError, NotFound
-from reins.store.codec import ATTEMPT_COLUMNS, attempt_of, dump_json, load_json, now_iso
+from reins.store.codec import ATTEMPT_COLUMNS, ITEM_COLUMNS, attempt_of, dump_json, item_of, now_iso
 from reins.store.model import Attempt, Item, Page, State
 from reins.store.sqlite.connection import Database
 
 SCAN_CHUNK = 5_000
-ITEM_COLUMNS = (
-    "key, state, tries, payload, turns, created_at, updated_at, locked_at, "
-    "lease_owner, lease_expires, export_batch, root_cause, round, lease_token, gate_digest"
-)
-
-
-def item_of(row: sqlite3.Row | tuple[Any, ...]) -> Item:
-    return Item(
-        key=row[0],
-        state=State(row[1]),
-        tries=row[2],
-        payload=load_json(row[3]),
-        turns=row[4],
-        created_at=row[5],
-        updated_at=row[6],
-        locked_at=row[7],
-        lease_owner=row[8],
-        lease_expires=row[9],
-        exported=row[10] is not None,
-        root_cause=row[11],
-        round=row[12],
-        lease_token=row[13],
-        gate_digest=row[14],
-    )
 
 
 def add(db: Database, seeds: Iterable[tuple[str, Any]]) -> tuple[int, int]:

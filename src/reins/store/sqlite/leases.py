@@ -7,10 +7,9 @@ import time
 from collections.abc import Collection
 from dataclasses import replace
 
-from reins.store.codec import now_iso
+from reins.store.codec import ITEM_COLUMNS, item_of, now_iso
 from reins.store.model import Lease
 from reins.store.sqlite.connection import Database
-from reins.store.sqlite.items import ITEM_COLUMNS, item_of
 
 
 def lease(db: Database, owner: str, *, ttl: float, now: float | None) -> Lease | None:

@@ -10,19 +10,23 @@ from reins.errors import LedgerError, NotFound
 from reins.store import ratchet
 from reins.store.codec import (
     ATTEMPT_COLUMNS,
+    ITEM_COLUMNS,
+    LOAD_COLUMNS,
     attempt_of,
     attempt_row,
-    dump_json,
     fired_rules,
+    item_of,
+    load_row,
     now_iso,
 )
 from reins.store.model import Attempt, AttemptKind, Claim, Draft, Item
 from reins.store.sqlite.connection import Database
-from reins.store.sqlite.items import ITEM_COLUMNS, item_of
+from reins.store.walk import chunks
 
 LOAD_CHUNK = 1_000
 
 _PLACES = ", ".join("?" for _ in ATTEMPT_COLUMNS.split(","))
+_ITEM_PLACES = ", ".join("?" for _ in LOAD_COLUMNS.split(","))
 
 
 def record(db: Database, draft: Draft, claim: Claim, *, now: float | None) -> tuple[Item, Attempt]:
@@ -110,36 +114,15 @@ def load(db: Database, entries: Iterable[tuple[Item, Sequence[Attempt]]]) -> int
     with db.read() as conn:
         if conn.execute("SELECT count(*) FROM items").fetchone()[0]:
             raise LedgerError(f"ledger {db.path} is not empty: copy only into a new ledger")
-    n = 0
-    chunk: list[tuple[Item, Sequence[Attempt]]] = []
-    for entry in entries:
-        chunk.append(entry)
-        if len(chunk) >= LOAD_CHUNK:
-            n += _load_chunk(db, chunk)
-            chunk.clear()
-    return n + (_load_chunk(db, chunk) if chunk else 0)
+    return sum(_load_chunk(db, chunk) for chunk in chunks(entries, LOAD_CHUNK))
 
 
 def _load_chunk(db: Database, chunk: list[tuple[Item, Sequence[Attempt]]]) -> int:
     with db.write() as conn:
         for item, log in chunk:
             item_id = conn.execute(
-                "INSERT INTO items (key, state, tries, turns, payload, created_at, updated_at, "
-                "locked_at, root_cause, round, gate_digest) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (
-                    item.key,
-                    item.state.value,
-                    item.tries,
-                    item.turns,
-                    None if item.payload is None else dump_json(item.payload),
-                    item.created_at,
-                    item.updated_at,
-                    item.locked_at,
-                    item.root_cause,
-                    item.round,
-                    item.gate_digest,
-                ),
+                f"INSERT INTO items ({LOAD_COLUMNS}) VALUES ({_ITEM_PLACES}) RETURNING id",
+                load_row(item),
             ).fetchone()[0]
             for attempt in log:
                 write_attempt(conn, item_id, attempt)
