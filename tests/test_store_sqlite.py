@@ -214,3 +214,51 @@ def test_the_database_itself_refuses_to_break_the_ratchet(tmp_path: Path) -> Non
         conn.close()
     with SQLiteStore.open(path) as store:
         assert store.get("a").state is State.PASS and store.check() == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "state", "tries", "round_", "allowed"),
+    [
+        ("judged", "TODO", 0, 2, False),  # a machine's attempt cannot reopen
+        ("generation_error", "PASS", None, 1, False),  # nor move a lock
+        ("human", "TODO", 0, 3, False),  # a round is skipped
+        ("human", "TODO", 1, 2, False),  # a new round starts with no tries
+        ("human", "DONE", 0, 1, False),  # tries go down without a new round
+        ("human", "PASS", None, 1, True),  # a person moves the lock (tries kept)
+        ("human", "TODO", 0, 2, True),  # a person reopens
+    ],
+)
+def test_hand_written_sql_moves_a_lock_only_with_a_person_s_attempt(
+    tmp_path: Path, kind: str, state: str, tries: int | None, round_: int, allowed: bool
+) -> None:
+    """Two statements, as a person with a SQL shell would write them: the triggers decide."""
+    path = tmp_path / "t.reins.db"
+    with SQLiteStore.open(path, create=True) as store:
+        store.add([("a", None)])
+        while store.get("a").state is State.TODO:  # FAILs until the kit's quest locks it DONE
+            turn(store, "a", "FAIL")
+    conn = sqlite3.connect(path, isolation_level=None)
+    before = conn.execute("SELECT state, tries, turns, round FROM items").fetchone()
+    assert before[0] == "DONE" and before[1] > 0
+    tries = before[1] if tries is None else tries
+    conn.execute("BEGIN")
+    try:
+        conn.execute(
+            "INSERT INTO attempts (item_id, turn, kind, driver, state_after, tries_after, "
+            "recorded_at, round) VALUES (1, ?, ?, 'me', ?, ?, 'now', ?)",
+            (before[2] + 1, kind, state, tries, round_),
+        )
+        conn.execute(
+            "UPDATE items SET state = ?, tries = ?, turns = turns + 1, round = ?",
+            (state, tries, round_),
+        )
+        conn.execute("COMMIT")
+        moved = True
+    except sqlite3.IntegrityError as exc:
+        assert "reins ratchet" in str(exc)
+        conn.execute("ROLLBACK")
+        moved = False
+    after = conn.execute("SELECT state, tries, turns, round FROM items").fetchone()
+    conn.close()
+    assert moved is allowed
+    assert (after == before) is not allowed
