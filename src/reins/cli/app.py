@@ -113,6 +113,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "reins.cli.loop:replay",
         "Judge recorded outputs: each line goes through the same turn as a submission.",
     ),
+    "gate": ("reins.cli.gate:gate", "Check the quest's gate."),
     "ledger": (
         "reins.cli.ledger:ledger",
         "Check a ledger, or copy it between SQLite and PostgreSQL.",
