@@ -37,6 +37,23 @@ def test_each_entry_names_its_command_and_that_command_s_own_help(name: str) -> 
     assert command.get_short_help_str(limit=10_000) == COMMANDS[name][1]
 
 
+def test_every_command_a_cli_module_lists_is_registered() -> None:
+    """A module's ``COMMANDS`` tuple names what it offers; the registry must offer all of it."""
+    import importlib
+    import pkgutil
+
+    import reins.cli
+
+    registered = {where for where, _ in COMMANDS.values()}
+    for info in pkgutil.iter_modules(reins.cli.__path__, "reins.cli."):
+        if info.name in ("reins.cli.__main__", "reins.cli.app"):
+            continue  # the first would start the CLI; the second holds the registry itself
+        module = importlib.import_module(info.name)
+        for command in getattr(module, "COMMANDS", ()):
+            attr = next(n for n, v in vars(module).items() if v is command)
+            assert f"{info.name}:{attr}" in registered, f"{info.name}:{attr} is not in COMMANDS"
+
+
 def test_help_reads_the_same_before_and_after_every_command_is_loaded() -> None:
     """The listing from the registry is exactly click's listing from the loaded commands."""
     group = make_group()
