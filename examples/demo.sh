@@ -52,10 +52,11 @@ run reins -q emails status
 # Up to two items that needed more than one try (those that got to PASS first): what the
 # gate said each time, and what the model answered next.
 mapfile -t retried < <("$BIN/python" - <<'PY'
-from reins.ledger.sqlite import Ledger
+from reins import SQLiteStore
+from reins.store.walk import iter_items
 
-with Ledger.open("emails.reins.db") as ledger:
-    items = sorted(ledger.items(), key=lambda i: (i.state.value != "PASS", i.key))
+with SQLiteStore.open("emails.reins.db") as ledger:
+    items = sorted(iter_items(ledger), key=lambda i: (i.state.value != "PASS", i.key))
     print("\n".join([i.key for i in items if i.turns > 1][:2]))
 PY
 )
@@ -72,7 +73,7 @@ import json
 with open("emails-results.jsonl", encoding="utf-8") as f:
     for line in f:
         r = json.loads(line)
-        print(f"  {r['key']:<16} {r['state']:<7} tries {r['tries']}  {r['submission'][:70]}")
+        print(f"  {r['key']:<16} {r['state']:<7} tries {r['tries']}  {(r['submission'] or '')[:70]}")
 PY
 
 say "demo finished in $((SECONDS - started)) s"

@@ -28,7 +28,10 @@ echo '{"addresses": ["priya.raman@northwind-labs.example", "facilities@northwind
 
 say "echo '{\"addresses\": [\"marisol_ortega77@yahoo.com\", \"tier2-support@helpdesk.example\"]}' | reins submit --key 07-support"
 echo '{"addresses": ["marisol_ortega77@yahoo.com", "tier2-support@helpdesk.example"]}' \
-  | "$REINS" submit --key 07-support
+  | "$REINS" submit --key 07-support || echo "(exit $?: locked REVIEW, not a pass — a person decides)"
+
+say "reins resolve 07-support --accept --note 'the customer wrote from that address'"
+"$REINS" resolve 07-support --accept --note "the customer wrote from that address"
 
 say "echo '{\"addresses\": []}' | reins submit --key 01-meeting   # locked: refused"
 echo '{"addresses": []}' | "$REINS" submit --key 01-meeting || echo "(exit $?: the item is locked for good)"
