@@ -540,7 +540,7 @@ class CoreBench:
             (
                 "py_all",
                 "`python -c 'import reins.cli, reins.turn, bench.quests'`",
-                [py, "-c", "import reins.cli, reins.turn, reins.ledger.sqlite, bench.quests"],
+                [py, "-c", "import reins.cli, reins.turn, reins.store.sqlite, bench.quests"],
                 warm,
             ),
             ("version", "`reins --version`", [*self.reins, "--version"], warm),
@@ -816,8 +816,8 @@ class CoreBench:
             ("py_click", "`import click`"),
             ("py_reins", "`import reins` (the package alone)"),
             ("py_cli", "`import reins.cli` (click, config, the command group)"),
-            ("version", "`reins --version` (builds the group: every command module)"),
-            ("py_all", "`import reins.cli, reins.turn, reins.ledger.sqlite, bench.quests`"),
+            ("version", "`reins --version` (click and the command registry: no command module)"),
+            ("py_all", "`import reins.cli, reins.turn, reins.store.sqlite, bench.quests`"),
         ):
             cpu = self.series[key].cpu_median(None)
             rows.append(f"| {what} | {m[key]:.0f} | {m[key] - floor:+.0f} | {cpu:.0f} |")
