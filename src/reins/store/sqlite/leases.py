@@ -16,7 +16,9 @@ def lease(db: Database, owner: str, *, ttl: float, now: float | None) -> Lease |
     t = time.time() if now is None else now
     with db.write() as conn:
         row = conn.execute(
-            f"SELECT {ITEM_COLUMNS} FROM items WHERE lease_owner = ? AND state = 'TODO' "
+            # "+state": look the owner up through items_lease; the state index would walk
+            # every TODO item first (300 ms at a million items, 0.06 ms this way).
+            f"SELECT {ITEM_COLUMNS} FROM items WHERE lease_owner = ? AND +state = 'TODO' "
             "AND lease_expires > ? ORDER BY id LIMIT 1",
             (owner, t),
         ).fetchone()
