@@ -69,11 +69,51 @@ def test_submit_exit_codes_tell_locked_retry_and_not_todo_apart(run) -> None:  #
     assert run("submit", "-k", "b", input="bad").exit_code == 4
     assert run("submit", "-k", "b", input="bad").exit_code == 4
     done = run("submit", "-k", "b", input="bad")
-    assert done.exit_code == 0 and "b -> FAIL (state DONE, tries 3/3)" in done.stdout
+    assert done.exit_code == 11 and "b -> FAIL (state DONE, tries 3/3)" in done.stdout
     missing = run("submit", "-k", "zzz", input="good")
     assert missing.exit_code == 2 and "no item with key 'zzz'" in missing.stderr
     usage = run("submit", input="good")
     assert usage.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("answer", "state"), [("meh", "REVIEW"), ("skip", "SKIPPED"), ("block", "BLOCKED")]
+)
+def test_submit_exits_11_when_the_item_locks_without_a_pass(run, answer: str, state: str) -> None:  # type: ignore[no-untyped-def]
+    run("scan")
+    out = run("submit", "-k", "a", input=answer)
+    assert out.exit_code == 11 and f"(state {state}, tries 0/3)" in out.stdout
+    again = run("submit", "-k", "a", input="good")
+    assert again.exit_code == 5 and f"is {state}, not TODO" in again.stderr
+
+
+@pytest.mark.parametrize("empty", ["", "  \n\t\n"])
+def test_an_empty_submission_is_a_usage_error_and_records_nothing(run, empty: str) -> None:  # type: ignore[no-untyped-def]
+    run("scan")
+    out = run("submit", "-k", "a", input=empty)
+    assert out.exit_code == 2 and "the submission is empty: nothing was recorded" in out.stderr
+    assert out.stdout == ""
+    log = json.loads(run("log", "a", "--json").stdout)
+    assert log["attempts"] == []
+    assert json.loads(run("next", "--json").stdout)["turn"] == 1
+
+
+def test_submit_json_writes_errors_as_json_on_stdout(run) -> None:  # type: ignore[no-untyped-def]
+    run("scan")
+    missing = run("submit", "-k", "zzz", "--json", input="good")
+    assert missing.exit_code == 2
+    error = json.loads(missing.stdout)
+    assert error["exit_code"] == 2 and "no item with key 'zzz'" in error["error"]
+    assert set(error) == {"error", "exit_code"}
+    run("submit", "-k", "a", input="good")
+    locked = run("submit", "-k", "a", "--json", input="good")
+    assert locked.exit_code == 5
+    assert json.loads(locked.stdout) == {
+        "error": "item 'a' is PASS, not TODO: terminal items are locked for good",
+        "exit_code": 5,
+    }
+    without = run("submit", "-k", "zzz", input="good")
+    assert without.stdout == "" and "no item with key 'zzz'" in without.stderr
 
 
 def test_submit_refuses_an_item_another_driver_holds(run) -> None:  # type: ignore[no-untyped-def]
@@ -195,7 +235,7 @@ def test_reins_toml_supplies_defaults(run, tmp_path: Path) -> None:  # type: ign
     run("scan", quest=None)
     assert (tmp_path / "custom.db").exists()
     out = run("submit", "-k", "a", input="bad", quest=None)
-    assert out.exit_code == 0 and "state DONE, tries 1/1" in out.stdout
+    assert out.exit_code == 11 and "state DONE, tries 1/1" in out.stdout
     (tmp_path / "reins.toml").write_text('[reins]\nqeust = "x"\n')
     bad = run("status", quest=None)
     assert bad.exit_code == 2 and "unknown key(s) qeust" in bad.stderr

@@ -78,9 +78,9 @@ def by_loop(path: Path, answer: str | type[BaseException]) -> Any:
     return fake.calls[0].prompt
 
 
-def by_hand(path: Path, answer: str) -> str:
+def by_hand(path: Path, answer: str, exits: tuple[int, ...] = (0, 4)) -> str:
     out = cli("submit", "--key", "a", input=answer)
-    assert out.exit_code in (0, 4), out.output
+    assert out.exit_code in exits, out.output
     return str(out.stdout)
 
 
@@ -132,7 +132,8 @@ def test_a_quest_started_by_hand_is_continued_by_the_loop_with_the_same_prompts(
 
 def test_the_prompt_is_the_same_after_a_process_restart(ledger_path: Path) -> None:
     by_hand(ledger_path, "bad")
-    by_loop(ledger_path, "explode")  # prepare raises: a FAIL on reins:prepare
+    by_loop(ledger_path, "so bad")  # a second FAIL, with its own fact
+    by_loop(ledger_path, "explode")  # prepare raises: a judge error, which no prompt sees
     printed = next_prompt(ledger_path)
     script = (
         "import json, sys\n"
@@ -152,15 +153,17 @@ def test_the_prompt_is_the_same_after_a_process_restart(ledger_path: Path) -> No
     )
     other = json.loads(out.stdout)
     assert (other["system"], other["user"]) == (printed["system"], printed["user"])
-    assert "root cause: reins:prepare" in other["user"]
-    assert other["seed"] == call_seed("a", 3) == peek_loop_prompt(ledger_path)[1]
+    assert "a -> FAIL (state TODO, tries 2/3)\n" in other["user"]
+    assert 'actual:   "so bad"' in other["user"]
+    assert "explode" not in other["user"] and "quest.prepare" not in other["user"]
+    assert other["seed"] == call_seed("a", 4) == peek_loop_prompt(ledger_path)[1]
 
 
 Step = tuple[str, str]
 STEPS = st.lists(
     st.tuples(
         st.sampled_from(["loop", "hand", "replay"]),
-        st.sampled_from(["bad", "explode", "outage"]),
+        st.sampled_from(["bad", "explode", "outage"]),  # explode: prepare raises, a judge error
     ),
     min_size=1,
     max_size=5,
@@ -182,7 +185,11 @@ def test_any_mix_of_drivers_gives_the_same_next_prompt_to_each(
     path = make_ledger(folder / "tiny.reins.db", ["a"])
     drivers: dict[str, Callable[[str], object]] = {
         "loop": lambda answer: by_loop(path, BackendError if answer == "outage" else answer),
-        "hand": lambda answer: by_hand(path, "bad" if answer == "outage" else answer),
+        "hand": lambda answer: by_hand(
+            path,
+            "bad" if answer == "outage" else answer,
+            (10,) if answer == "explode" else (4, 11),  # a judge error; a FAIL, or DONE
+        ),
         "replay": lambda answer: replay_one(path, "bad" if answer == "outage" else answer),
     }
     for driver, answer in steps:

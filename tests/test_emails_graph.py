@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from reins.errors import ConfigError
+from reins.errors import ConfigError, JudgeError
 from reins.gate import Context, Fact, FakeResolver, Level, Outcome, Rule
 from reins.quests.emails import RULES
 from reins.quests.emails.graph import MX, build_graph, domains
@@ -70,14 +70,22 @@ def test_the_mx_ground_is_not_looked_up_after_a_cheaper_fail() -> None:
     assert resolver.calls == []
 
 
-def test_an_mx_lookup_that_fails_is_a_fail_fact_naming_the_ground() -> None:
+def test_an_mx_lookup_that_fails_is_a_judge_error_naming_the_ground() -> None:
+    """DNS not answering says nothing about the addresses: no verdict, no try charged."""
     resolver = FakeResolver(domains={"example.org": True, "mail.example.net": TimeoutError("dns")})
-    verdict = build_graph(RULES, mx=True, resolver=resolver).evaluate(
-        ctx("alice@example.org", "bob@mail.example.net")
-    )
-    assert (verdict.outcome, verdict.root_cause) == (Outcome.FAIL, "address-mx")
-    assert verdict.facts[0].where == f"ground {MX}"
-    assert "mx mail.example.net: TimeoutError: dns" in verdict.facts[0].actual
+    with pytest.raises(JudgeError) as caught:
+        build_graph(RULES, mx=True, resolver=resolver).evaluate(
+            ctx("alice@example.org", "bob@mail.example.net")
+        )
+    assert caught.value.where == f"ground {MX}"
+    assert "mx mail.example.net: TimeoutError: dns" in caught.value.cause
+
+
+def test_an_mx_lookup_that_fails_is_not_consulted_when_a_cheap_fail_settles_it() -> None:
+    resolver = FakeResolver(domains={"mail.example.net": TimeoutError("dns")})
+    judgement = build_graph(RULES, mx=True, resolver=resolver).judge(ctx("alice@example.org"))
+    assert judgement.verdict.root_cause == "address-missing"
+    assert resolver.calls == []
 
 
 def test_mx_with_no_resolver_needs_dnspython(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -95,10 +103,13 @@ SMALL = [quiet("address-syntax"), quiet("address-in-source"), quiet("free-mail",
 
 
 def test_a_submission_the_mx_ground_cannot_read_fails_closed() -> None:
+    """Never a PASS: a context the ground cannot read is a judge error (prepare refuses such a
+    submission with a json-shape FAIL before the gate ever sees it)."""
     graph = build_graph(SMALL, mx=True, resolver=FakeResolver())
-    verdict = graph.evaluate(Context(key="k", submission={"addresses": []}))
-    assert (verdict.outcome, verdict.facts[0].where) == (Outcome.FAIL, "ground mx")
-    assert "expected a list of addresses" in verdict.facts[0].actual
+    with pytest.raises(JudgeError) as caught:
+        graph.evaluate(Context(key="k", submission={"addresses": []}))
+    assert caught.value.where == "ground mx"
+    assert "expected a list of addresses" in caught.value.cause
 
 
 def test_domains_are_lower_cased_and_listed_once() -> None:

@@ -1,4 +1,7 @@
-"""AI checks (L2) raise doubt at most: REVIEW, never FAIL and never PASS over a machine FAIL."""
+"""AI checks (L2) raise doubt at most: REVIEW, never FAIL and never PASS over a machine FAIL.
+
+An AI check that cannot answer is a judge error: neither a verdict nor doubt.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reins.errors import BackendError, ConfigError
+from reins.errors import BackendError, ConfigError, JudgeError
 from reins.gate import (
     Context,
     Counter,
@@ -88,16 +91,19 @@ def raising(question: str) -> str:
         ({"read": lambda a, ctx: "doubt"}, "the reader to return a Fact or None", "'doubt'"),
     ],
 )
-def test_a_failing_ai_check_is_a_review_fact_not_a_fail(
+def test_a_failing_ai_check_is_a_judge_error_not_a_review(
     options: dict[str, Any], expected: str, actual: str
 ) -> None:
-    """Fail closed means never PASS; an AI may not FAIL an item, so doubt goes to a person."""
+    """Fail closed means never PASS; but an outage is the judge's, not the item's: not a FAIL
+    that burns a try, and not a REVIEW that parks a passing item for a person."""
     rule = skeptic(**options)
-    for verdict in (evaluate([rule], CTX), Graph.from_rules([rule]).evaluate(CTX)):
-        assert (verdict.outcome, verdict.root_cause) == (Outcome.REVIEW, "skeptic")
-        fact = verdict.facts[0]
-        assert (fact.rule, fact.where, fact.expected) == ("skeptic", "ai check skeptic", expected)
-        assert actual in fact.actual
+    for judging in (lambda c: evaluate([rule], c), Graph.from_rules([rule]).evaluate):
+        with pytest.raises(JudgeError) as caught:
+            judging(CTX)
+        assert caught.value.where == "ai check skeptic"
+        assert f"expected {expected}" in caught.value.cause
+        assert actual in caught.value.cause
+        assert "Traceback" not in str(caught.value)
 
 
 def test_an_ai_rule_never_turns_a_machine_fail_into_anything_else() -> None:
@@ -132,7 +138,7 @@ def test_a_graph_refuses_an_ai_rule_that_supersedes() -> None:
         Graph([Counter(skeptic(), supersedes=("wrong",)), Counter(machine)])
 
 
-def test_an_ai_rule_whose_ground_fails_is_review() -> None:
+def test_an_ai_rule_whose_ground_fails_is_a_judge_error_not_a_review() -> None:
     rule = ai_rule(
         "page-skeptic",
         "a model agrees with the cited page",
@@ -145,8 +151,9 @@ def test_an_ai_rule_whose_ground_fails_is_review() -> None:
         grounds={"page": lambda ctx, snap: snap.fetch("https://example.org/")},
         resolver=FakeResolver(),
     )
-    verdict = graph.evaluate(CTX)
-    assert (verdict.outcome, verdict.facts[0].where) == (Outcome.REVIEW, "ground page")
+    with pytest.raises(JudgeError) as caught:
+        graph.evaluate(CTX)
+    assert caught.value.where == "ground page" and "no answer" in caught.value.cause
 
 
 def test_plain_rules_are_not_ai_checks() -> None:
@@ -162,6 +169,8 @@ answers = st.one_of(
 
 @given(st.lists(answers, min_size=1, max_size=5))
 def test_ai_checks_alone_never_fail_an_item(replies: list[str | Exception]) -> None:
+    """An answer may raise doubt (REVIEW) at most; an outage is a judge error, never a verdict."""
+
     def make(i: int, reply: str | Exception) -> Rule:
         def ask(question: str) -> str:
             if isinstance(reply, Exception):
@@ -171,5 +180,11 @@ def test_ai_checks_alone_never_fail_an_item(replies: list[str | Exception]) -> N
         return ai_rule(f"ai{i}", "ai", ask=ask, question=lambda ctx: "?", read=doubt_unless_yes)
 
     rules = [make(i, r) for i, r in enumerate(replies)]
-    for verdict in (evaluate(rules, CTX), Graph.from_rules(rules).evaluate(CTX)):
-        assert verdict.outcome in (Outcome.PASS, Outcome.REVIEW)
+    down = [i for i, r in enumerate(replies) if isinstance(r, Exception)]
+    for judging in (lambda c: evaluate(rules, c), Graph.from_rules(rules).evaluate):
+        if down:
+            with pytest.raises(JudgeError) as caught:
+                judging(CTX)
+            assert caught.value.where == f"ai check ai{down[0]}"
+        else:
+            assert judging(CTX).outcome in (Outcome.PASS, Outcome.REVIEW)

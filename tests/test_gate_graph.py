@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reins.errors import ConfigError
+from reins.errors import ConfigError, JudgeError
 from reins.gate import (
     CatalogEntry,
     Context,
@@ -190,6 +190,20 @@ def test_the_walkthrough_text_is_exact() -> None:
 
 
 def test_the_walkthrough_names_every_round_to_clear_before_a_pass() -> None:
+    verdict = go_graph().evaluate(ctx("fmt", "holder"))
+    assert verdict.feedback == (
+        "FAIL. Root cause: fmt (FAIL, upstream of 2 rules).\n"
+        "  fmt at answer\n"
+        '    expected: "no fmt"\n'
+        '    actual:   "fmt found"\n'
+        "Superseded while their upstream stands:\n"
+        "  fmt supersedes holder.\n"
+        "To flip the verdict to PASS, clear fmt, then holder.\n"
+    )
+
+
+def test_a_review_walkthrough_leaves_the_item_to_a_person() -> None:
+    """REVIEW locks the item: no round the generator could clear is offered."""
     verdict = go_graph().evaluate(ctx("holder", "free"))
     assert verdict.feedback == (
         "REVIEW. Root cause: free (REVIEW, upstream of 1 rule).\n"
@@ -198,7 +212,7 @@ def test_the_walkthrough_names_every_round_to_clear_before_a_pass() -> None:
         '    actual:   "free found"\n'
         "Superseded while their upstream stands:\n"
         "  free supersedes holder.\n"
-        "To flip the verdict to PASS, clear free, then holder.\n"
+        "A person decides: the item waits for `reins resolve --accept|--reject`.\n"
     )
 
 
@@ -213,30 +227,39 @@ def test_evaluation_is_deterministic() -> None:
 
 
 @pytest.mark.parametrize("level", [Level.FAIL, Level.REVIEW])
-def test_a_raising_check_is_a_fail_fact_whatever_its_level(level: Level) -> None:
+def test_a_raising_check_is_a_judge_error_whatever_its_level(level: Level) -> None:
     graph = Graph([Counter(make("boom", level)), Counter(make("meh", Level.REVIEW))])
-    verdict = graph.evaluate(ctx("boom!", "meh"))
-    assert (verdict.outcome, verdict.root_cause) == (Outcome.FAIL, "boom")
-    assert "RuntimeError: boom broke" in verdict.facts[0].actual
+    with pytest.raises(JudgeError) as caught:
+        graph.evaluate(ctx("boom!", "meh"))
+    assert (caught.value.where, caught.value.cause) == ("boom", "RuntimeError: boom broke")
 
 
-def test_a_check_returning_junk_is_a_fail_fact() -> None:
+def test_a_raising_check_is_a_judge_error_even_when_its_fact_would_be_superseded() -> None:
+    """Supersession applies to facts; a check that could not answer has none to supersede."""
+    graph = go_graph()
+    assert graph.evaluate(ctx("fmt", "holder")).root_cause == "fmt"
+    with pytest.raises(JudgeError, match="holder: RuntimeError: holder broke"):
+        graph.evaluate(ctx("fmt", "holder!"))
+
+
+def test_a_check_returning_junk_is_a_judge_error() -> None:
     junk = Rule("junk", Level.REVIEW, "returns a string", lambda ctx: "oops")  # type: ignore[arg-type,return-value]
-    verdict = Graph([Counter(junk)]).evaluate(ctx())
-    assert (verdict.outcome, verdict.root_cause) == (Outcome.FAIL, "junk")
+    with pytest.raises(JudgeError) as caught:
+        Graph([Counter(junk)]).evaluate(ctx())
+    assert caught.value.where == "junk" and "'oops'" in caught.value.cause
 
 
-def test_an_engine_error_is_a_fail_fact_with_a_root_cause_and_feedback() -> None:
-    """Defence in depth: a cycle that slipped past the build check still cannot PASS."""
+def test_an_engine_error_is_a_judge_error_naming_the_graph() -> None:
+    """Defence in depth: a cycle that slipped past the build check still cannot PASS, nor FAIL
+    the item: the gate is broken, not the submission."""
     graph = Graph([Counter(make("a")), Counter(make("b"))])
     object.__setattr__(graph, "_upstream", {"a": ("b",), "b": ("a",)})
-    judgement = graph.judge(ctx("a", "b"))
-    verdict = judgement.verdict
-    assert (verdict.outcome, verdict.root_cause) == (Outcome.FAIL, GRAPH_RULE)
-    assert "supersession removed every active counter" in verdict.facts[0].actual
-    assert verdict.feedback.startswith(f"FAIL. Root cause: {GRAPH_RULE} ")
-    assert judgement.broken
-    assert judgement.acceptability()[WARRANT] == pytest.approx(0.5)
+    for judging in (graph.judge, graph.evaluate, graph.acceptability):
+        with pytest.raises(JudgeError) as caught:
+            judging(ctx("a", "b"))
+        assert caught.value.where == GRAPH_RULE
+        assert "supersession removed every active counter" in caught.value.cause
+        assert "Traceback" not in str(caught.value)
 
 
 @pytest.mark.parametrize(
@@ -338,6 +361,15 @@ def behaving(id: str, level: Level, behaviour: str) -> Rule:
     return Rule(id, level, id, check)
 
 
+def judging(judge: Callable[[Context], Verdict], context: Context) -> object:
+    """The verdict's outcome, facts and root cause, or where and why the judge failed."""
+    try:
+        v = judge(context)
+    except JudgeError as exc:
+        return ("judge error", exc.where, exc.cause)
+    return (v.outcome, v.facts, v.root_cause)
+
+
 @given(
     st.lists(
         st.tuples(st.sampled_from([Level.FAIL, Level.REVIEW]), st.sampled_from(BEHAVIOURS)),
@@ -347,11 +379,12 @@ def behaving(id: str, level: Level, behaviour: str) -> Rule:
 def test_a_graph_without_edges_judges_like_the_flat_gate(spec: list[tuple[Level, str]]) -> None:
     rules = [behaving(f"r{i}", level, b) for i, (level, b) in enumerate(spec)]
     context = Context(key="k", submission=None)
-    flat = evaluate(rules, context)
-    graph = Graph.from_rules(rules).evaluate(context)
-    assert graph.outcome is flat.outcome
-    assert graph.facts == flat.facts
-    assert graph.root_cause == flat.root_cause
+    flat = judging(lambda c: evaluate(rules, c), context)
+    graph = judging(Graph.from_rules(rules).evaluate, context)
+    assert graph == flat
+    broken = [f"r{i}" for i, (_, b) in enumerate(spec) if b in ("raise", "junk")]
+    if broken:  # the first broken rule in catalog order names the judge error
+        assert flat[:2] == ("judge error", broken[0])  # type: ignore[index]
 
 
 # --- h-Categoriser ----------------------------------------------------------------------------

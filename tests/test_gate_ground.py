@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from reins.errors import ConfigError
+from reins.errors import ConfigError, JudgeError
 from reins.gate import (
     Context,
     Counter,
@@ -168,22 +168,31 @@ def test_a_review_before_the_grounds_still_resolves_them() -> None:
     assert len(resolver.calls) == 1
 
 
-def test_a_ground_that_cannot_be_resolved_is_a_fail_fact_naming_it() -> None:
+def test_a_ground_that_cannot_be_resolved_is_a_judge_error_naming_it() -> None:
+    """The outside world not answering is the judge's failure, never a verdict on the item."""
     resolver = FakeResolver(pages={URL: OSError("connection reset")})
-    verdict = staged(resolver).evaluate(Context("k", set()))
-    assert (verdict.outcome, verdict.root_cause) == (Outcome.FAIL, "stale")
-    stale = verdict.facts[0]
-    assert (stale.rule, stale.where, stale.expected) == (
-        "stale",
-        "ground page",
-        "ground page to resolve",
-    )
-    assert "OSError: connection reset" in stale.actual
-    assert [f.rule for f in verdict.facts] == ["stale", "banned", "title"]
-    assert verdict.facts[2].where == "ground head"
+    with pytest.raises(JudgeError) as caught:
+        staged(resolver).evaluate(Context("k", set()))
+    assert caught.value.where == "ground page"
+    assert "OSError: connection reset" in caught.value.cause
+    assert resolver.calls == [("fetch", URL)]
 
 
-def test_a_provider_that_raises_is_a_fail_fact_naming_its_ground() -> None:
+def test_a_ground_that_fails_after_a_stage_zero_review_is_still_a_judge_error() -> None:
+    """A REVIEW before the grounds does not settle the verdict, so the failing ground decides."""
+    resolver = FakeResolver(pages={URL: OSError("connection reset")})
+    with pytest.raises(JudgeError, match="ground page"):
+        staged(resolver).judge(Context("k", {"vague"}))
+
+
+def test_a_ground_that_is_never_needed_cannot_fail_the_judge() -> None:
+    resolver = FakeResolver(pages={URL: OSError("connection reset")})
+    verdict = staged(resolver).evaluate(Context("k", {"fmt"}))
+    assert (verdict.outcome, verdict.root_cause) == (Outcome.FAIL, "fmt")
+    assert resolver.calls == []
+
+
+def test_a_provider_that_raises_is_a_judge_error_naming_its_ground() -> None:
     def broken(ctx: Context, snapshot: Snapshot) -> str:
         raise KeyError("addresses")
 
@@ -192,9 +201,10 @@ def test_a_provider_that_raises_is_a_fail_fact_naming_its_ground() -> None:
         grounds={"page": broken},
         resolver=FakeResolver(),
     )
-    fact = graph.evaluate(Context("k", set())).facts[0]
-    assert fact.where == "ground page"
-    assert "KeyError" in fact.actual
+    with pytest.raises(JudgeError) as caught:
+        graph.evaluate(Context("k", set()))
+    assert caught.value.where == "ground page"
+    assert "KeyError: 'addresses'" in caught.value.cause
 
 
 def test_a_ground_reader_that_supersedes_a_cheap_fail_is_still_consulted() -> None:
@@ -235,10 +245,12 @@ def test_checks_see_the_grounds_read_only_and_the_stage_zero_checks_run_once() -
         grounds={"page": lambda ctx, snap: snap.fetch(URL)},
         resolver=FakeResolver(pages={URL: "text"}),
     )
-    verdict = graph.evaluate(Context("k", None, grounds={"given": 1}))
+    with pytest.raises(JudgeError) as caught:
+        graph.evaluate(Context("k", None, grounds={"given": 1}))
     assert seen == [("first", {"given": 1}), ("second", {"given": 1, "page": "text"})]
-    assert (verdict.outcome, verdict.root_cause) == (Outcome.FAIL, "second")
-    assert "TypeError" in verdict.facts[0].actual
+    # Writing to the read-only grounds raised inside the check: the judge's failure, named.
+    assert caught.value.where == "second"
+    assert caught.value.cause.startswith("TypeError:")
 
 
 def test_without_a_resolver_the_graph_uses_the_guarded_one() -> None:
@@ -246,9 +258,10 @@ def test_without_a_resolver_the_graph_uses_the_guarded_one() -> None:
         [Counter(reads("stale", "page", "old"), needs=("page",))],
         grounds={"page": lambda ctx, snap: snap.fetch("http://127.0.0.1:9/")},
     )
-    fact = graph.evaluate(Context("k", None)).facts[0]
-    assert fact.where == "ground page"
-    assert "refused 127.0.0.1: a loopback address" in fact.actual
+    with pytest.raises(JudgeError) as caught:
+        graph.evaluate(Context("k", None))
+    assert caught.value.where == "ground page"
+    assert "refused 127.0.0.1: a loopback address" in caught.value.cause
 
 
 # --- the guarded default resolver, against a server on 127.0.0.1 ---------------------------

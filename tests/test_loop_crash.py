@@ -23,11 +23,11 @@ from pathlib import Path
 import pytest
 
 from reins import SQLiteStore, State
-from reins.gate import render
+from reins.gate import Verdict, render
 from reins.store import AttemptKind
 from reins.store.export import export
 from reins.store.walk import iter_items
-from reins.turn import call_seed, choose, compose, judge
+from reins.turn import JudgeFailure, call_seed, choose, compose, judge
 from tests.loopkit import ESCALATING, make_ledger
 
 pytestmark = pytest.mark.slow
@@ -43,7 +43,7 @@ from reins.testing import FakeBackend
 from tests.loopkit import ESCALATING
 
 path, results = sys.argv[1], sys.argv[2]
-answers = ["good", "bad", "meh", "bad", "explode", "good", "skip", "bad"]
+answers = ["good", "bad", "meh", "bad", "explode", "good", "skip", "bad"]  # explode: judge error
 weak = FakeBackend(
     lambda c: answers[c.seed % len(answers)],
     name="weak",
@@ -53,8 +53,8 @@ weak = FakeBackend(
 )
 strong = FakeBackend(lambda c: ["good", "meh", "bad"][c.seed % 3], name="strong", latency=0.003)
 options = LoopOptions(
-    concurrency=3, breaker=None, lease_ttl=0.6, heartbeat=0.15, error_backoff=0.0,
-    results=results, export_every=0.05,
+    concurrency=3, breaker=None, judge_breaker=None, lease_ttl=0.6, heartbeat=0.15,
+    error_backoff=0.0, results=results, export_every=0.05,
 )
 with SQLiteStore.open(path) as led:
     run(led, ESCALATING, weak, strong=strong, options=options, handle_signals=False)
@@ -144,10 +144,17 @@ def check_ledger(path: Path) -> None:
                 if a.kind is AttemptKind.GENERATION_ERROR:
                     # 6: no try used, nothing locked.
                     assert a.tries_after == tries and a.state_after is State.TODO
+                elif a.kind is AttemptKind.JUDGE_ERROR:
+                    # 10: no try used, nothing locked; the same submission fails the same way.
+                    assert a.tries_after == tries and a.state_after is State.TODO
+                    failure, _ = judge(quest, before, a.submission or "")
+                    assert isinstance(failure, JudgeFailure) and a.error == failure.error
+                    assert a.outcome is None and a.feedback == ""
                 else:
                     # 1 and 10: the same submission through the same gate, the same verdict;
                     # 8: the recorded text is that verdict as submit prints it.
                     verdict, _ = judge(quest, before, a.submission or "")
+                    assert isinstance(verdict, Verdict)
                     assert a.outcome == verdict.outcome.value
                     assert a.root_cause == verdict.root_cause
                     assert a.facts == verdict.facts
@@ -159,6 +166,7 @@ def check_ledger(path: Path) -> None:
                 tries = a.tries_after
             assert item.tries == sum(a.outcome == "FAIL" for a in log) <= quest.max_tries
     assert kinds[AttemptKind.GENERATION_ERROR] > 0 and kinds[AttemptKind.JUDGED] >= ITEMS
+    assert kinds[AttemptKind.JUDGE_ERROR] > 0
 
 
 def check_export_exactly_once(path: Path, results: Path) -> None:

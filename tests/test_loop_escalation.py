@@ -19,16 +19,26 @@ from tests.loopkit import ESCALATING, loop, make_ledger
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def attempt(kind: AttemptKind, outcome: str | None, cause: str | None) -> Attempt:
-    return Attempt("a", 1, kind, "d", State.TODO, 0, "t", outcome=outcome, root_cause=cause)
+# A submission that is not UTF-8 on the wire: a judged FAIL whose root cause is reins:submission.
+NOT_UTF8 = "\udcff"
+
+
+def attempt(
+    kind: AttemptKind, outcome: str | None, cause: str | None, error: str | None = None
+) -> Attempt:
+    return Attempt(
+        "a", 1, kind, "d", State.TODO, 0, "t", outcome=outcome, root_cause=cause, error=error
+    )
 
 
 def test_only_a_judged_fail_with_a_listed_root_cause_escalates() -> None:
     fail = attempt(AttemptKind.JUDGED, "FAIL", "not-bad")
-    other = attempt(AttemptKind.JUDGED, "FAIL", "reins:prepare")
+    other = attempt(AttemptKind.JUDGED, "FAIL", "reins:submission")
     error = attempt(AttemptKind.GENERATION_ERROR, None, None)
+    broken = attempt(AttemptKind.JUDGE_ERROR, None, None, "not-bad: RuntimeError: boom")
     assert escalating_cause([], {"not-bad"}) is None
-    assert escalating_cause([error, other], {"not-bad"}) is None
+    assert escalating_cause([error, other, broken], {"not-bad"}) is None
+    assert choose([broken], {"not-bad"}, "weak", "strong") == ("weak", None)
     assert escalating_cause([other, fail, error], {"not-bad"}) == "not-bad"
     assert escalating_cause([fail], set()) is None
     assert choose([fail], {"not-bad"}, "weak", "strong") == ("strong", "not-bad")
@@ -38,17 +48,20 @@ def test_only_a_judged_fail_with_a_listed_root_cause_escalates() -> None:
 
 def test_an_item_moves_to_the_strong_backend_after_an_escalating_fail(tmp_path: Path) -> None:
     path = make_ledger(tmp_path / "t.reins.db")
-    weak = FakeBackend({"a": ["bad"], "b": ["explode", "good"], "c": ["good"]}, name="weak")
+    weak = FakeBackend(
+        {"a": ["bad"], "b": ["explode", NOT_UTF8, "good"], "c": ["good"]}, name="weak"
+    )
     strong = FakeBackend({"a": ["good"]}, name="strong")
     summary = loop(path, weak, ESCALATING, strong=strong)
     assert summary.remaining == 0 and summary.escalated == 1
     with SQLiteStore.open(path) as led:
         assert [a.usage.backend for a in led.snapshot("a")[1]] == ["weak", "strong"]
         assert led.snapshot("a")[1][1].notes.escalated_by == "not-bad"
-        assert [a.usage.backend for a in led.snapshot("b")[1]] == [
-            "weak",
-            "weak",
-        ]  # reins:prepare: no
+        # A judge error, then a FAIL on a rule not listed: neither escalates.
+        log = led.snapshot("b")[1]
+        assert [a.kind.value for a in log] == ["judge_error", "judged", "judged"]
+        assert [a.root_cause for a in log] == [None, "reins:submission", None]
+        assert [a.usage.backend for a in log] == ["weak", "weak", "weak"]
 
 
 def test_escalation_survives_a_restart(tmp_path: Path) -> None:
@@ -76,12 +89,29 @@ def test_escalation_survives_a_restart(tmp_path: Path) -> None:
 
 
 def test_the_command_line_adds_rules_to_the_quests_own(tmp_path: Path) -> None:
-    path = make_ledger(tmp_path / "t.reins.db", ["a"])
-    weak = FakeBackend({"a": ["explode"]}, name="weak")
-    strong = FakeBackend({"a": ["good"]}, name="strong")
-    loop(path, weak, TINY, strong=strong, escalate_on={"reins:prepare"})
+    path = make_ledger(tmp_path / "t.reins.db", ["a", "b"])
+    weak = FakeBackend({"a": [NOT_UTF8], "b": ["bad"]}, name="weak")
+    strong = FakeBackend({"a": ["good"], "b": ["good"]}, name="strong")
+    loop(path, weak, ESCALATING, strong=strong, escalate_on={"reins:submission"})
     with SQLiteStore.open(path) as led:
-        assert [a.usage.backend for a in led.snapshot("a")[1]] == ["weak", "strong"]
+        for key, cause in (("a", "reins:submission"), ("b", "not-bad")):
+            log = led.snapshot(key)[1]
+            assert [a.usage.backend for a in log] == ["weak", "strong"]
+            assert log[1].notes.escalated_by == cause
+
+
+def test_judge_errors_never_escalate_whatever_is_listed(tmp_path: Path) -> None:
+    """The gate failing says nothing about the generator: no stronger model is called for."""
+    path = make_ledger(tmp_path / "t.reins.db", ["a"])
+    weak = FakeBackend({"a": ["explode", "good"]}, name="weak")
+    strong = FakeBackend([], name="strong")
+    loop(path, weak, TINY, strong=strong, escalate_on={"quest.prepare", "reins:prepare"})
+    assert not strong.calls
+    with SQLiteStore.open(path) as led:
+        item, log = led.snapshot("a")
+        assert [a.kind.value for a in log] == ["judge_error", "judged"]
+        assert [a.usage.backend for a in log] == ["weak", "weak"]
+        assert item.state is State.PASS and item.tries == 0
 
 
 def test_generation_errors_never_escalate(tmp_path: Path) -> None:

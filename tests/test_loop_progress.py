@@ -20,6 +20,7 @@ def status(**over: object) -> Status:
         "turns": 37,
         "judged": 34,
         "generation_errors": 3,
+        "judge_errors": 0,
         "in_flight": 4,
         "input_tokens": 12_000,
         "output_tokens": 345,
@@ -36,6 +37,10 @@ def test_the_status_line_shows_done_left_counts_rate_tokens_cost_and_time() -> N
     )
     quiet = status(generation_errors=0, input_tokens=0, output_tokens=0, cost=0.0)
     assert "errors" not in status_line(quiet) and "tokens" not in status_line(quiet)
+    judging = status(generation_errors=0, judge_errors=2)
+    assert " · 37 turns (2 judge errors) · " in status_line(judging)
+    both = status_line(status(judge_errors=1))
+    assert "3 errors" in both and "1 judge error" in both
 
 
 def test_the_clock_reads_minutes_and_hours() -> None:
@@ -75,6 +80,28 @@ def test_json_events_and_plain_lines_tell_the_same_turns(tmp_path: Path) -> None
     ]
 
 
+def test_a_judge_error_is_its_own_kind_of_turn_in_lines_and_events(tmp_path: Path) -> None:
+    lines, events = io.StringIO(), io.StringIO()
+    for name, reporter in (
+        ("plain", LineReporter(lines, io.StringIO())),
+        ("json", JsonReporter(events)),
+    ):
+        path = make_ledger(tmp_path / f"{name}.reins.db", ["a"])
+        loop(path, FakeBackend({"a": ["explode", "good"]}), reporter=reporter)
+    parsed = [json.loads(line) for line in events.getvalue().splitlines()]
+    assert [e["event"] for e in parsed] == ["turn", "turn", "summary"]
+    first = parsed[0]
+    assert (first["kind"], first["state"], first["tries"]) == ("judge_error", "TODO", 0)
+    assert first["error"] == "quest.prepare: RuntimeError: prepare blew up"
+    assert first["outcome"] is None and first["root_cause"] is None
+    assert parsed[2]["judge_errors"] == 1 and parsed[2]["generation_errors"] == 0
+    assert lines.getvalue().splitlines()[:2] == [
+        "turn 1 · a · judge error: quest.prepare: RuntimeError: prepare blew up"
+        " · the gate failed, no try used · fake",
+        "turn 2 · a · PASS → PASS, tries 0/3 · fake",
+    ]
+
+
 def test_the_summary_says_why_the_run_ended_and_what_it_did() -> None:
     summary = Summary(
         reason=StopReason.BREAKER,
@@ -83,6 +110,7 @@ def test_the_summary_says_why_the_run_ended_and_what_it_did() -> None:
         turns=10,
         judged=5,
         generation_errors=5,
+        judge_errors=0,
         items=3,
         locked={"PASS": 2},
         escalated=1,
@@ -95,10 +123,38 @@ def test_the_summary_says_why_the_run_ended_and_what_it_did() -> None:
     )
     assert summary_text(summary).splitlines() == [
         "loop breaker: circuit breaker: 5 generation errors in a row",
-        "  turns 10 (5 judged, 5 generation errors) in 0:02, 5.0 turns/s",
+        "  turns 10 (5 judged, 5 generation errors, 0 judge errors) in 0:02, 5.0 turns/s",
         "  locked this run: PASS 2; 7 of 9 item(s) left",
         "  turns on the stronger backend: 1",
         "  tokens 100 in / 10 out, cost 0.5000",
         "  exported 2 record(s)",
     ]
     assert summary.to_json()["reason"] == "breaker" and summary.to_json()["turns_per_second"] == 5
+
+
+def test_the_summary_of_a_tripped_judge_breaker_counts_the_judge_errors() -> None:
+    summary = Summary(
+        reason=StopReason.JUDGE_BREAKER,
+        message="judge breaker: 3 judge errors in a row",
+        elapsed=1.0,
+        turns=4,
+        judged=1,
+        generation_errors=0,
+        judge_errors=3,
+        items=2,
+        locked={"PASS": 1},
+        escalated=0,
+        input_tokens=0,
+        output_tokens=0,
+        cost=0.0,
+        total=2,
+        remaining=1,
+        exported=0,
+    )
+    assert summary_text(summary).splitlines()[:2] == [
+        "loop judge-breaker: judge breaker: 3 judge errors in a row",
+        "  turns 4 (1 judged, 0 generation errors, 3 judge errors) in 0:01, 4.0 turns/s",
+    ]
+    assert summary.to_json()["reason"] == "judge-breaker"
+    assert summary.to_json()["judge_errors"] == 3
+    assert StopReason.JUDGE_BREAKER.hard

@@ -15,6 +15,7 @@ from reins.errors import TurnTableError
 from reins.gate import Fact, Outcome, Verdict
 from reins.store import AttemptKind
 from reins.turn import TABLE, GenerationFailure, Origin, record
+from reins.turn.failures import JudgeFailure, Result
 from reins.turn.table import DOCUMENT, domain, parse
 
 GOOD = DOCUMENT.read_text(encoding="utf-8")
@@ -32,6 +33,66 @@ def test_exactly_one_row_yields_pass() -> None:
 def test_generation_errors_neither_consume_a_try_nor_lock() -> None:
     rows = [r for r in TABLE.rows if r.kind is AttemptKind.GENERATION_ERROR]
     assert rows and all(r.tries_delta == 0 and not r.locks for r in rows)
+
+
+def test_judge_errors_neither_consume_a_try_nor_lock() -> None:
+    rows = [r for r in TABLE.rows if r.kind is AttemptKind.JUDGE_ERROR]
+    assert rows and all(r.tries_delta == 0 and not r.locks for r in rows)
+    assert all(r.state is State.TODO and r.outcome == "-" for r in rows)
+
+
+JUDGE_ERROR_ROW = (
+    "| judge_error      | -       | any         | TODO      | +0           | no    |\n"
+)
+
+
+def judge_error_rows(*rows: str) -> str:
+    """The document with its judge_error row replaced by ``rows``."""
+    assert JUDGE_ERROR_ROW in GOOD
+    return GOOD.replace(JUDGE_ERROR_ROW, "".join(f"{r}\n" for r in rows))
+
+
+@pytest.mark.parametrize(
+    ("broken", "message"),
+    [
+        (
+            judge_error_rows("| judge_error | - | any | TODO | +1 | no |"),
+            "a judge_error uses no try and locks nothing",
+        ),
+        (
+            judge_error_rows("| judge_error | - | any | DONE | +0 | yes |"),
+            "a judge_error uses no try and locks nothing",
+        ),
+        (
+            judge_error_rows(
+                "| judge_error | - | below max | TODO | +0 | no |",
+                "| judge_error | - | reaches max | DONE | +1 | yes |",
+            ),
+            "a judge_error uses no try and locks nothing",
+        ),
+        (
+            judge_error_rows("| judge_error | - | any | PASS | +0 | yes |"),
+            "a judge_error uses no try and locks nothing",
+        ),
+        (
+            judge_error_rows("| judge_error | FAIL | any | TODO | +1 | no |"),
+            "outcome 'FAIL' is not one of",
+        ),
+        (judge_error_rows(), "no row for judge_error × - × below max"),
+        (
+            GOOD.replace(
+                "| generation_error | -       | any         | TODO      | +0           | no    |",
+                "| generation_error | -       | any         | TODO      | +1           | no    |",
+            ),
+            "a generation_error uses no try and locks nothing",
+        ),
+    ],
+    ids=["try", "locks", "locks-at-max", "passes", "outcome", "missing", "generation-try"],
+)
+def test_a_table_that_charges_or_locks_on_an_error_is_refused(broken: str, message: str) -> None:
+    assert broken != GOOD
+    with pytest.raises(TurnTableError, match=message):
+        parse(broken)
 
 
 @pytest.mark.parametrize(
@@ -108,14 +169,19 @@ def test_recording_obeys_every_row_of_the_document(row, ledger: SQLiteStore, que
         record(ledger, quest, ledger.get("a"), verdict(Outcome.FAIL), Origin(), driver="t")
     before = ledger.get("a")
     assert before.tries == tries_before and before.state is State.TODO
-    result = (
-        GenerationFailure("timeout")
-        if row.kind is AttemptKind.GENERATION_ERROR
-        else verdict(Outcome(row.outcome))
-    )
+    result: Result
+    if row.kind is AttemptKind.GENERATION_ERROR:
+        result = GenerationFailure("timeout")
+    elif row.kind is AttemptKind.JUDGE_ERROR:
+        result = JudgeFailure("not-bad", "RuntimeError: boom")
+    else:
+        result = verdict(Outcome(row.outcome))
     rec = record(ledger, quest, before, result, Origin(), driver="t", submission="x")
     assert rec.item.state is row.state
     assert rec.item.tries == tries_before + row.tries_delta
     assert rec.item.state.terminal is row.locks
     assert rec.attempt.turn == tries_before + 1
     assert rec.attempt.kind is row.kind
+    if row.kind is AttemptKind.JUDGE_ERROR:
+        assert rec.attempt.outcome is None and rec.verdict is None
+        assert rec.attempt.error == "not-bad: RuntimeError: boom"

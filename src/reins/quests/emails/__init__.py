@@ -107,7 +107,7 @@ def prepare(item: Item, raw: str) -> Context | Verdict:
     """Decode the answer; an answer that is not the wanted JSON is a FAIL with a fact."""
     try:
         data = _decode(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # deep nesting is the answer's fault, not the judge's
         data = None
     if isinstance(data, dict) and set(data) == {"addresses"}:
         data = data["addresses"]
