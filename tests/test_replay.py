@@ -79,7 +79,15 @@ def test_replay_judges_exactly_as_submit_does(path: Path, tmp_path: Path) -> Non
     assert lines[0]["status"] == "recorded" and lines[0]["outcome"] == "FAIL"
     assert lines[-1] == {
         "event": "summary",
-        "lines": {"recorded": 1, "bad-line": 0, "unknown-key": 0, "locked": 0, "leased": 0},
+        "lines": {
+            "recorded": 1,
+            "bad-line": 0,
+            "unknown-key": 0,
+            "locked": 0,
+            "leased": 0,
+            "repeated": 0,
+            "judged": 0,
+        },
         "outcomes": {"FAIL": 1},
         "exported": 0,
     }

@@ -38,7 +38,7 @@ def prepare(item: Item, raw: str) -> Context | Verdict:
     """Decode a submission, or refuse it with a short FAIL (never PASS)."""
     try:
         answer = json.loads(raw)["answer"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):  # deep nesting: the answer's fault
         fact = Fact(
             rule="json-shape", where="submission", expected='{{"answer": "..."}}', actual=raw[:80]
         )

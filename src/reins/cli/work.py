@@ -294,7 +294,9 @@ def submit(
     limit = env.settings.max_submission
     raw = source.read(limit + 1)
     if not raw.strip():
-        raise click.UsageError("the submission is empty: nothing was recorded")
+        from reins.errors import ConfigError
+
+        raise ConfigError("the submission is empty: nothing was recorded")
     results = None if no_export or not env.settings.auto_export else env.results_path
     recorded, exported = submit_turn(
         ledger, quest, key, raw, driver=driver, limit=limit, results=results, token=token

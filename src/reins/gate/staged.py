@@ -47,7 +47,8 @@ def judge_staged(graph: Graph, ctx: Context) -> tuple[Fired, tuple[str, ...]]:
         if failed is not None:
             # The outside world did not answer: the judge cannot judge, the generator is not
             # to blame. A judge error, never a verdict.
-            raise JudgeError(f"ground {failed}", excerpt(failures[failed]))
+            label = f"ground {failed}"
+            raise JudgeError(label, excerpt(failures[failed].removeprefix(f"{label}: ")))
         if hit := graph.fire(c, full):
             fired[c.id] = hit
     return fired, ()

@@ -145,10 +145,13 @@ def status_line(s: Status) -> str:
     if locked:
         parts.append(locked)
     turns = f"{s.turns} turns"
-    if s.generation_errors:
-        turns += f" ({s.generation_errors} errors)"
-    if s.judge_errors:
-        turns += f" ({s.judge_errors} judge errors)"
+    errors = [
+        f"{n} {what} error{'' if n == 1 else 's'}"
+        for n, what in ((s.generation_errors, "generation"), (s.judge_errors, "judge"))
+        if n
+    ]
+    if errors:
+        turns += f" ({', '.join(errors)})"
     parts += [turns, f"{s.turns_per_second:.1f} turns/s"]
     if s.input_tokens or s.output_tokens:
         parts.append(f"{s.input_tokens + s.output_tokens:,} tokens")
