@@ -7,14 +7,21 @@ from pathlib import Path
 
 import pytest
 
-from reins import ConfigError, Item, Outcome, State
+from reins import ConfigError, Item, Outcome, Quest, State, Verdict
 from reins.quests.emails import SAMPLES, find_addresses, quest
-from reins.turn import judge
+from reins.turn import judge as judge_turn
 
 
 def item(key: str) -> Item:
     seeds = {s[0]: s[1] for s in quest.seed([])}
     return Item(key=key, state=State.TODO, tries=0, payload=seeds[key])
+
+
+def judge(quest: Quest, item: Item, raw: str) -> tuple[Verdict, str]:
+    """The quest's verdict; a judge error here would be a bug in the quest."""
+    verdict, text = judge_turn(quest, item, raw)
+    assert isinstance(verdict, Verdict), verdict
+    return verdict, text
 
 
 def answer(*addresses: str) -> str:

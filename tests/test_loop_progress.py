@@ -32,8 +32,8 @@ def status(**over: object) -> Status:
 
 def test_the_status_line_shows_done_left_counts_rate_tokens_cost_and_time() -> None:
     assert status_line(status()) == (
-        "12/40 done · 28 left · PASS 9 REVIEW 1 DONE 2 · 37 turns (3 generation errors) · 8.0 turns/s"
-        " · 12,345 tokens · cost 0.0123 · 0:04 · 4 in flight"
+        "12/40 done · 28 left · PASS 9 REVIEW 1 DONE 2 · 37 turns (3 generation errors)"
+        " · 8.0 turns/s · 12,345 tokens · cost 0.0123 · 0:04 · 4 in flight"
     )
     quiet = status(generation_errors=0, input_tokens=0, output_tokens=0, cost=0.0)
     assert "errors" not in status_line(quiet) and "tokens" not in status_line(quiet)
