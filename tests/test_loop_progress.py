@@ -40,7 +40,7 @@ def test_the_status_line_shows_done_left_counts_rate_tokens_cost_and_time() -> N
     judging = status(generation_errors=0, judge_errors=2)
     assert " · 37 turns (2 judge errors) · " in status_line(judging)
     both = status_line(status(judge_errors=1))
-    assert "3 errors" in both and "1 judge error" in both
+    assert "(3 generation errors, 1 judge error)" in both
 
 
 def test_the_clock_reads_minutes_and_hours() -> None:

@@ -24,6 +24,7 @@ _MODULES = (
     "_kit",
     "exporting",
     "human",
+    "judging",
     "leases",
     "machine",
     "opening",
@@ -43,14 +44,16 @@ from reins.testing.conformance.exporting import (  # noqa: E402
     test_export_writes_terminal_items_once,
 )
 from reins.testing.conformance.human import (  # noqa: E402
-    test_a_copy_keeps_rounds_actions_and_gates,
-    test_a_judge_error_uses_no_try_and_locks_nothing,
     test_a_person_acts_only_where_the_action_fits,
     test_a_person_reopens_a_locked_item_into_a_new_round,
     test_a_person_resolves_a_review_item_and_it_is_exported_again,
     test_a_retried_action_of_a_person_is_written_once,
-    test_every_lease_hands_out_a_new_token_and_a_stale_one_is_refused,
     test_hand_written_sql_cannot_bypass_the_human_lane,
+)
+from reins.testing.conformance.judging import (  # noqa: E402
+    test_a_copy_keeps_rounds_actions_and_gates,
+    test_a_judge_error_uses_no_try_and_locks_nothing,
+    test_every_lease_hands_out_a_new_token_and_a_stale_one_is_refused,
     test_items_are_counted_by_the_gate_that_last_judged_them,
 )
 from reins.testing.conformance.leases import (  # noqa: E402
