@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from reins.errors import CorruptLedger, IllegalTransition, LedgerError, NotFound
 from reins.store.codec import now_iso
@@ -63,6 +64,13 @@ class Database:
                 yield conn
             finally:
                 conn.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            raise _ledger_error(self.path, exc) from exc
+
+    def one(self, sql: str, args: tuple[object, ...] = ()) -> Any:
+        """The first row of one read-only statement, in its own implicit transaction."""
+        try:
+            return self.conn.execute(sql, args).fetchone()
         except sqlite3.DatabaseError as exc:
             raise _ledger_error(self.path, exc) from exc
 

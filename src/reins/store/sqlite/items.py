@@ -43,8 +43,8 @@ def _insert(db: Database, rows: list[tuple[str, str | None, str, str]]) -> int:
 
 
 def get(db: Database, key: str) -> Item:
-    with db.read() as conn:
-        row = conn.execute(f"SELECT {ITEM_COLUMNS} FROM items WHERE key = ?", (key,)).fetchone()
+    # One statement is its own snapshot: no BEGIN/COMMIT round around it (submit reads this).
+    row = db.one(f"SELECT {ITEM_COLUMNS} FROM items WHERE key = ?", (key,))
     if row is None:
         raise NotFound(f"no item with key {key!r} in {db.path}")
     return item_of(row)

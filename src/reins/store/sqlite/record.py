@@ -24,6 +24,13 @@ from reins.store.sqlite.connection import Database
 from reins.store.walk import chunks
 
 LOAD_CHUNK = 1_000
+# The usage_totals column counting each kind of attempt (schema v3).
+_KIND_COLUMN = {
+    AttemptKind.JUDGED: "judged",
+    AttemptKind.GENERATION_ERROR: "generation_errors",
+    AttemptKind.JUDGE_ERROR: "judge_errors",
+    AttemptKind.HUMAN: "human",
+}
 
 _PLACES = ", ".join("?" for _ in ATTEMPT_COLUMNS.split(","))
 _ITEM_PLACES = ", ".join("?" for _ in LOAD_COLUMNS.split(","))
@@ -88,13 +95,9 @@ def write_attempt(conn: sqlite3.Connection, item_id: int, a: Attempt) -> None:
     u = a.usage
     conn.execute(
         "UPDATE usage_totals SET attempts = attempts + 1, input_tokens = input_tokens + ?, "
-        "output_tokens = output_tokens + ?, cost = cost + ?",
+        "output_tokens = output_tokens + ?, cost = cost + ?, "
+        f"{_KIND_COLUMN[a.kind]} = {_KIND_COLUMN[a.kind]} + 1",
         (u.input_tokens or 0, u.output_tokens or 0, u.cost or 0.0),
-    )
-    conn.execute(
-        "INSERT INTO kind_counts (kind, n) VALUES (?, 1) "
-        "ON CONFLICT (kind) DO UPDATE SET n = n + 1",
-        (a.kind.value,),
     )
 
 

@@ -203,8 +203,20 @@ ALTER TABLE items ADD COLUMN lease_token TEXT;
 ALTER TABLE items ADD COLUMN gate_digest TEXT;
 CREATE INDEX items_reopened ON items(id) WHERE round > 1;
 
-CREATE TABLE kind_counts (kind TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
-INSERT INTO kind_counts (kind, n) SELECT kind, count(*) FROM attempts GROUP BY kind;
+-- Attempts per kind ride on the usage row a turn updates anyway (no extra statement per turn);
+-- the view turns them into rows.
+ALTER TABLE usage_totals ADD COLUMN judged INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE usage_totals ADD COLUMN generation_errors INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE usage_totals ADD COLUMN judge_errors INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE usage_totals ADD COLUMN human INTEGER NOT NULL DEFAULT 0;
+UPDATE usage_totals SET
+    judged = (SELECT count(*) FROM attempts WHERE kind = 'judged'),
+    generation_errors = (SELECT count(*) FROM attempts WHERE kind = 'generation_error');
+CREATE VIEW kind_counts (kind, n) AS
+    SELECT 'judged', judged FROM usage_totals
+    UNION ALL SELECT 'generation_error', generation_errors FROM usage_totals
+    UNION ALL SELECT 'judge_error', judge_errors FROM usage_totals
+    UNION ALL SELECT 'human', human FROM usage_totals;
 
 CREATE TABLE gate_counts (digest TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 
