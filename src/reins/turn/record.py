@@ -9,7 +9,7 @@ turn goes through these two functions.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from reins.errors import TurnMoved
 from reins.gate import Verdict, render
@@ -148,7 +148,16 @@ def record(
         ``pinned``.
     """
     # The nonce lets an engine that lost its connection mid-commit find this turn, not redo it.
-    origin = replace(origin, notes=replace(origin.notes, nonce=os.urandom(8).hex()))
+    # (Built field by field: dataclasses.replace costs a tenth of a recorded turn.)
+    n, o = origin.notes, origin
+    notes = Notes(
+        via=n.via, seed=n.seed, escalated_by=n.escalated_by, model=n.model, line=n.line,
+        nonce=os.urandom(8).hex(),
+    )  # fmt: skip
+    origin = Origin(
+        policy=o.policy, prompt_digest=o.prompt_digest, usage=o.usage, started_at=o.started_at,
+        notes=notes, gate_digest=o.gate_digest,
+    )  # fmt: skip
     for _ in range(MOVED_RETRIES):
         turn = draft(quest, item, result, origin, submission=submission)
         claim = Claim(driver=driver, turns=item.turns, owner=owner, token=token)
