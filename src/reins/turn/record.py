@@ -1,9 +1,10 @@
 """Record: the only irreversible step. The record table decides; the store writes it at once.
 
-A driver describes its turn with an :class:`Origin` (how the turn was made) and either a
-verdict or a generation error; :func:`draft` turns that into the store's :class:`Draft` by the
-record table, and :func:`record` hands it to the store with the driver's claim. Every kind of
-turn goes through these two functions.
+A driver describes its turn with an :class:`Origin` (how the turn was made) and its result: a
+verdict, a generation error or a judge error. :func:`draft` turns that into the store's
+:class:`Draft` by the record table, and :func:`record` hands it to the store with the driver's
+claim. Every machine turn goes through these two functions; a person's go through
+:mod:`reins.turn.lane`.
 """
 
 from __future__ import annotations
