@@ -165,15 +165,14 @@ def _peek(env: Env, driver: str, as_json: bool) -> None:
     from reins.turn.compose import compose
 
     store, now = env.ledger(), time.time()
-    found = None
-    for item in iter_items(store, state=State.TODO):
-        mine = item.lease_owner == driver and (item.lease_expires or 0) > now
-        free = item.lease_owner is None or (item.lease_expires or 0) <= now
-        if mine:
-            found = item
-            break
-        if free and found is None:
-            found = item
+    # As `next` leases: the driver's own live lease first, else the first free TODO item.
+    mine = iter_items(store, state=State.TODO, leased_to=driver)
+    found = next((i for i in mine if (i.lease_expires or 0) > now), None)
+    if found is None:
+        todo = iter_items(store, state=State.TODO)
+        found = next(
+            (i for i in todo if i.lease_owner is None or (i.lease_expires or 0) <= now), None
+        )
     if found is None:
         if as_json:
             emit_json({"key": None})
@@ -220,7 +219,7 @@ def release(
     store = env.ledger()
     released: list[str] = []
     if mine:
-        held = [i.key for i in iter_items(store, state=State.TODO) if i.lease_owner == driver]
+        held = [i.key for i in iter_items(store, state=State.TODO, leased_to=driver)]
         store.release_all(driver)
         released = held
     elif expired:

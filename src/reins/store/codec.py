@@ -76,6 +76,23 @@ def notes_of(text: str | None) -> Notes:
     return Notes(**{k: v for k, v in data.items() if k in _NOTE_FIELDS})
 
 
+def page_where(
+    mark: str, *, state: State | None, rule: str | None, leased_to: str | None, after: int | None
+) -> tuple[str, list[object]]:
+    """The WHERE clause and arguments of a keyset page of items, with ``mark`` as placeholder.
+
+    Both engines page the same way: by insertion id after the cursor, optionally of one state,
+    one last root cause, or one lease holder (each has an index).
+    """
+    where: list[str] = [f"id > {mark}"]
+    args: list[object] = [after or 0]
+    for column, value in (("state", state), ("root_cause", rule), ("lease_owner", leased_to)):
+        if value is not None:
+            where.append(f"{column} = {mark}")
+            args.append(value.value if isinstance(value, State) else value)
+    return " AND ".join(where), args
+
+
 def item_of(row: tuple[Any, ...] | Any) -> Item:
     """An item from a row in :data:`ITEM_COLUMNS` order."""
     return Item(

@@ -58,11 +58,12 @@ class Store(Protocol):
         *,
         state: State | None = None,
         rule: str | None = None,
+        leased_to: str | None = None,
         after: int | None = None,
         limit: int = 100,
     ) -> Page:
-        """Items in the order they were added, after cursor ``after``, of one state or whose
-        last judged root cause is ``rule``."""
+        """Items in the order they were added, after cursor ``after``: of one state, whose last
+        judged root cause is ``rule``, or whose lease is held by ``leased_to`` (live or not)."""
         ...
 
     # -- leases ---------------------------------------------------------------------------

@@ -26,15 +26,20 @@ def chunks(values: Iterable[T], size: int) -> Iterator[list[T]]:
 
 
 def iter_items(
-    store: Store, *, state: State | None = None, rule: str | None = None
+    store: Store,
+    *,
+    state: State | None = None,
+    rule: str | None = None,
+    leased_to: str | None = None,
 ) -> Iterator[Item]:
-    """Every item (of ``state``, or whose root cause is ``rule``) in the order added.
+    """Every item (of ``state``, whose root cause is ``rule``, or leased to ``leased_to``) in
+    the order added.
 
     Each page is its own short read, so a caller may write to the ledger while it iterates.
     """
     after: int | None = None
     while True:
-        page = store.page(state=state, rule=rule, after=after, limit=PAGE)
+        page = store.page(state=state, rule=rule, leased_to=leased_to, after=after, limit=PAGE)
         yield from page.items
         if page.next is None:
             return

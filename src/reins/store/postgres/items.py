@@ -6,7 +6,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from reins.errors import LedgerError, NotFound
-from reins.store.codec import ATTEMPT_COLUMNS, ITEM_COLUMNS, attempt_of, dump_json, item_of, now_iso
+from reins.store.codec import (
+    ATTEMPT_COLUMNS,
+    ITEM_COLUMNS,
+    attempt_of,
+    dump_json,
+    item_of,
+    now_iso,
+    page_where,
+)
 from reins.store.model import Attempt, Item, Page, State
 from reins.store.postgres.connection import Database, Session
 
@@ -81,17 +89,16 @@ def snapshot(db: Database, key: str) -> tuple[Item, list[Attempt]]:
 
 
 def page(
-    db: Database, *, state: State | None, rule: str | None, after: int | None, limit: int
+    db: Database,
+    *,
+    state: State | None,
+    rule: str | None,
+    leased_to: str | None,
+    after: int | None,
+    limit: int,
 ) -> Page:
-    where: list[str] = ["id > %s"]
-    args: list[object] = [after or 0]
-    if state is not None:
-        where.append("state = %s")
-        args.append(state.value)
-    if rule is not None:
-        where.append("root_cause = %s")
-        args.append(rule)
-    query = f"SELECT {ITEM_COLUMNS}, id FROM items WHERE {' AND '.join(where)} ORDER BY id LIMIT %s"
+    where, args = page_where("%s", state=state, rule=rule, leased_to=leased_to, after=after)
+    query = f"SELECT {ITEM_COLUMNS}, id FROM items WHERE {where} ORDER BY id LIMIT %s"
     rows = db.read(lambda s: s.rows(query, [*args, limit + 1]))
     # One row more than asked says whether a next page exists: the last page has no cursor.
     items = tuple(item_of(r) for r in rows[:limit])

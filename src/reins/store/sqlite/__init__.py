@@ -80,10 +80,13 @@ class SQLiteStore:
         *,
         state: State | None = None,
         rule: str | None = None,
+        leased_to: str | None = None,
         after: int | None = None,
         limit: int = 100,
     ) -> Page:
-        return items.page(self._db, state=state, rule=rule, after=after, limit=limit)
+        return items.page(
+            self._db, state=state, rule=rule, leased_to=leased_to, after=after, limit=limit
+        )
 
     def lease(self, owner: str, *, ttl: float, now: float | None = None) -> Lease | None:
         return leases.lease(self._db, owner, ttl=ttl, now=now)

@@ -6,7 +6,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from reins.errors import LedgerError, NotFound
-from reins.store.codec import ATTEMPT_COLUMNS, ITEM_COLUMNS, attempt_of, dump_json, item_of, now_iso
+from reins.store.codec import (
+    ATTEMPT_COLUMNS,
+    ITEM_COLUMNS,
+    attempt_of,
+    dump_json,
+    item_of,
+    now_iso,
+    page_where,
+)
 from reins.store.model import Attempt, Item, Page, State
 from reins.store.sqlite.connection import Database
 
@@ -63,19 +71,18 @@ def snapshot(db: Database, key: str) -> tuple[Item, list[Attempt]]:
 
 
 def page(
-    db: Database, *, state: State | None, rule: str | None, after: int | None, limit: int
+    db: Database,
+    *,
+    state: State | None,
+    rule: str | None,
+    leased_to: str | None,
+    after: int | None,
+    limit: int,
 ) -> Page:
-    where: list[str] = ["id > ?"]
-    args: list[object] = [after or 0]
-    if state is not None:
-        where.append("state = ?")
-        args.append(state.value)
-    if rule is not None:
-        where.append("root_cause = ?")
-        args.append(rule)
+    where, args = page_where("?", state=state, rule=rule, leased_to=leased_to, after=after)
     with db.read() as conn:
         rows = conn.execute(
-            f"SELECT {ITEM_COLUMNS}, id FROM items WHERE {' AND '.join(where)} ORDER BY id LIMIT ?",
+            f"SELECT {ITEM_COLUMNS}, id FROM items WHERE {where} ORDER BY id LIMIT ?",
             [*args, limit + 1],
         ).fetchall()
     # One row more than asked says whether a next page exists: the last page has no cursor.

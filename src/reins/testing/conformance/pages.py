@@ -97,6 +97,19 @@ def test_pages_filter_by_the_last_judged_root_cause(store_harness: StoreHarness)
         assert_sound(store)
 
 
+def test_pages_filter_by_lease_holder(store_harness: StoreHarness) -> None:
+    with opened(store_harness, keys=[f"k{i}" for i in range(6)]) as store:
+        for owner in ("ann", "bo", "ann", "cy"):  # ann's second lease renews her first
+            assert store.lease(owner, ttl=1, now=T0) is not None
+        held = {o: [i.key for i in iter_items(store, leased_to=o)] for o in ("ann", "bo", "cy")}
+        assert held == {"ann": ["k0"], "bo": ["k1"], "cy": ["k2"]}
+        assert [i.key for i in iter_items(store, leased_to="dee")] == []
+        # Expired leases still name their holder until someone leases the item again.
+        page = store.page(state=State.TODO, leased_to="bo", limit=5)
+        assert [i.key for i in page.items] == ["k1"] and page.next is None
+        assert_sound(store)
+
+
 def test_items_can_be_walked_while_the_ledger_is_written(store_harness: StoreHarness) -> None:
     with opened(store_harness) as store:
         seen = []
