@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -87,3 +88,20 @@ def test_the_backend_protocol_loads_no_store_and_no_turn_document() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_submit_does_not_pay_for_hashlib(tmp_path: Path) -> None:
+    """hashlib's OpenSSL start costs about 4 ms: a submit, run once per agent turn, avoids it."""
+    cli = [sys.executable, "-m", "reins.cli", "--quest", "emails"]
+    subprocess.run([*cli, "scan"], cwd=tmp_path, capture_output=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *cli[1:], "submit", "--key", "01-meeting"],
+        cwd=tmp_path,
+        input='{"addresses": []}',
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 4, done.stderr  # a FAIL, judged and recorded with its gate digest
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+    assert "reins.quest" in imported and "hashlib" not in imported
