@@ -125,3 +125,23 @@ class GroundError(JudgeError):
 
 class TurnTableError(ReinsError):
     """turn.md does not hold a well-formed, total and unambiguous record table."""
+
+
+class DocumentError(ConfigError):
+    """A quest document (``quest.toml``, ``gate.md``) that cannot be loaded: it names the file,
+    the line and column (1-based, 0 when unknown) and what was expected there. Nothing is
+    scanned or judged until every document of a quest loads."""
+
+    def __init__(self, path: str, line: int, column: int, message: str) -> None:
+        self.path, self.line, self.column, self.message = path, line, column, message
+        where = path if line <= 0 else f"{path}:{line}" + (f":{column}" if column > 0 else "")
+        super().__init__(f"{where}: {message}")
+
+
+class ParamError(ConfigError):
+    """A check's parameter that is missing, unknown, ill-typed or unusable. The document loader
+    turns it into a :class:`DocumentError` at the parameter's position."""
+
+    def __init__(self, check: str, param: str, message: str) -> None:
+        self.check, self.param, self.message = check, param, message
+        super().__init__(f"check {check}, parameter {param!r}: {message}")

@@ -70,20 +70,30 @@ class Completion:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Fact:
-    """A located, checkable statement left by a rule that fired. ``rule`` is stamped by the gate."""
+    """A located, checkable statement left by a rule that fired. ``rule`` is stamped by the gate.
+
+    ``level`` is what this one fact weighs (``"FAIL"`` or ``"REVIEW"``); empty means the rule's
+    level. A rule may leave several facts of different weights (an instruction that fails its
+    strict reading is FAIL, one that passes only its loose reading is REVIEW), and the gate
+    never lets a fact weigh more than its rule's level.
+    """
 
     where: str
     expected: str
     actual: str
     rule: str = ""
+    level: str = ""
 
     def to_dict(self) -> dict[str, str]:
-        return {
+        data = {
             "rule": self.rule,
             "where": self.where,
             "expected": self.expected,
             "actual": self.actual,
         }
+        if self.level:
+            data["level"] = self.level
+        return data
 
 
 def readable_json(value: object) -> str:

@@ -59,6 +59,7 @@ def facts_of(text: str | None) -> tuple[Fact, ...]:
             where=d.get("where", ""),
             expected=d.get("expected", ""),
             actual=d.get("actual", ""),
+            level=d.get("level", ""),
         )
         for d in json.loads(text)
     )
