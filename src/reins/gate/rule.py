@@ -54,13 +54,16 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class CatalogEntry:
-    """One line of ``reins rules``: what actually judges, with a graph gate's edges."""
+    """One line of ``reins rules``: what actually judges, with a graph gate's edges, and for a
+    rule read from gate.md its check and parameters as written."""
 
     id: str
     level: Level
     description: str
     supersedes: tuple[str, ...] = ()
     needs: tuple[str, ...] = ()
+    check: str = ""
+    parameters: str = ""
 
 
 def rule(id: str, level: Level | str, description: str) -> Callable[[Check], Rule]:
