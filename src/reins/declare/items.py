@@ -125,7 +125,7 @@ class ItemSource:
                 if not line.strip():
                     continue
                 try:
-                    data = json.loads(line)
+                    data = json.loads(line.rstrip("\r\n"))
                 except json.JSONDecodeError as exc:
                     raise DocumentError(str(path), n, exc.colno, f"not JSON: {exc.msg}") from None
                 except UnicodeDecodeError as exc:

@@ -33,6 +33,13 @@ KNOWN: dict[str, tuple[str, ...]] = {
     "judge": ("gate", "max_tries", "retry", "escalate_on", "version", "allow_proposals"),
     "examples": ("input", "output", "key"),
 }
+_KIND_NAMES = {
+    str: "a string",
+    int: "a whole number",
+    bool: "true or false",
+    list: "an array",
+    dict: "a table",
+}
 _FENCE = re.compile(r"```[A-Za-z]*\n(.*?)\n?```", re.S)
 
 
@@ -192,14 +199,11 @@ class Doc:
         if key not in holder:
             return default
         value = holder[key]
-        wrong = isinstance(value, bool) and bool not in (
-            kind if isinstance(kind, tuple) else (kind,)
-        )
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        wrong = isinstance(value, bool) and bool not in kinds  # TOML true is not the number 1
         if wrong or not isinstance(value, kind):
-            names = (
-                kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-            )
-            raise self.error(table, key, f"{key} must be a {names}, not {value!r:.60}")
+            names = " or ".join(_KIND_NAMES.get(k, k.__name__) for k in kinds)
+            raise self.error(table, key, f"{key} must be {names}, not {value!r:.60}")
         return value
 
     def quest(self, folder: Path) -> Quest:
