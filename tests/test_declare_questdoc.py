@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reins import Example, Item, Outcome, Quest, State, load_quest
+from reins import Example, Item, Outcome, Quest, Seed, State, load_quest
 from reins.errors import ConfigError, DocumentError, NotFound
 from reins.gate import Context, Verdict
 from reins.turn import compose
@@ -33,6 +33,10 @@ def capitals(tmp_path: Path) -> Path:
     return folder
 
 
+def seeds(quest: Quest, args: list[str] | None = None) -> list[Seed]:
+    return [Seed(*s) for s in quest.seed(args or [])]
+
+
 def item(key: str, payload: object) -> Item:
     return Item(key, State.TODO, 0, payload)
 
@@ -46,9 +50,9 @@ def test_a_folder_and_its_quest_toml_both_load(capitals: Path) -> None:
 
 
 def test_jsonl_items_are_keyed_by_their_key_field(capitals: Path) -> None:
-    seeds = list(load_quest(str(capitals)).seed([]))
-    assert [s.key for s in seeds] == ["France", "Spain"]
-    assert seeds[0].payload == {"country": "France", "capital": "Paris"}
+    found = seeds(load_quest(str(capitals)))
+    assert [s.key for s in found] == ["France", "Spain"]
+    assert found[0].payload == {"country": "France", "capital": "Paris"}
 
 
 def test_a_bad_jsonl_line_is_refused_at_scan_with_its_line_and_column(capitals: Path) -> None:
@@ -64,25 +68,25 @@ def test_csv_items(capitals: Path) -> None:
     (capitals / "items.csv").write_text("country,capital\nPeru,Lima\n", encoding="utf-8")
     text = CAPITALS_TOML.replace('source = "items.jsonl"', 'source = "items.csv"')
     (capitals / "quest.toml").write_text(text, encoding="utf-8")
-    seeds = list(load_quest(str(capitals)).seed([]))
-    assert [(s.key, s.payload["capital"]) for s in seeds] == [("Peru", "Lima")]
+    found = seeds(load_quest(str(capitals)))
+    assert [(s.key, s.payload["capital"]) for s in found] == [("Peru", "Lima")]
 
 
 def test_a_glob_of_text_files_keys_each_by_its_path_and_reads_its_text(tmp_path: Path) -> None:
     folder = tmp_path / "words"
     gate = "## Rules\n\n| id | level | check |\n|---|---|---|\n| anchored | FAIL | in_source |\n"
     toml = (
-        'name = "words"\n[items]\nsource = "texts/**/*.txt"\n'
-        '[prompt]\noutput = "text"\ntemplate = "Copy a word of {{ item.file }}:\\n{{ item.text }}"\n'
+        'name = "words"\n[items]\nsource = "texts/**/*.txt"\n[prompt]\noutput = "text"\n'
+        'template = "Copy a word of {{ item.file }}:\\n{{ item.text }}"\n'
     )
     write_quest(folder, gate, toml)
     (folder / "texts" / "sub").mkdir(parents=True)
     (folder / "texts" / "a.txt").write_text("alpha beta", encoding="utf-8")
     (folder / "texts" / "sub" / "b.txt").write_text("gamma", encoding="utf-8")
     quest = load_quest(str(folder))
-    seeds = list(quest.seed([]))
-    assert [s.key for s in seeds] == ["a", "sub/b"]
-    first = item("a", seeds[0].payload)
+    found = seeds(quest)
+    assert [s.key for s in found] == ["a", "sub/b"]
+    first = item("a", found[0].payload)
     assert quest.render(first) == "Copy a word of a.txt:\nalpha beta"
     ctx = quest.prepare(first, "beta delta")
     assert isinstance(ctx, Context) and ctx.source == "alpha beta"
@@ -93,7 +97,7 @@ def test_a_glob_of_text_files_keys_each_by_its_path_and_reads_its_text(tmp_path:
 def test_scan_arguments_replace_the_source(capitals: Path, tmp_path: Path) -> None:
     other = tmp_path / "more.jsonl"
     other.write_text('{"country": "Chile", "capital": "Santiago"}\n', encoding="utf-8")
-    assert [s.key for s in load_quest(str(capitals)).seed([str(other)])] == ["Chile"]
+    assert [s.key for s in seeds(load_quest(str(capitals)), [str(other)])] == ["Chile"]
 
 
 def seed_two(args: list[str]) -> list[tuple[str, dict[str, str]]]:
@@ -105,7 +109,7 @@ def test_a_module_function_source_seeds_through_the_function(capitals: Path) -> 
         'source = "items.jsonl"', 'source = "tests.test_declare_questdoc:seed_two"'
     )
     (capitals / "quest.toml").write_text(text, encoding="utf-8")
-    assert [s.key for s in load_quest(str(capitals)).seed([])] == ["one", "two"]
+    assert [s.key for s in seeds(load_quest(str(capitals)))] == ["one", "two"]
 
 
 def test_a_json_quest_fails_a_submission_that_is_not_json_with_a_fact(capitals: Path) -> None:
@@ -119,7 +123,7 @@ def test_a_json_quest_fails_a_submission_that_is_not_json_with_a_fact(capitals: 
 def test_the_template_is_strict_about_missing_fields(capitals: Path) -> None:
     quest = load_quest(str(capitals))
     assert quest.render(item("Peru", {"country": "Peru"})) == "What is the capital of Peru?"
-    with pytest.raises(ConfigError, match="cannot render item 'x'.*country"):
+    with pytest.raises(ConfigError, match=r"cannot render item 'x'.*country"):
         quest.render(item("x", {"name": "Peru"}))
 
 

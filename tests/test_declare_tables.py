@@ -92,9 +92,9 @@ def test_a_written_table_reads_back_cell_for_cell(rows: list[list[str]]) -> None
     table = table_under(read_tables(text, "g.md"), "rules")
     assert table is not None
     assert [[c.text for c in r] for r in table.rows] == rows
-    for n, row in enumerate(table.rows):
+    for n, cells in enumerate(table.rows):
         written = lines[4 + n]
-        for cell in row:
+        for cell in cells:
             if cell.text:
                 assert written[cell.column - 1 :].startswith(escape(cell.text))
             assert cell.line == 5 + n
