@@ -76,7 +76,7 @@ class GateDoc:
                 )
             except ConfigError as exc:  # what the graph refuses beyond our own checks
                 raise DocumentError(self.path, 0, 0, str(exc)) from exc
-        return DocumentGate(inner, self.rules)
+        return DocumentGate(inner, self.rules, self.path)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -86,6 +86,7 @@ class DocumentGate:
 
     inner: Gate
     rules: Sequence[Rule]
+    path: str = ""
 
     def evaluate(self, ctx: Context) -> Verdict:
         return self.inner.evaluate(ctx)

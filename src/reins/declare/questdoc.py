@@ -27,7 +27,7 @@ JSON_RULE = "reins:json"
 JSON_COACHING = "Answer with the JSON value only: no prose before or after it, no code fence."
 
 KNOWN: dict[str, tuple[str, ...]] = {
-    "": ("name", "description", "items", "prompt", "judge", "examples"),
+    "": ("name", "description", "extra", "items", "prompt", "judge", "examples"),
     "items": ("source", "key", "source_field"),
     "prompt": ("output", "manual", "manual_file", "template", "template_file"),
     "judge": ("gate", "max_tries", "retry", "escalate_on", "version", "allow_proposals"),
