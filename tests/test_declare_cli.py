@@ -152,3 +152,21 @@ def test_new_copies_a_pack_and_refuses_to_overwrite(
     assert again.exit_code == 2 and "already exists" in again.output
     unknown = CliRunner().invoke(make_group(), ["new", "--pack", "nope"])
     assert unknown.exit_code == 2 and "Known: " in unknown.output and "example" in unknown.output
+
+
+def test_the_example_pack_judges_with_the_standard_checks() -> None:
+    """Runs once the standard library's json_schema and regex checks are installed."""
+    pytest.importorskip("reins.checks.schema")
+    pytest.importorskip("reins.checks.regex")
+    from reins import Item, load_quest
+    from reins.gate import Context
+
+    quest = load_quest("example")
+    item = Item("alpha", State.TODO, 0, {"id": "alpha", "word": "alpha"})
+    outcomes = []
+    for raw in ('{"answer": "ALPHA"}', '{"answer": "alpha"}', '{"answr": "ALPHA"}'):
+        ctx = quest.prepare(item, raw)
+        assert isinstance(ctx, Context)
+        verdict = quest.judge.evaluate(ctx)
+        outcomes.append((verdict.outcome.value, verdict.root_cause))
+    assert outcomes == [("PASS", None), ("FAIL", "capitals"), ("FAIL", "shape")]
