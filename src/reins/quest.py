@@ -73,6 +73,9 @@ class Quest:
         gate_version: a label to change whenever a rule's code changes its judgment; it goes
             into the gate digest every attempt records, beside the catalog's ids, levels,
             descriptions and edges, so ``status`` can count items judged under an older gate.
+        allow_proposals: coding agents on the MCP server may add TODO items (``propose_item``);
+            the gate judges them like any other. Off by default: remaining work then only
+            grows by a person's reopen.
     """
 
     name: str
@@ -88,6 +91,7 @@ class Quest:
     retry: str = "facts"
     description: str = ""
     gate_version: str = ""
+    allow_proposals: bool = False
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("-", "").replace("_", "").isalnum():
