@@ -119,6 +119,7 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
 @pass_env
 def log(env: Env, key: str, full: bool, as_json: bool) -> None:
     """Every attempt of item KEY: turn, driver, outcome, root cause, facts, submission."""
+    from reins.agents.session import proposer
     from reins.turn.views import log_text
 
     item, attempts = env.ledger().snapshot(key)
@@ -130,6 +131,7 @@ def log(env: Env, key: str, full: bool, as_json: bool) -> None:
                 "tries": item.tries,
                 "round": item.round,
                 "payload": item.payload,
+                "proposed_by": proposer(env.ledger(), item.key),
                 "attempts": [
                     {
                         "turn": a.turn,
