@@ -36,7 +36,10 @@ class Payload:
     @classmethod
     def parse(cls, text: str) -> Payload:
         """Raises ValueError: not a JSON object with a string ``session_id``."""
-        data = json.loads(text)
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"the hook's input is not JSON ({exc})") from None
         if not isinstance(data, dict) or not isinstance(data.get("session_id"), str):
             raise ValueError("the hook's input is not a JSON object with a session_id")
         return cls(

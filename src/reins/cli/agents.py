@@ -82,7 +82,8 @@ def stop(env: Env, driver: str | None) -> None:
             max_turns=env.settings.hook_max_turns,
         )
     except Exception as exc:  # never exit 2: Claude Code would read it as a block
-        click.echo(f"reins hook: {exc}; letting the agent stop", err=True)
+        why = str(exc).rstrip(". ") or type(exc).__name__
+        click.echo(f"reins hook: {why}; letting the agent stop", err=True)
         return
     if decision.block:
         click.echo(stop_hook.block_output(decision))
