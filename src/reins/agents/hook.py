@@ -154,14 +154,12 @@ def decide(
 
 def standing(store: Store, driver: str | None, *, now: float | None = None) -> Standing:
     """Read the ledger's standing for ``driver`` (None: an agent holding nothing)."""
+    from reins.agents.session import held_by
     from reins.turn.views import board_lines
 
     t = time.time() if now is None else now
     stats = store.stats(now=t)
-    mine = None
-    if driver is not None:
-        held = store.page(state=State.TODO, leased_to=driver, limit=5).items
-        mine = next((i for i in held if (i.lease_expires or 0) > t), None)
+    mine = None if driver is None else held_by(store, driver, t)
     todo = [
         i
         for i in store.page(state=State.TODO, limit=BOARD_LINES).items
