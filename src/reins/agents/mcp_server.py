@@ -71,10 +71,11 @@ def build(session: AgentSession) -> Any:
 
 def serve_stdio(session: AgentSession) -> None:
     """Serve ``session`` over stdin/stdout until the client goes away; then release its lease."""
+    server = build(session)  # first: without the SDK, a one-line error saying what to install
+
     import anyio
     from mcp.server.stdio import stdio_server
 
-    server = build(session)
     beat_every = max(1.0, session.options.lease / 3)
 
     async def heartbeat() -> None:
