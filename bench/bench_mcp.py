@@ -9,7 +9,7 @@ An agent on the MCP server pays no process start per turn: the server is started
   again and again: the turn without an export;
 - ``submit`` through MCP, a PASS after a ``next_item`` (only the submit is timed), with
   ``auto_export`` off, then on (a locking turn appends to the results file and fsyncs it);
-- ``next_item`` through MCP;
+- ``next_item`` through MCP, and a ping (the round trip alone, no ledger);
 - ``reins submit`` as a process (PASS with its auto-export, and a FAIL), as an agent on the
   shell runs it.
 
@@ -72,7 +72,7 @@ async def mcp_session(folder: Path, calls: int) -> dict[str, list[float]]:
         cwd=str(folder),
         env={"PYTHONPATH": str(REPO)},
     )
-    times: dict[str, list[float]] = {"fail": [], "pass": [], "next": []}
+    times: dict[str, list[float]] = {"fail": [], "pass": [], "next": [], "ping": []}
     with (folder / "server.log").open("a") as errlog:
         async with stdio_client(params, errlog=errlog) as (r, w), ClientSession(r, w) as s:
             await s.initialize()
@@ -88,6 +88,10 @@ async def mcp_session(folder: Path, calls: int) -> dict[str, list[float]]:
                     raise RuntimeError(f"{tool} failed: {text}")
                 return str(text)
 
+            for _ in range(calls):  # the transport's floor: a round trip that touches no ledger
+                start = time.perf_counter()
+                await s.send_ping()
+                times["ping"].append(time.perf_counter() - start)
             prompt = await timed(None, "next_item", {})
             key = prompt.split()[2]
             for _ in range(calls):
@@ -145,6 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("MCP `submit`, PASS, auto_export off", quiet["pass"]),
         ("MCP `submit`, PASS, auto_export on (fsync)", exporting["pass"]),
         ("MCP `next_item`", quiet["next"]),
+        ("MCP ping (the transport alone)", quiet["ping"]),
         ("`reins submit` process, FAIL", cli["cli_fail"]),
         ("`reins submit` process, PASS + auto-export", cli["cli_pass"]),
     ]
