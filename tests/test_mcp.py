@@ -204,6 +204,45 @@ def test_a_killed_client_s_lease_is_released(tmp_path: Path) -> None:
         assert led.meta(f"agents.agent.{client.pid}") == ""  # the server finished, and unlinked
 
 
+def test_a_server_told_to_stop_releases_its_lease_first(tmp_path: Path) -> None:
+    """A client may end a session with SIGTERM instead of closing stdin (here, JSON-RPC by hand,
+    to hold the server's pid)."""
+    ledger = seeded(tmp_path)
+    params = server(tmp_path, "--driver", "agent-1")
+    proc = subprocess.Popen(
+        [params.command, *params.args],
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+    messages: list[dict[str, Any]] = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "next_item"}},
+    ]
+    try:
+        for message in messages:
+            proc.stdin.write(json.dumps(message) + "\n")
+            proc.stdin.flush()
+            if "id" in message:
+                assert json.loads(proc.stdout.readline())["id"] == message["id"]
+        assert lease_of(ledger, "a") == "agent-1"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+        assert "session agent-1 ended; released 1 lease(s)" in proc.stderr.read()
+    finally:
+        proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            stream.close()
+    assert lease_of(ledger, "a") is None
+
+
 def test_after_three_other_calls_results_carry_a_reminder(tmp_path: Path) -> None:
     seeded(tmp_path)
 

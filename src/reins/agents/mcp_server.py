@@ -8,6 +8,7 @@ closes, or the process is told to stop), and kept alive by a heartbeat while it 
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from typing import Any
@@ -77,33 +78,41 @@ def serve_stdio(session: AgentSession) -> None:
     from mcp.server.stdio import stdio_server
 
     beat_every = max(1.0, session.options.lease / 3)
+    agent = identity.register(session.store, session.driver)
 
     async def heartbeat() -> None:
         while True:
             await anyio.sleep(beat_every)
             session.heartbeat()
 
+    async def on_signal() -> None:
+        # A client that ends the session may terminate the server instead of closing its stdin.
+        # The stdin reader sits in a thread no cancellation reaches, so the lease is released
+        # here, on the event loop like every other ledger call, and the process ends at once.
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP, signal.SIGINT) as signals:
+            async for signum in signals:
+                finish(session, agent)
+                os._exit(128 + signum)
+
     async def main() -> None:
         async with stdio_server() as (read, write), anyio.create_task_group() as tasks:
             tasks.start_soon(heartbeat)
+            tasks.start_soon(on_signal)
             await server.run(read, write, server.create_initialization_options())
             tasks.cancel_scope.cancel()
 
-    def stop(signum: int, _frame: Any) -> None:
-        raise SystemExit(128 + signum)
-
-    # A client that ends the session may terminate the process: still give the lease back.
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, stop)
-    agent = identity.register(session.store, session.driver)
     try:
         anyio.run(main)
-    except KeyboardInterrupt:
-        pass
     finally:
-        released = session.close()
-        identity.unregister(session.store, session.driver, agent)
-        print(
-            f"reins mcp: session {session.driver} ended; released {released} lease(s)",
-            file=sys.stderr,
-        )
+        finish(session, agent)
+
+
+def finish(session: AgentSession, agent: int) -> None:
+    """The session is over: give back its leases and the agent's link to it, say so."""
+    released = session.close()
+    identity.unregister(session.store, session.driver, agent)
+    print(
+        f"reins mcp: session {session.driver} ended; released {released} lease(s)",
+        file=sys.stderr,
+        flush=True,
+    )
