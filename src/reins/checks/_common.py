@@ -16,11 +16,11 @@ EXCERPT = 200
 
 def excerpt(value: object, limit: int = EXCERPT) -> str:
     """``value`` as short text for a fact: strings as they are, anything else as JSON."""
-    text = value if isinstance(value, str) else _json(value)
+    text = value if isinstance(value, str) else to_json(value)
     return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more)"
 
 
-def _json(value: object) -> str:
+def to_json(value: object) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, allow_nan=True, default=repr)
     except (ValueError, RecursionError):
