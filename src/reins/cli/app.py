@@ -118,6 +118,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "reins.cli.ledger:ledger",
         "Check a ledger, or copy it between SQLite and PostgreSQL.",
     ),
+    "serve": (
+        "reins.cli.serve:serve",
+        "Serve the dashboard: board, items, timelines, review queue (127.0.0.1 by default).",
+    ),
+    "report": (
+        "reins.cli.report:report",
+        "The run's figures: counts, remaining, tries to lock, rules; --html FILE for a page.",
+    ),
     "init": (
         "reins.cli.init:init",
         "Write reins.toml and a starter quest module (NAME.py) in this folder.",
