@@ -23,8 +23,8 @@ def report(env: Env, html_path: str | None, as_json: bool) -> None:
     """The run's figures: counts, remaining, tries to lock, rules; --html FILE for a page.
 
     Text (or --json) gives counts per state, work remaining, the tries each item had used when
-    the gate locked it, and the rules fired most. With --html FILE, a self-contained HTML page to mail or attach to a PR: it needs no
-    network to view.
+    the gate locked it, and the rules fired most. With --html FILE, a self-contained HTML page
+    to mail or attach to a PR: it needs no network to view.
     """
     store, quest = env.ledger(), env.quest_if_given()
     if html_path is not None:

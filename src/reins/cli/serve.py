@@ -40,9 +40,10 @@ def serve(
 ) -> None:
     """Serve the dashboard: board, items, timelines, review queue (127.0.0.1 by default).
 
-    Board, items, each item's timeline, and the review queue, live while loops record. Bound to 127.0.0.1 by default. On any other address the access token printed at start is
-    required (open the printed link once; a cookie carries it on). Every action a page posts
-    carries a CSRF token. Accept and Reject record the same turns as `reins resolve`.
+    Board, items, each item's timeline and the review queue, live while loops record.
+    Bound to 127.0.0.1 by default. On any other address the access token printed at start
+    is required (open the printed link once; a cookie carries it on). Every action a page
+    posts carries a CSRF token. Accept and Reject record the same turns as `reins resolve`.
     """
     try:
         import uvicorn

@@ -156,7 +156,9 @@ def create_app(
         except ValueError as exc:
             return _problem(site, 400, f"bad filter: {exc}")
         found = await site.read(lambda: listing(site.store, wanted))
-        return _page(site, "items.html", listing=found, states=[s.value for s in State])
+        return _page(
+            site, "items.html", listing=found, states=[s.value for s in State], title="items"
+        )
 
     async def item_page(request: Request) -> Response:
         key = request.query_params.get("key", "")
