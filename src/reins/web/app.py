@@ -47,7 +47,7 @@ HEADERS = {
         "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # "no-referrer" makes a form post's Origin "null"
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-store",
 }

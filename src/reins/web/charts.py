@@ -78,8 +78,8 @@ def time_chart(activity: Activity, bins: int = BINS) -> TimeChart:
         return TimeChart("", "", 0.0, "", "", 0, activity.total)
     times = [_time(m.recorded_at) for m in marks]
     first, last = min(times), max(times)
-    # At least a minute: a run of a few seconds reads as a rate per minute, not as a spike.
-    span = max(last - first, 60.0)
+    span = max(last - first, 1.0)
+    bins = max(2, min(bins, int(span)))  # a slice of at least a second: no spikes of noise
     turns = [0] * bins
     locks = [0] * bins
     for at, mark in zip(times, marks, strict=True):
