@@ -346,3 +346,13 @@ def test_reins_report_writes_a_self_contained_page(ledger: Ledger, tmp_path: Pat
     assert figures["rules"]["not-meh"] == {"fired": 3, "root_cause": 3}
     text = reins("report")
     assert "REVIEW 3" in text and "remaining 1" in text and "not-meh" in text
+
+
+def test_a_quest_that_cannot_render_an_item_still_shows_its_log(ledger: Ledger) -> None:
+    def broken(item: object) -> str:
+        raise KeyError("word")
+
+    page = client(ledger.store, dataclasses.replace(TINY, render=broken)).get("/item?key=a")
+    assert page.status_code == 200
+    assert "the prompt cannot be composed again: KeyError" in page.text
+    assert "good one" in page.text

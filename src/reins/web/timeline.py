@@ -8,7 +8,7 @@ import difflib
 import json
 from dataclasses import dataclass
 
-from reins.quest import Quest
+from reins.quest import RETRY_POLICIES, Quest
 from reins.store.model import Attempt, AttemptKind, Item
 from reins.store.protocol import Store
 
@@ -63,10 +63,11 @@ def _prompt(quest: Quest, item: Item, log: list[Attempt], a: Attempt) -> tuple[s
     from reins.turn.compose import compose
 
     before = dataclasses.replace(item, turns=a.turn - 1, round=a.round)
+    policy = a.policy if a.policy in RETRY_POLICIES else None  # else the quest's own
     try:
-        prompt = compose(quest, before, log[: a.turn - 1], policy=a.policy)
-    except ValueError:  # a retry policy this reins does not know: compose with the quest's
-        prompt = compose(quest, before, log[: a.turn - 1])
+        prompt = compose(quest, before, log[: a.turn - 1], policy=policy)
+    except Exception as exc:  # the quest's render failed on this payload: show why, not a 500
+        return f"(the prompt cannot be composed again: {type(exc).__name__}: {exc})", False
     matches = None if not a.prompt_digest else prompt.digest() == a.prompt_digest
     return prompt.text(), matches
 
