@@ -125,7 +125,8 @@ def page(
 def activity(db: Database, *, samples: int, window: int) -> Activity:
     total, low, high = db.read(
         lambda s: s.rows(
-            "SELECT (SELECT coalesce(sum(n), 0) FROM kind_counts), min(id), max(id) FROM attempts"
+            "SELECT (SELECT coalesce(sum(n), 0) FROM kind_counts), "
+            "(SELECT min(id) FROM attempts), (SELECT max(id) FROM attempts)"
         )
     )[0]
     if low is None:

@@ -111,7 +111,11 @@ def activity(db: Database, *, samples: int, window: int) -> Activity:
         total = conn.execute(
             "SELECT judged + generation_errors + judge_errors + human FROM usage_totals"
         ).fetchone()[0]
-        low, high = conn.execute("SELECT min(id), max(id) FROM attempts").fetchone()
+        # Two subqueries: SQLite answers a lone min() or max() from the index, both together
+        # by a scan of the whole log.
+        low, high = conn.execute(
+            "SELECT (SELECT min(id) FROM attempts), (SELECT max(id) FROM attempts)"
+        ).fetchone()
         if low is None:
             return Activity((), 0)
         rows: list[Any] = []
