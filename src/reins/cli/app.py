@@ -129,6 +129,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "reins.cli.agents:hook",
         "Claude Code's stop hook: an agent may not stop while items are left for it.",
     ),
+    "serve": (
+        "reins.cli.serve:serve",
+        "Serve the dashboard: board, items, timelines, review queue (127.0.0.1 by default).",
+    ),
+    "report": (
+        "reins.cli.report:report",
+        "The run's figures: counts, remaining, tries to lock, rules; --html FILE for a page.",
+    ),
     "init": (
         "reins.cli.init:init",
         "Write reins.toml and a starter quest (a NAME/ folder of documents, or NAME.py).",
