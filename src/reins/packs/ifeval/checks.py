@@ -33,7 +33,9 @@ from reins.values import Fact, readable_json
 __all__ = ["Built", "Outcome", "build", "instruction", "judge"]
 
 # Seeds of langdetect's generator tried beside the default (0) before a language verdict counts.
-LANGDETECT_SEEDS = (1, 2, 3, 4)
+LANGDETECT_SEEDS = (1, 2)
+# langdetect's convergence threshold: a language this probable was every trial's choice.
+SETTLED = 0.99999
 
 # The official code keeps global state (Python's random, langdetect's seed): judges run in
 # threads, so one instruction is judged at a time.
@@ -202,6 +204,8 @@ def evaluate(
             not in official.instruction_class(instruction_id).check_following.__code__.co_names
         ):
             return Outcome(strict, loose)
+        if strict and _settled_language(official, response):
+            return Outcome(strict, loose)
         detector = official.langdetect.DetectorFactory
         seed = detector.seed
         try:
@@ -217,6 +221,18 @@ def evaluate(
         finally:
             detector.seed = seed
     return Outcome(strict, loose)
+
+
+def _settled_language(official: Any, text: str) -> bool:
+    """Whether langdetect's own trials all agree on ``text``: each of its trials stops when
+    one language's probability passes 0.99999, so a mean that high means every trial chose
+    that language. Then the strict pass (which read only ``text``) stands without asking
+    other seeds; anything less is probed."""
+    try:
+        found = official.langdetect.detect_langs(text)
+    except official.langdetect.LangDetectException:
+        return False
+    return bool(found) and float(found[0].prob) >= SETTLED
 
 
 def _verdicts(
