@@ -135,7 +135,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "report": (
         "reins.cli.report:report",
-        "The run's figures: counts, remaining, tries to lock, rules; --html FILE for a page.",
+        "The run's figures: counts, passes by try, tries to lock, rules; --html FILE for a page.",
     ),
     "init": (
         "reins.cli.init:init",
