@@ -110,6 +110,16 @@ def test_a_news_path_and_article_citations_are_not_mailboxes() -> None:
     )
 
 
+def test_a_references_line_of_a_letter_names_referees_not_message_ids() -> None:
+    letter = (
+        "Dear committee,\n\nplease find my application attached.\n"
+        "References: Dr. Ama Mensah, a.mensah@uni-accra.example; Prof. Li Wei,\n"
+        "  li.wei@tsinghua.example\n"
+        "In-Reply-To: <job.4411@hr.uni-accra.example>\n"
+    )
+    assert mailaddr.addresses(letter) == ["a.mensah@uni-accra.example", "li.wei@tsinghua.example"]
+
+
 def test_urls_and_scp_targets_are_not_mailboxes_but_mailto_is() -> None:
     text = (
         "Mirror: git@git.corvid.example:quotes/118.git, portal https://guest@portal.corvid.example/q"

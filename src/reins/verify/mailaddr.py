@@ -41,10 +41,11 @@ MAX_LOCAL = 256  # RFC 5321 allows 64 octets; scanning further back is wasted on
 _QUOTING = re.compile(r"(?:[ \t]*>)+ ?")
 _NAME = re.compile(r"([A-Za-z][A-Za-z0-9-]*)[ \t]*:(?=[ \t\r\n]|\Z)")  # not "https://"
 
-# Fields whose ``local@host`` tokens are message ids (RFC 5322 §3.6.4, RFC 2045 Content-ID).
-_ID_FIELDS = frozenset(
-    {"message-id", "in-reply-to", "references", "content-id", "resent-message-id", "supersedes"}
-)
+# Fields whose ``local@host`` tokens are message ids (RFC 5322 §3.6.4, RFC 2045 Content-ID),
+# and fields whose bracketed ``<local@host>`` tokens are: "References: Dr Mensah,
+# a.mensah@uni.example" in a letter names a referee, while a msg-id is always in brackets.
+_ID_FIELDS = frozenset({"message-id", "content-id", "resent-message-id"})
+_ID_LIST_FIELDS = frozenset({"in-reply-to", "references", "supersedes"})
 # Fields of ``tag=value`` pairs: "=" and ";" separate, so "header.i=@x" is no local part.
 _TAG_FIELDS = frozenset(
     {
@@ -334,9 +335,14 @@ def _letter_or_digit(ch: str) -> bool:
 def _kind(text: str, start: int, end: int, field: str) -> Kind:
     if field in _ID_FIELDS or field.endswith("-message-id"):
         return Kind.MESSAGE_ID
+    bracketed = start > 0 and text[start - 1] == "<" and end < len(text) and text[end] == ">"
+    if field in _ID_LIST_FIELDS and bracketed:
+        return Kind.MESSAGE_ID
     if field in _ROUTE_FIELDS:
         return Kind.ROUTE
-    line_start = text.rfind("\n", 0, start) + 1
+    # Only the start of the token's line matters; look back a bounded way on a long line.
+    floor = max(0, start - MAX_LOCAL)
+    line_start = max(text.rfind("\n", floor, start) + 1, floor)
     before = text[line_start:start]
     if field == "received" and _RECEIVED_ID.search(before):
         return Kind.MESSAGE_ID
