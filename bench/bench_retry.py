@@ -19,8 +19,6 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import tempfile
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,10 +28,12 @@ REPO = HERE.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from reins import Context, Fact, Item, Level, Quest, Seed, SQLiteStore, rule  # noqa: E402
-from reins.loop import LoopOptions, run  # noqa: E402
+from reins import Context, Fact, Item, Level, Quest, Seed, rule  # noqa: E402
+from reins.backends.base import Backend  # noqa: E402
+from reins.backends.registry import resolve  # noqa: E402
+from reins.loop import LoopOptions  # noqa: E402
+from reins.loop.compare import compare_retry  # noqa: E402
 from reins.quest import RETRY_POLICIES  # noqa: E402
-from reins.store.walk import iter_items  # noqa: E402
 from reins.testing import FakeBackend, FakeCall  # noqa: E402
 from reins.turn.compose import PREVIOUS_HEADER  # noqa: E402
 
@@ -164,18 +164,6 @@ def simulated(payloads: dict[str, dict[str, Any]]) -> FakeBackend:
     return FakeBackend(answer, name="simulated")
 
 
-def passes_by_try(path: Path) -> Counter[int]:
-    """Items that passed, by the judged try on which they did."""
-    found: Counter[int] = Counter()
-    with SQLiteStore.open(path) as led:
-        for item in list(iter_items(led)):
-            judged = [a for a in led.snapshot(item.key)[1] if a.judged]
-            for n, a in enumerate(judged, start=1):
-                if a.outcome == "PASS":
-                    found[n] += 1
-    return found
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", help="a real backend spec; default: the simulated model")
@@ -187,8 +175,6 @@ def main() -> None:
     seeds = seed([str(n)])
     payloads = {s.key: s.payload for s in seeds}
     if args.model:
-        from reins.backends.registry import resolve
-
         generator = f"{args.model} (resolved through reins.backends.registry)"
     else:
         generator = (
@@ -197,21 +183,17 @@ def main() -> None:
         )
     print(f"# bench_retry · {n} items · generator: {generator}")
     print(f"{'policy':<16} {'try 1':>6} {'try 2':>6} {'try 3':>6}   passes after each try, of {n}")
-    for policy in RETRY_POLICIES:
-        backend = resolve(args.model) if args.model else simulated(payloads)
-        with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / "retry.reins.db"
-            with SQLiteStore.open(path, create=True) as led:
-                led.add((s.key, s.payload) for s in seeds)
-                options = LoopOptions(concurrency=args.concurrency, retry=policy)
-                summary = run(led, quest, backend, options=options, handle_signals=False)
-            if summary.reason.value not in ("done",):
-                print(
-                    f"  ({policy}: the run ended early: {summary.reason.value}: {summary.message})"
-                )
-            found = passes_by_try(path)
-        cumulative = [sum(found[t] for t in range(1, k + 1)) for k in (1, 2, 3)]
-        print(f"{policy:<16} {cumulative[0]:>6} {cumulative[1]:>6} {cumulative[2]:>6}")
+
+    def backend() -> Backend:
+        return resolve(args.model) if args.model else simulated(payloads)
+
+    options = LoopOptions(concurrency=args.concurrency)
+    items = [(s.key, s.payload) for s in seeds]
+    for r in compare_retry(quest, items, backend, RETRY_POLICIES, options=options):
+        if r.stopped != "done":
+            print(f"  ({r.policy}: the run ended early: {r.stopped}: {r.message})")
+        cumulative = r.cumulative
+        print(f"{r.policy:<16} {cumulative[0]:>6} {cumulative[1]:>6} {cumulative[2]:>6}")
 
 
 if __name__ == "__main__":

@@ -345,13 +345,20 @@ def test_an_ai_counter_is_capped_at_review_in_a_graph() -> None:
 
 # --- the property: no edges, same judgment as the flat gate -------------------------------
 
-BEHAVIOURS = ("quiet", "fire", "raise", "junk")
+BEHAVIOURS = ("quiet", "fire", "raise", "junk", "several", "loose")
 
 
 def behaving(id: str, level: Level, behaviour: str) -> Rule:
-    def check(ctx: Context) -> Fact | None:
+    def check(ctx: Context) -> Fact | list[Fact] | None:
         if behaviour == "fire":
             return Fact(where=f"w-{id}", expected="e", actual="a")
+        if behaviour == "several":
+            return [Fact(where=f"w-{id}.{i}", expected="e", actual="a") for i in range(2)]
+        if behaviour == "loose":  # a FAIL rule whose facts weigh REVIEW, then FAIL
+            return [
+                Fact(where=f"w-{id}.loose", expected="e", actual="a", level="REVIEW"),
+                Fact(where=f"w-{id}.strict", expected="e", actual="a"),
+            ][: 1 + (int(id[1:]) % 2)]
         if behaviour == "raise":
             raise ValueError(id)
         if behaviour == "junk":

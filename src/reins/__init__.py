@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         rule,
     )
     from reins.quest import (
+        Example,
         Quest,
         Seed,
         load_quest,
@@ -81,6 +82,7 @@ _WHERE = {
     "Store": "reins.store",
     "SQLiteStore": "reins.store.sqlite",
     "open_store": "reins.store.open",
+    "Example": "reins.quest",
     "Quest": "reins.quest",
     "Seed": "reins.quest",
     "load_quest": "reins.quest",
@@ -95,6 +97,7 @@ __all__ = [
     "ConfigError",
     "Context",
     "CorruptLedger",
+    "Example",
     "Fact",
     "IllegalTransition",
     "Item",

@@ -32,6 +32,20 @@ class Seed(NamedTuple):
     payload: Any = None
 
 
+@dataclass(frozen=True, slots=True)
+class Example:
+    """A worked input/output pair: an item's payload and an output that passes the gate.
+
+    Examples are composed into every prompt between the manual and the feedback, and judged by
+    the quest's own gate when the quest loads: one that does not pass refuses the quest, since
+    a wrong example teaches the wrong answer.
+    """
+
+    input: Any
+    output: str
+    key: str = ""
+
+
 class Gate(Protocol):
     """Something that judges a context. The flat gate over ``rules`` is the default."""
 
@@ -73,6 +87,8 @@ class Quest:
         gate_version: a label to change whenever a rule's code changes its judgment; it goes
             into the gate digest every attempt records, beside the catalog's ids, levels,
             descriptions and edges, so ``status`` can count items judged under an older gate.
+        examples: worked input/output pairs, composed between the manual and the feedback;
+            :func:`load_quest` refuses a quest whose example does not pass its own gate.
     """
 
     name: str
@@ -88,6 +104,7 @@ class Quest:
     retry: str = "facts"
     description: str = ""
     gate_version: str = ""
+    examples: Sequence[Example] = ()
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("-", "").replace("_", "").isalnum():
@@ -106,6 +123,12 @@ class Quest:
         if dupes:
             raise ConfigError(f"quest {self.name}: duplicate rule ids {', '.join(dupes)}")
         object.__setattr__(self, "escalate_on", frozenset(self.escalate_on))
+        object.__setattr__(self, "examples", tuple(self.examples))
+        for ex in self.examples:
+            if not isinstance(ex, Example) or not isinstance(ex.output, str):
+                raise ConfigError(
+                    f"quest {self.name}: examples must be Example(input, output: str) values"
+                )
 
     @property
     def judge(self) -> Gate:
@@ -125,6 +148,9 @@ class Quest:
 
         entries = [
             [e.id, e.level.value, e.description, list(e.supersedes), list(e.needs)]
+            # a declared rule's check and parameters judge too (its description may not say);
+            # left out when empty so that a Python quest's digest never changes
+            + ([e.check, e.parameters] if e.check else [])
             for e in self.judge.catalog()
         ]
         text = json.dumps([self.gate_version, entries], ensure_ascii=True)
@@ -132,13 +158,50 @@ class Quest:
 
 
 def load_quest(ref: str) -> Quest:
-    """Resolve ``package.module:attr`` or the name of an installed ``reins.quests`` entry point.
+    """Resolve a quest reference.
+
+    ``ref`` is a folder holding ``quest.toml`` (or the path of a quest.toml), the name of a
+    shipped pack, ``package.module:attr``, or the name of an installed ``reins.quests`` entry
+    point. A quest with examples is refused if one of them does not pass its own gate.
 
     Raises:
-        NotFound: no such entry point, module or attribute.
-        ConfigError: the reference does not name a Quest.
+        NotFound: no such folder, pack, entry point, module or attribute.
+        ConfigError: the reference does not name a Quest; a document does not load
+            (:class:`~reins.errors.DocumentError`); an example fails its gate.
     """
     ref = BUILTIN_QUESTS.get(ref, ref)
+    if is_folder_ref(ref):
+        from reins.declare.questdoc import load_folder
+
+        return load_folder(ref)  # its examples are checked there, at their lines
+    if ":" not in ref and ref.isidentifier():
+        from reins.packs import HERE
+
+        if (HERE / ref / "quest.toml").is_file():
+            from reins.packs import load_pack
+
+            return load_pack(ref)
+    quest = _resolve(ref)
+    if quest.examples:
+        from reins.declare.examples import check_examples
+
+        check_examples(quest)
+    return quest
+
+
+def is_folder_ref(ref: str) -> bool:
+    """Whether ``ref`` names a quest folder or a quest.toml rather than a module or a name."""
+    import os.path
+
+    if ref.endswith(".toml"):
+        return True
+    if ":" in ref and not os.path.isdir(ref):
+        return False
+    return os.path.isfile(os.path.join(ref, "quest.toml"))
+
+
+def _resolve(ref: str) -> Quest:
+    """A Python quest: ``package.module:attr`` or an entry point's name."""
     if ":" in ref:
         module_name, _, attr = ref.partition(":")
         if "" not in sys.path and "." not in sys.path:

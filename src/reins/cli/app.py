@@ -113,14 +113,25 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "reins.cli.loop:replay",
         "Judge recorded outputs: each line goes through the same turn as a submission.",
     ),
-    "gate": ("reins.cli.gate:gate", "Check the quest's gate."),
+    "gate": (
+        "reins.cli.gate:gate",
+        "Print the quest's gate.md, or check the gate (`reins gate check`).",
+    ),
     "ledger": (
         "reins.cli.ledger:ledger",
         "Check a ledger, or copy it between SQLite and PostgreSQL.",
     ),
     "init": (
         "reins.cli.init:init",
-        "Write reins.toml and a starter quest module (NAME.py) in this folder.",
+        "Write reins.toml and a starter quest (a NAME/ folder of documents, or NAME.py).",
+    ),
+    "new": (
+        "reins.cli.packs:new",
+        "Copy a pack's folder (quest.toml, gate.md, items) into DIR to make it yours.",
+    ),
+    "packs": (
+        "reins.cli.packs:packs",
+        "List the quest packs shipped with reins: name, description, items, extra needed.",
     ),
 }
 

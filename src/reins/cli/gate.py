@@ -14,9 +14,28 @@ from reins.cli.work import json_option
 EXIT_UNSOUND = 9
 
 
-@click.group()
-def gate() -> None:
-    """Check the quest's gate."""
+@click.group(invoke_without_command=True)
+@click.pass_context
+def gate(ctx: click.Context) -> None:
+    """Print the quest's gate.md, or check the gate (`reins gate check`).
+
+    A quest written in Python has no gate.md: `reins rules` prints its catalog.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    env = ctx.find_object(Env)
+    assert env is not None
+    path = getattr(env.quest.judge, "path", "")
+    if not path:
+        from reins.errors import ConfigError
+
+        raise ConfigError(
+            f"quest {env.quest.name} is written in Python and has no gate.md; "
+            "`reins rules` prints its catalog"
+        )
+    from pathlib import Path
+
+    click.echo(Path(path).read_text(encoding="utf-8"), nl=False)
 
 
 @gate.command("check")

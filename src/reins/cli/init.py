@@ -66,9 +66,69 @@ quest = Quest(
 )
 '''
 
+DECLARED_TOML = """\
+name = "{name}"
+description = "write a word in capital letters"
+
+[items]
+source = "items.jsonl"          # or items.csv, texts/*.txt, or module:function
+key = "id"
+
+[prompt]
+output = "json"
+manual = "Answer with JSON only: {{\\"answer\\": \\"...\\"}}."
+template = "Write the word {{{{ item.word }}}} in capital letters."
+
+[judge]
+max_tries = 3
+retry = "facts"
+version = "1"                   # bump when a rule's behaviour changes
+
+[[examples]]                    # judged by gate.md when the quest loads
+input = {{ id = "example", word = "delta" }}
+output = '{{"answer": "DELTA"}}'
+"""
+
+DECLARED_GATE = """\
+# The gate of {name}
+
+reins reads the two tables below and runs them; everything else is for people.
+Each rule names a check of the standard library (`docs/checks.md`) and its parameters.
+
+## Rules
+
+| id | level | check | parameters | coaching |
+|----|-------|-------|------------|----------|
+| shape | FAIL | json_schema | schema = "schema.json" | Answer with {{"answer": "..."}}. |
+| capitals | FAIL | regex | path = "submission.answer", pattern = '^[A-Z]+$' | Capitals only. |
+
+## Edges
+
+A malformed answer explains everything after it: `shape` supersedes the rest while it fires.
+
+| rule | supersedes |
+|------|------------|
+| shape | capitals |
+"""
+
+DECLARED_SCHEMA = """\
+{{
+  "type": "object",
+  "required": ["answer"],
+  "properties": {{"answer": {{"type": "string"}}}},
+  "additionalProperties": false
+}}
+"""
+
+DECLARED_ITEMS = """\
+{{"id": "alpha", "word": "alpha"}}
+{{"id": "beta", "word": "beta"}}
+{{"id": "gamma", "word": "gamma"}}
+"""
+
 CONFIG = """\
 [reins]
-quest = "{module}:quest"      # package.module:attr, or an installed quest name
+quest = "{quest}"  # a quest folder, package.module:attr, or a quest or pack name
 ledger = "{name}.reins.db"    # the ledger file (SQLite)
 results = "{name}-results.jsonl"
 auto_export = true            # locking submits append to the results file
@@ -79,28 +139,48 @@ lease = 900                   # seconds an item stays with the driver that took 
 
 @click.command()
 @click.option("--name", default="myquest", show_default=True, help="Quest name.")
+@click.option(
+    "--template",
+    type=click.Choice(["python", "declarative"]),
+    default="python",
+    show_default=True,
+    help="python: a quest module NAME.py; declarative: a folder NAME/ of documents.",
+)
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
-def init(name: str, force: bool) -> None:
-    """Write reins.toml and a starter quest module (NAME.py) in this folder."""
+def init(name: str, template: str, force: bool) -> None:
+    """Write reins.toml and a starter quest (a NAME/ folder of documents, or NAME.py)."""
     if not name.isidentifier():
         raise ConfigError(f"--name must be a Python identifier, got {name!r}")
-    shadowed = _importable_elsewhere(name)
-    if shadowed:
-        raise ConfigError(
-            f"--name {name!r} would shadow the installed module {name!r} ({shadowed}): "
-            f"`import {name}` would find your quest instead. Pick another name."
-        )
-    files = {
-        Path(CONFIG_FILE): CONFIG.format(module=name, name=name),
-        Path(f"{name}.py"): STARTER.format(name=name),
-    }
+    if template == "declarative":
+        folder = Path(name)
+        files = {
+            Path(CONFIG_FILE): CONFIG.format(quest=f"./{name}", name=name),
+            folder / "quest.toml": DECLARED_TOML.format(name=name),
+            folder / "gate.md": DECLARED_GATE.format(name=name),
+            folder / "items.jsonl": DECLARED_ITEMS.format(),
+            folder / "schema.json": DECLARED_SCHEMA.format(),
+        }
+        edit = f"{name}/quest.toml and {name}/gate.md"
+    else:
+        shadowed = _importable_elsewhere(name)
+        if shadowed:
+            raise ConfigError(
+                f"--name {name!r} would shadow the installed module {name!r} ({shadowed}): "
+                f"`import {name}` would find your quest instead. Pick another name."
+            )
+        files = {
+            Path(CONFIG_FILE): CONFIG.format(quest=f"{name}:quest", name=name),
+            Path(f"{name}.py"): STARTER.format(name=name),
+        }
+        edit = f"{name}.py"
     existing = [str(p) for p in files if p.exists()]
     if existing and not force:
         raise ConfigError(f"{', '.join(existing)} already exist(s); pass --force to overwrite")
     for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         click.echo(f"wrote {path}")
-    click.echo(f"next: reins scan, then reins next (edit {name}.py to make it yours)")
+    click.echo(f"next: reins scan, then reins next (edit {edit} to make it yours)")
 
 
 def _importable_elsewhere(name: str) -> str:

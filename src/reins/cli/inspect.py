@@ -212,6 +212,8 @@ def rules(env: Env, as_json: bool) -> None:
                     "description": e.description,
                     "supersedes": list(e.supersedes),
                     "needs": list(e.needs),
+                    "check": e.check or None,
+                    "parameters": e.parameters or None,
                 }
                 for e in catalog
             ]
@@ -220,6 +222,10 @@ def rules(env: Env, as_json: bool) -> None:
     width = max((len(e.id) for e in catalog), default=4)
     for e in catalog:
         click.echo(f"{e.level.value:<6} {e.id:<{width}}  {e.description}")
+        if e.check and e.description != f"{e.check}: {e.parameters}".rstrip(": "):
+            # a declared rule with its own description: show what actually runs
+            call = f"{e.check}: {e.parameters}" if e.parameters else e.check
+            click.echo(f"{'':<6} {'':<{width}}  check: {call}")
         if e.supersedes:
             click.echo(f"{'':<6} {'':<{width}}  supersedes: {', '.join(e.supersedes)}")
         if e.needs:

@@ -1,7 +1,8 @@
 """The defeat-graph gate: violations attack one PASS warrant; precedence decides what counts.
 
-Every rule is a *counter*: when its check leaves a fact, the counter is active and attacks the
-warrant "this item is done", at its rule's level. ``supersedes`` is crisp precedence: an active
+Every rule is a *counter*: when its check leaves a fact (or several), the counter is active and
+attacks the warrant "this item is done", with the weight of its strongest fact (never above its
+rule's level). ``supersedes`` is crisp precedence: an active
 counter removes the counters it supersedes from the tally (the upstream explains them). Only
 direct edges count, and an active counter supersedes its targets even when it is superseded
 itself. What remains is aggregated exactly like the flat gate. Cycles are refused, so whenever
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 
 from reins.errors import ConfigError, JudgeError
 from reins.gate.ai import cap, is_ai
-from reins.gate.evaluate import excerpt, fire
+from reins.gate.evaluate import excerpt, fire, strongest
 from reins.gate.ground import Provider, Resolver
 from reins.gate.hcat import h_categoriser
 from reins.gate.rule import CatalogEntry, Context, Fact, Level, Rule
@@ -74,8 +75,8 @@ class Judgement:
         remaining: active counters no active counter supersedes; their facts are the verdict's.
         superseded: each superseded active counter → the active counters superseding it.
         skipped: counters not judged because a FAIL no ground could change was found first.
-        facts: the fact of every active counter, superseded ones included.
-        levels: the level each active counter counts at.
+        facts: the facts of every active counter, superseded ones included.
+        levels: the level each active counter counts at: that of its strongest fact.
     """
 
     verdict: Verdict
@@ -84,7 +85,7 @@ class Judgement:
     remaining: tuple[str, ...] = ()
     superseded: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     skipped: tuple[str, ...] = ()
-    facts: Mapping[str, Fact] = field(default_factory=dict)
+    facts: Mapping[str, tuple[Fact, ...]] = field(default_factory=dict)
     levels: Mapping[str, Level] = field(default_factory=dict)
 
     def acceptability(self) -> dict[str, float]:
@@ -218,10 +219,11 @@ class Graph:
         """The h-Categoriser degree of every node; see :meth:`Judgement.acceptability`."""
         return self.judge(ctx).acceptability()
 
-    def fire(self, counter: Counter, ctx: Context) -> tuple[Fact, Level] | None:
-        """Run one counter: its fact and counted level, or None when it did not fire."""
-        fact, level = fire(counter.rule, ctx)
-        return None if fact is None else (fact, cap(counter.rule, level))
+    def fire(self, counter: Counter, ctx: Context) -> tuple[tuple[Fact, ...], Level] | None:
+        """Run one counter: its facts and weight, or None when it did not fire. A node fires
+        with all its facts; it weighs what its strongest fact weighs."""
+        facts = fire(counter.rule, ctx)
+        return (facts, cap(counter.rule, strongest(facts))) if facts else None
 
     def remaining(self, alive: Collection[str]) -> list[str]:
         """The nodes of ``alive`` (catalog order) that no node of ``alive`` supersedes."""
@@ -232,7 +234,9 @@ class Graph:
             if not any(up in alive for up in upstream[n])
         ]
 
-    def _tally(self, fired: Mapping[str, tuple[Fact, Level]], skipped: Sequence[str]) -> Judgement:
+    def _tally(
+        self, fired: Mapping[str, tuple[tuple[Fact, ...], Level]], skipped: Sequence[str]
+    ) -> Judgement:
         active = tuple(sorted(fired, key=self._index.__getitem__))
         upstream = self._upstream
         superseded = {
@@ -251,7 +255,7 @@ class Graph:
         outcome = Outcome.FAIL if fails else Outcome.REVIEW
         root = max(pool, key=lambda n: (self._reach[n], -self._index[n]))
         feedback = _walkthrough(self, outcome, root, remaining, superseded, facts, levels, skipped)
-        verdict = Verdict(outcome, tuple(facts[r] for r in remaining), root, feedback)
+        verdict = Verdict(outcome, tuple(f for r in remaining for f in facts[r]), root, feedback)
         return Judgement(
             verdict,
             self,
@@ -359,7 +363,7 @@ def _walkthrough(
     root: str,
     remaining: Sequence[str],
     superseded: Mapping[str, tuple[str, ...]],
-    facts: Mapping[str, Fact],
+    facts: Mapping[str, tuple[Fact, ...]],
     levels: Mapping[str, Level],
     skipped: Sequence[str],
 ) -> str:
@@ -367,12 +371,12 @@ def _walkthrough(
     reach = graph.reach(root)
     upstream_of = f", upstream of {reach} rule{'' if reach == 1 else 's'}" if reach else ""
     lines = [f"{outcome}. Root cause: {root} ({levels[root]}{upstream_of})."]
-    lines += _fact_lines(root, facts[root], "  ")
+    lines += _node_lines(root, levels[root], facts[root], "  ")
     side = [r for r in remaining if r != root]
     if side:
         lines.append("Also remaining:")
         for r in side:
-            lines += _fact_lines(f"{r} ({levels[r]})", facts[r], "  ")
+            lines += _node_lines(f"{r} ({levels[r]})", levels[r], facts[r], "  ")
     if superseded:
         lines.append("Superseded while their upstream stands:")
         by_upstream: dict[str, list[str]] = {}
@@ -395,6 +399,15 @@ def _walkthrough(
     after = Outcome.REVIEW if graph.remaining(alive) else Outcome.PASS
     lines.append(f"To flip the verdict to {after}, clear {', then '.join(rounds)}.")
     return "\n".join(lines) + "\n"
+
+
+def _node_lines(name: str, level: Level, facts: Sequence[Fact], indent: str) -> list[str]:
+    """Every fact of a node; a fact lighter than the node's weight says its own level."""
+    lines: list[str] = []
+    for fact in facts:
+        own = f" ({fact.level})" if fact.level and fact.level != level else ""
+        lines += _fact_lines(f"{name}{own}", fact, indent)
+    return lines
 
 
 def _fact_lines(name: str, fact: Fact, indent: str) -> list[str]:

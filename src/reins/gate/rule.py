@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -31,12 +31,14 @@ class Context:
     grounds: Mapping[str, Any] = field(default_factory=dict)
 
 
-Check = Callable[[Context], "Fact | None"]
+Check = Callable[[Context], "Fact | Iterable[Fact] | None"]
+"""A check: None when nothing is wrong, else a fact or several (each may carry its own level)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """A violation detector: ``check`` returns a fact when it finds a problem, else None."""
+    """A violation detector: ``check`` returns a fact (or several) when it finds a problem, else
+    None. ``level`` is the most any of its facts weighs."""
 
     id: str
     level: Level
@@ -52,13 +54,16 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class CatalogEntry:
-    """One line of ``reins rules``: what actually judges, with a graph gate's edges."""
+    """One line of ``reins rules``: what actually judges, with a graph gate's edges, and for a
+    rule read from gate.md its check and parameters as written."""
 
     id: str
     level: Level
     description: str
     supersedes: tuple[str, ...] = ()
     needs: tuple[str, ...] = ()
+    check: str = ""
+    parameters: str = ""
 
 
 def rule(id: str, level: Level | str, description: str) -> Callable[[Check], Rule]:

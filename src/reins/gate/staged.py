@@ -22,11 +22,12 @@ from reins.gate.rule import Context, Fact, Level
 if TYPE_CHECKING:
     from reins.gate.graph import Counter, Graph
 
-Fired = dict[str, tuple[Fact, Level]]
+Fired = dict[str, tuple[tuple[Fact, ...], Level]]
+"""Counter id → the facts it left and its weight (the level of its strongest fact)."""
 
 
 def judge_staged(graph: Graph, ctx: Context) -> tuple[Fired, tuple[str, ...]]:
-    """The fact and counted level of every counter that fired, and the ids of those not judged."""
+    """The facts and weight of every counter that fired, and the ids of those not judged."""
     fired: Fired = {}
     later: list[Counter] = []
     for c in graph.counters:
@@ -55,7 +56,7 @@ def judge_staged(graph: Graph, ctx: Context) -> tuple[Fired, tuple[str, ...]]:
 
 
 def settled(
-    graph: Graph, fired: Mapping[str, tuple[Fact, Level]], later: Sequence[Counter]
+    graph: Graph, fired: Mapping[str, tuple[tuple[Fact, ...], Level]], later: Sequence[Counter]
 ) -> bool:
     """Whether stage 0 left a FAIL that no counter of ``later`` could supersede."""
     reachable = {down for c in later for down in c.supersedes}

@@ -63,7 +63,10 @@ def render(key: str, verdict: Verdict, *, state: str, tries: int, max_tries: int
         if verdict.root_cause:
             lines.append(f"root cause: {verdict.root_cause}")
         for f in verdict.facts:
-            lines.append(f"  - {f.rule}: {f.where}")
+            # A fact lighter than the verdict says so: a REVIEW fact in a FAIL is not what
+            # must be fixed to pass, but a person will look at it.
+            own = f" ({f.level})" if f.level and f.level != verdict.outcome else ""
+            lines.append(f"  - {f.rule}{own}: {f.where}")
             lines.append(f"      expected: {quote(f.expected)}")
             lines.append(f"      actual:   {quote(f.actual)}")
     return "\n".join(lines) + "\n"

@@ -1,9 +1,11 @@
 """Compose: the prompt as a pure function of (quest, item, log).
 
-Three layers: what to do, the manual (with coaching for the last judged FAIL's root cause),
-and the feedback (that FAIL exactly as ``submit`` printed it). Generation errors never reach a
-prompt; how a retry uses the log is the retry policy. Each backend call also carries a seed
-derived from (item key, turn number): a retry samples anew, a restarted process repeats the call.
+Four layers: what to do, the manual, the quest's worked examples (each an input as ``render``
+shows it and an output that passes the gate), and the feedback (the last judged FAIL exactly as
+``submit`` printed it, with the coaching for its root cause added to the manual's side).
+Generation errors never reach a prompt; how a retry uses the log is the retry policy. Each
+backend call also carries a seed derived from (item key, turn number): a retry samples anew, a
+restarted process repeats the call.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reins.quest import RETRY_POLICIES, Quest
-from reins.store.model import Attempt, Item
+from reins.store.model import Attempt, Item, State
 from reins.values import Prompt
 
 FEEDBACK_HEADER = "## Your last submission failed the gate"
+EXAMPLES_HEADER = "## Examples"
 # Not a prefix of FEEDBACK_HEADER: a reader (model or parser) tells the two sections apart.
 PREVIOUS_HEADER = "## The submission that failed"
 
@@ -41,6 +44,9 @@ def compose(
         raise ValueError(f"unknown retry policy {policy!r}")
     last = None if policy == "fresh" else last_judged(log)
     system = quest.manual
+    if quest.examples:
+        shown = examples_text(quest)
+        system = f"{system}\n\n{shown}" if system else shown
     user = quest.render(item)
     if last is not None:
         coaching = quest.coaching.get(last.root_cause or "")
@@ -50,3 +56,15 @@ def compose(
         if policy == "facts+previous" and last.submission is not None:
             user = f"{user}\n{PREVIOUS_HEADER}\n\n{last.submission}\n"
     return Prompt(system, user, key=item.key, turn=item.turns + 1)
+
+
+def examples_text(quest: Quest) -> str:
+    """The examples layer: each example's input as ``render`` shows it, then its output."""
+    parts = [EXAMPLES_HEADER]
+    for n, example in enumerate(quest.examples, start=1):
+        item = Item(example.key or f"example-{n}", State.TODO, 0, example.input)
+        parts.append(
+            f"### Example {n}\n\nInput:\n\n{quest.render(item).rstrip()}\n\n"
+            f"Output:\n\n{example.output.rstrip()}"
+        )
+    return "\n\n".join(parts)

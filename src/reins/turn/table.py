@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from reins.declare.tables import split_row
 from reins.errors import ReinsError, TurnTableError
 from reins.gate import Outcome
 from reins.store.model import AttemptKind, State
@@ -102,14 +103,14 @@ def markdown_table(
     lines = [ln.strip() for ln in m.group(1).strip().splitlines()]
     if len(lines) < 3:
         raise error(f"{what} has no rows")
-    found = tuple(c.strip().lower() for c in lines[0].strip("|").split("|"))
+    found = tuple(c.text.lower() for c in split_row(lines[0]) or ())
     if found != header:
         raise error(f"{what} header is {found}, expected {header}")
     if not re.fullmatch(r"\|(\s*:?-+:?\s*\|)+", lines[1]):
         raise error(f"{what} lacks its |---| separator line")
     rows = []
     for n, line in enumerate(lines[2:], start=1):
-        cells = [c.strip() for c in line.strip("|").split("|")]
+        cells = [c.text for c in split_row(line) or ()]
         if len(cells) != len(header):
             raise error(f"{what} row {n}: {len(cells)} cells, expected {len(header)}")
         rows.append(cells)

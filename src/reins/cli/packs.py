@@ -1,0 +1,94 @@
+"""``reins packs`` lists the shipped quest packs; ``reins new --pack`` copies one to edit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from reins.cli.app import emit_json
+from reins.cli.work import json_option
+from reins.errors import ConfigError
+
+
+def summary(name: str, folder: Path) -> dict[str, Any]:
+    """What ``reins packs`` shows of one pack, read from quest.toml alone (no check loads)."""
+    import tomllib
+
+    try:
+        data = tomllib.loads((folder / "quest.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return {"name": name, "description": f"(unreadable quest.toml: {exc})", "items": None}
+    items = data.get("items", {})
+    source = items.get("source", "") if isinstance(items, dict) else ""
+    extra = data.get("extra", "")
+    return {
+        "name": name,
+        "description": str(data.get("description", "")),
+        "items": count_items(folder, source) if isinstance(source, str) else None,
+        "extra": f"reins-quest[{extra}]" if extra else None,
+        "folder": str(folder),
+    }
+
+
+def count_items(folder: Path, source: str) -> int | None:
+    """How many items the source holds, when that is cheap to know (None for a function)."""
+    import re
+
+    if re.search(r"[*?\[]", source):
+        return sum(1 for p in folder.glob(source) if p.is_file())
+    path = folder / source
+    if path.suffix.lower() not in (".jsonl", ".csv") or not path.is_file():
+        return None
+    with path.open("rb") as f:
+        lines = sum(1 for line in f if line.strip())
+    return lines - 1 if path.suffix.lower() == ".csv" else lines
+
+
+@click.command()
+@json_option
+def packs(as_json: bool) -> None:
+    """List the quest packs shipped with reins: name, description, items, extra needed."""
+    from reins.packs import folders
+
+    rows = [summary(name, folder) for name, folder in folders().items()]
+    if as_json:
+        emit_json(rows)
+        return
+    if not rows:
+        click.echo("no packs installed")
+        return
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        count = "?" if r["items"] is None else str(r["items"])
+        extra = f"  (needs {r['extra']})" if r["extra"] else ""
+        click.echo(f"{r['name']:<{width}}  {count:>5} items  {r['description']}{extra}")
+    click.echo("use one: reins -q NAME scan; edit one: reins new --pack NAME DIR")
+
+
+@click.command()
+@click.option("--pack", "name", required=True, metavar="NAME", help="The pack to copy.")
+@click.argument("target", metavar="[DIR]", required=False)
+@json_option
+def new(name: str, target: str | None, as_json: bool) -> None:
+    """Copy a pack's folder (quest.toml, gate.md, items) into DIR to make it yours."""
+    import shutil
+
+    from reins.packs import folder
+
+    source = folder(name)
+    dest = Path(target or name)
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise ConfigError(f"{dest} already exists and is not an empty folder")
+    shutil.copytree(
+        source, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+    )
+    if as_json:
+        emit_json({"pack": name, "folder": str(dest)})
+        return
+    click.echo(f"copied pack {name} to {dest}")
+    click.echo(f"next: reins -q {dest} rules, then reins -q {dest} scan")
+
+
+COMMANDS = (packs, new)

@@ -1,0 +1,171 @@
+"""The items of a declarative quest: a JSONL or CSV file, a glob of text files, or a function.
+
+``quest.toml``'s ``[items] source`` says where they come from, relative to the quest folder.
+``reins scan ARGS`` reads ARGS instead (relative to the working directory), each by its kind.
+Items are read at scan, never at load: a ``submit`` reads none. A bad line is refused with its
+file, line and column.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from reins.errors import ConfigError, DocumentError
+from reins.quest import Seed
+
+if TYPE_CHECKING:
+    from reins.declare.questdoc import Doc
+
+_FUNCTION = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+_GLOB = re.compile(r"[*?\[]")
+
+
+@dataclass(frozen=True, slots=True)
+class ItemSource:
+    """Where the items come from, the key field, and the field rules read as the source text.
+
+    Args:
+        source: as written in quest.toml.
+        folder: the quest folder, which ``source`` is relative to.
+        function: the imported ``module:function``, when ``source`` is one.
+    """
+
+    source: str
+    folder: Path
+    key: str
+    source_field: str
+    function: Callable[..., Any] | None = None
+
+    @classmethod
+    def from_doc(cls, doc: Doc, folder: Path) -> ItemSource:
+        source = doc.get("items", "source", str, "")
+        if not source:
+            raise doc.error(
+                "items",
+                "source",
+                '[items] needs source = "items.jsonl" (or a glob, a .csv, or module:function)',
+            )
+        key = doc.get("items", "key", str, "id")
+        texts = bool(_GLOB.search(source))
+        source_field = doc.get("items", "source_field", str, "text" if texts else "")
+        function = None
+        if _FUNCTION.fullmatch(source):
+            from reins.declare.refs import import_ref
+
+            try:
+                function = import_ref(source)
+            except ConfigError as exc:
+                raise doc.error("items", "source", f"source: {exc}") from None
+        elif not texts and Path(source).suffix.lower() not in (".jsonl", ".csv"):
+            raise doc.error(
+                "items",
+                "source",
+                f"source {source!r}: expected a .jsonl or .csv file, a glob of text files "
+                "(texts/*.txt) or module:function",
+            )
+        return cls(source, folder, key, source_field, function)
+
+    def seed(self, args: Sequence[str]) -> Iterator[Seed]:
+        """The items: from ``args`` when given, else from the quest's own source."""
+        if self.function is not None:
+            for seed in self.function(args):
+                yield seed if isinstance(seed, Seed) else Seed(*seed)
+            return
+        if not args:
+            yield from self._read(self.source, self.folder)
+            return
+        for arg in args:
+            yield from self._read(arg, Path.cwd())
+
+    def _read(self, ref: str, base: Path) -> Iterator[Seed]:
+        path = Path(ref) if Path(ref).is_absolute() else base / ref
+        if _GLOB.search(ref):
+            yield from self._texts(base, ref)
+        elif path.is_dir():
+            pattern = Path(self.source).name if _GLOB.search(self.source) else "*.txt"
+            yield from self._texts(path, f"**/{pattern}")
+        elif path.suffix.lower() == ".jsonl":
+            yield from self._jsonl(path)
+        elif path.suffix.lower() == ".csv":
+            yield from self._csv(path)
+        elif path.is_file():
+            yield self._text(path, path.stem)
+        else:
+            raise ConfigError(f"items: {path} does not exist")
+
+    def _texts(self, base: Path, pattern: str) -> Iterator[Seed]:
+        # the key is the path below the pattern's fixed folder, without its suffix
+        parts = Path(pattern).parts
+        root = base.joinpath(*parts[: _first_glob(parts)])
+        for file in sorted(base.glob(pattern)):
+            if file.is_file():
+                yield self._text(file, file.relative_to(root).with_suffix("").as_posix())
+
+    def _text(self, file: Path, key: str) -> Seed:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DocumentError(str(file), 0, 0, f"cannot read as UTF-8 text: {exc}") from None
+        field = self.source_field or "text"
+        return Seed(key, {"file": file.name, field: text})
+
+    def _jsonl(self, path: Path) -> Iterator[Seed]:
+        import json
+
+        try:
+            handle = path.open(encoding="utf-8")
+        except OSError as exc:
+            raise DocumentError(str(path), 0, 0, f"cannot read: {exc}") from None
+        with handle:
+            for n, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    data = json.loads(line.rstrip("\r\n"))
+                except json.JSONDecodeError as exc:
+                    raise DocumentError(str(path), n, exc.colno, f"not JSON: {exc.msg}") from None
+                except UnicodeDecodeError as exc:
+                    raise DocumentError(str(path), n, 0, f"not UTF-8: {exc}") from None
+                yield self._item(data, str(path), n)
+
+    def _csv(self, path: Path) -> Iterator[Seed]:
+        import csv
+
+        try:
+            handle = path.open(encoding="utf-8", newline="")
+        except OSError as exc:
+            raise DocumentError(str(path), 0, 0, f"cannot read: {exc}") from None
+        with handle:
+            reader = csv.DictReader(handle)
+            if reader.fieldnames is None or self.key not in reader.fieldnames:
+                found = ", ".join(reader.fieldnames or []) or "none"
+                raise DocumentError(
+                    str(path), 1, 0, f"no {self.key!r} column (the key); columns: {found}"
+                )
+            try:
+                for row in reader:
+                    yield self._item(dict(row), str(path), reader.line_num)
+            except csv.Error as exc:
+                raise DocumentError(str(path), reader.line_num, 0, str(exc)) from None
+
+    def _item(self, data: Any, path: str, line: int) -> Seed:
+        if not isinstance(data, dict):
+            raise DocumentError(path, line, 1, f"expected an object, got {type(data).__name__}")
+        key = data.get(self.key)
+        if isinstance(key, bool) or not isinstance(key, str | int) or key == "":
+            raise DocumentError(
+                path, line, 0, f"expected the key field {self.key!r} (a string or a number)"
+            )
+        if self.source_field and not isinstance(data.get(self.source_field), str):
+            raise DocumentError(
+                path, line, 0, f"expected the source field {self.source_field!r} (a string)"
+            )
+        return Seed(str(key), data)
+
+
+def _first_glob(parts: Sequence[str]) -> int:
+    return next(i for i, p in enumerate(parts) if _GLOB.search(p))

@@ -1,0 +1,144 @@
+"""Retry policies compared on the same items with the same generator.
+
+What ``reins report --retry-compare`` and ``bench/bench_retry.py`` run: each policy works its
+own fresh ledger of the same items (keys and payloads copied from the user's), with a fresh
+backend, under the same loop options; the figure that matters is how many items pass by each
+try. Nothing is written to the user's ledger.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from reins.backends.base import Backend
+from reins.errors import ConfigError
+from reins.loop.options import LoopOptions
+from reins.loop.run import run
+from reins.quest import RETRY_POLICIES, Quest
+from reins.store.model import State
+from reins.store.protocol import Store
+from reins.store.walk import iter_items
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyRun:
+    """One policy's run: passes by the judged try on which they came, and what it cost.
+
+    ``passes[t - 1]`` counts the items that passed on try ``t``; ``cumulative`` sums them.
+    """
+
+    policy: str
+    items: int
+    passes: tuple[int, ...]
+    review: int
+    done: int
+    turns: int
+    input_tokens: int
+    output_tokens: int
+    stopped: str
+    message: str
+
+    @property
+    def cumulative(self) -> tuple[int, ...]:
+        total, out = 0, []
+        for n in self.passes:
+            total += n
+            out.append(total)
+        return tuple(out)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "policy": self.policy,
+            "items": self.items,
+            "passes_by_try": list(self.passes),
+            "cumulative": list(self.cumulative),
+            "review": self.review,
+            "done": self.done,
+            "turns": self.turns,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "stopped": self.stopped,
+            "message": self.message,
+        }
+
+
+def passes_by_try(store: Store, max_tries: int) -> tuple[int, ...]:
+    """Items in PASS, by the try on which they passed (``tries`` counts the FAILs before).
+
+    Reads the PASS items only, a page at a time: cheap beside the log of every attempt.
+    """
+    found: Counter[int] = Counter(item.tries + 1 for item in iter_items(store, state=State.PASS))
+    last = max([max_tries, *found]) if found else max_tries
+    return tuple(found.get(t, 0) for t in range(1, last + 1))
+
+
+def compare_retry(
+    quest: Quest,
+    items: Iterable[tuple[str, Any]],
+    backend_for: Callable[[], Backend],
+    policies: Sequence[str],
+    *,
+    options: LoopOptions | None = None,
+    open_store: Callable[[Path], Store] | None = None,
+) -> list[PolicyRun]:
+    """Run ``items`` under each of ``policies``, each on a fresh temporary ledger.
+
+    Args:
+        backend_for: a new backend per policy (so no state carries over between runs).
+        open_store: opens (creating) a ledger at a path; SQLite by default.
+
+    Raises:
+        ConfigError: an unknown policy, or no items.
+    """
+    unknown = [p for p in policies if p not in RETRY_POLICIES]
+    if unknown:
+        raise ConfigError(
+            f"unknown retry polic{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; "
+            f"known: {', '.join(RETRY_POLICIES)}"
+        )
+    seeds = list(items)
+    if not seeds:
+        raise ConfigError("retry-compare: no items to run")
+    if open_store is None:
+        from reins.store.sqlite import SQLiteStore
+
+        def open_store(path: Path) -> Store:
+            return SQLiteStore.open(path, create=True)
+
+    base = options or LoopOptions()
+    runs = []
+    for policy in policies:
+        with tempfile.TemporaryDirectory(prefix="reins-retry-") as folder:
+            store = open_store(Path(folder) / f"{quest.name}.reins.db")
+            try:
+                store.add(seeds)
+                summary = run(
+                    store,
+                    quest,
+                    backend_for(),
+                    options=replace(base, retry=policy),
+                    handle_signals=False,
+                )
+                stats = store.stats()
+                runs.append(
+                    PolicyRun(
+                        policy=policy,
+                        items=len(seeds),
+                        passes=passes_by_try(store, quest.max_tries),
+                        review=stats.counts.get(State.REVIEW, 0),
+                        done=stats.counts.get(State.DONE, 0),
+                        turns=summary.turns,
+                        input_tokens=summary.input_tokens,
+                        output_tokens=summary.output_tokens,
+                        stopped=summary.reason.value,
+                        message=summary.message,
+                    )
+                )
+            finally:
+                store.close()
+    return runs
