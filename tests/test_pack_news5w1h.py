@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 
-# The loader (reins.declare, reins.packs) and the check library land on main from their own
-# branches; until both are merged these tests have nothing to load the packs with.
-pytest.importorskip("reins.declare.questdoc")
-pytest.importorskip("reins.checks.dates")
+# The check library lands on main from its own branch; until it is merged the packs' gates
+# name checks that do not exist yet.
+pytest.importorskip("reins.checks.python")
 
 from reins import Item, Outcome, Quest, State, Verdict
 from reins.errors import DocumentError

@@ -1,4 +1,7 @@
-"""The emails pack's own checks, called from gate.md through the ``python`` check.
+"""The emails pack's own checks, called from gate.md through the ``python`` check as
+``emails_checks:function`` (the loader puts the pack's folder on ``sys.path``; the module's name
+is the pack's so that two packs' checks never share a module name). Each is called as
+``function(ctx, params)``; none takes parameters.
 
 What counts as a mailbox of the text, and when two addresses are the same, is
 :mod:`reins.verify.mailaddr`'s to say (the Python ``emails`` quest judges with it too): message
@@ -9,6 +12,8 @@ shape is the ``json-shape`` rule's to report, so these checks then stay silent.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from reins.gate.rule import Context
 from reins.values import Fact
@@ -43,7 +48,7 @@ def addresses(ctx: Context) -> list[str] | None:
     return [a.strip() for a in data]
 
 
-def syntax(ctx: Context) -> Fact | None:
+def syntax(ctx: Context, params: Mapping[str, object]) -> Fact | None:
     """The first entry that is not one well-formed address."""
     for i, address in enumerate(addresses(ctx) or ()):
         if mailaddr.parse(address) is None:
@@ -51,7 +56,7 @@ def syntax(ctx: Context) -> Fact | None:
     return None
 
 
-def in_source(ctx: Context) -> Fact | None:
+def in_source(ctx: Context, params: Mapping[str, object]) -> Fact | None:
     """The first entry that is not a mailbox written whole in the text, and why not."""
     found = {a.key for a in mailaddr.mailboxes(ctx.source)}
     for i, address in enumerate(addresses(ctx) or ()):
@@ -64,7 +69,7 @@ def in_source(ctx: Context) -> Fact | None:
     return None
 
 
-def missing(ctx: Context) -> Fact | None:
+def missing(ctx: Context, params: Mapping[str, object]) -> Fact | None:
     """The mailboxes of the text the submission leaves out, named."""
     given = addresses(ctx)
     if given is None:
@@ -80,7 +85,7 @@ def missing(ctx: Context) -> Fact | None:
     return None
 
 
-def duplicate(ctx: Context) -> Fact | None:
+def duplicate(ctx: Context, params: Mapping[str, object]) -> Fact | None:
     """The first entry that names a mailbox already listed."""
     seen: set[object] = set()
     for i, address in enumerate(addresses(ctx) or ()):
@@ -91,7 +96,7 @@ def duplicate(ctx: Context) -> Fact | None:
     return None
 
 
-def free_mail(ctx: Context) -> Fact | None:
+def free_mail(ctx: Context, params: Mapping[str, object]) -> Fact | None:
     """The free-mail addresses of the submission, for a person to check."""
     free = [a for a in addresses(ctx) or () if a.rpartition("@")[2].lower() in FREE_MAIL]
     if free:
