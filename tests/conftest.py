@@ -70,3 +70,15 @@ def ledger(tmp_path: Path) -> Iterator[SQLiteStore]:
 
 
 from tests.pgserver import postgres_harness, postgres_url  # noqa: E402, F401
+
+# The tiny quest, with agents allowed to propose items (tests/test_mcp.py).
+PROPOSING = Quest(
+    name="tiny",
+    seed=tiny_seed,
+    render=tiny_render,
+    prepare=tiny_prepare,
+    rules=[not_bad, not_meh],
+    manual="Answer in one word.",
+    coaching={"not-bad": "Never answer 'bad'."},
+    allow_proposals=True,
+)

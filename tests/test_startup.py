@@ -106,7 +106,30 @@ def test_a_command_loads_its_own_module_only() -> None:
     loaded = set(run.stdout.rpartition("LOADED")[2].split())
     assert "reins.cli.inspect" in loaded
     others = {"reins.cli.lane", "reins.cli.loop", "reins.cli.backends", "reins.cli.ledger"}
-    assert not loaded & {*others, "reins.cli.init", "httpx"}
+    assert not loaded & {*others, "reins.cli.init", "reins.cli.agents", "httpx", "mcp"}
+
+
+def test_the_stop_hook_does_not_load_the_mcp_sdk() -> None:
+    """Claude Code runs the hook at every stop: it stays as light as any other command."""
+    code = (
+        "import sys\n"
+        "from reins.cli import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('LOADED', *sys.modules)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, "hook", "stop"],
+        input="{}",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    loaded = set(run.stdout.rpartition("LOADED")[2].split())
+    assert "reins.cli.agents" in loaded and "reins hook:" in run.stderr
+    assert not loaded & {"mcp", "reins.agents.mcp_server", "httpx", "pydantic"}
 
 
 # -- turn.md: the document on disk is the table that runs, on every start -----------------

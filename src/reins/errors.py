@@ -19,6 +19,9 @@
     │   └── GroundError             a ground could not be resolved
     └── TurnTableError              turn.md is malformed: raised at import
 
+    ConfigError also holds DocumentError (a quest document that cannot load) and ParamError (a
+    check's parameter); ParamValueError is a ParamError that is also a ValueError.
+
 Messages say what went wrong and what to do next; the CLI prints them in one place.
 """
 
@@ -145,3 +148,10 @@ class ParamError(ConfigError):
     def __init__(self, check: str, param: str, message: str) -> None:
         self.check, self.param, self.message = check, param, message
         super().__init__(f"check {check}, parameter {param!r}: {message}")
+
+
+class ParamValueError(ParamError, ValueError):
+    """A parameter that is well-typed but unusable (a regex that does not compile, a schema file
+    that is missing), raised by a check's ``build``. It is a ``ValueError`` (the contract of
+    :attr:`~reins.checks.CheckSpec.build`) that also names the parameter, so the loader can
+    point at it."""

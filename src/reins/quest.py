@@ -89,6 +89,9 @@ class Quest:
             descriptions and edges, so ``status`` can count items judged under an older gate.
         examples: worked input/output pairs, composed between the manual and the feedback;
             :func:`load_quest` refuses a quest whose example does not pass its own gate.
+        allow_proposals: coding agents on the MCP server may add TODO items (``propose_item``);
+            the gate judges them like any other. Off by default: remaining work then only
+            grows by a person's reopen.
     """
 
     name: str
@@ -105,6 +108,7 @@ class Quest:
     description: str = ""
     gate_version: str = ""
     examples: Sequence[Example] = ()
+    allow_proposals: bool = False
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("-", "").replace("_", "").isalnum():

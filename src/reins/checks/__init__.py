@@ -10,10 +10,20 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 
-from reins.checks.spec import REQUIRED, BuiltCheck, CheckSpec, Param, Params, ParamType
+from reins.checks.spec import (
+    BASE,
+    REQUIRED,
+    BuiltCheck,
+    CheckSpec,
+    Param,
+    Params,
+    ParamType,
+    base_dir,
+)
 from reins.errors import ConfigError, ParamError
 
 __all__ = [
+    "BASE",
     "REQUIRED",
     "STANDARD",
     "BuiltCheck",
@@ -21,6 +31,7 @@ __all__ = [
     "Param",
     "ParamType",
     "Params",
+    "base_dir",
     "spec_of",
     "validate",
 ]
@@ -74,11 +85,11 @@ def validate(spec: CheckSpec, given: Mapping[str, object]) -> dict[str, object]:
     Raises:
         ParamError: a parameter is unknown, missing or of the wrong type. A ``path`` is only
             checked to be a string here; :mod:`reins.checks.paths` parses it when the check is
-            built.
+            built. The reserved :data:`BASE` (the quest folder) passes through unchecked.
     """
     known = {p.name: p for p in spec.params}
     for name in given:
-        if name not in known:
+        if name not in known and name != BASE:
             names = ", ".join(known) or "none"
             raise ParamError(spec.name, name, f"unknown parameter (this check takes: {names})")
     out: dict[str, object] = {}
@@ -96,6 +107,8 @@ def validate(spec: CheckSpec, given: Mapping[str, object]) -> dict[str, object]:
                 f"expected {_describe(p.type)}, got {type(value).__name__} {value!r:.60}",
             )
         out[p.name] = float(value) if p.type == "float" else value  # type: ignore[arg-type]
+    if BASE in given:
+        out[BASE] = given[BASE]
     return out
 
 

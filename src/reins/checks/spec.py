@@ -41,6 +41,23 @@ class _Required:
 REQUIRED: object = _Required()
 """The default of a parameter that must be given."""
 
+BASE = "__base__"
+"""The reserved parameter that tells a check where its quest lives.
+
+The loader adds it to the validated parameters it passes to :attr:`CheckSpec.build`: the
+folder that holds ``gate.md``, as a string. A parameter that names a file (``json_schema``'s
+``schema = "schema.json"``) is read relative to it. It is never declared in a check's
+:class:`Param` list and never written in ``gate.md``; :func:`reins.checks.validate` passes it
+through untouched. Without it (a check built by hand), files are relative to the current
+directory: see :func:`base_dir`.
+"""
+
+
+def base_dir(params: Params) -> str:
+    """The folder a check reads its files from: ``params["__base__"]``, else ``"."``."""
+    base = params.get(BASE)
+    return base if isinstance(base, str) and base else "."
+
 
 @dataclass(frozen=True, slots=True)
 class Param:
@@ -64,9 +81,11 @@ class CheckSpec:
         name: what ``gate.md`` calls it (``json_schema``, ``regex``, …).
         summary: one line for ``docs/checks.md`` and error messages.
         params: the parameters it takes; unknown ones are refused at load.
-        build: validated parameters → the check. May raise ``ValueError`` for a parameter value
-            that is well-typed but unusable (a regex that does not compile): the loader reports
-            it at the parameter's position.
+        build: validated parameters (plus the reserved :data:`BASE`) → the check. May raise
+            ``ValueError`` for a parameter value that is well-typed but unusable (a regex that
+            does not compile): the loader reports it at the parameter's position. The library's
+            checks raise :class:`~reins.errors.ParamValueError`, a ``ValueError`` that names
+            the parameter in its ``param`` attribute.
         ceiling: the most a fact of this check may weigh (REVIEW for ``ai``), or None.
     """
 

@@ -121,6 +121,22 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "reins.cli.ledger:ledger",
         "Check a ledger, or copy it between SQLite and PostgreSQL.",
     ),
+    "mcp": (
+        "reins.cli.agents:mcp",
+        "Serve the quest to a coding agent over the Model Context Protocol (stdio).",
+    ),
+    "hook": (
+        "reins.cli.agents:hook",
+        "Claude Code's stop hook: an agent may not stop while items are left for it.",
+    ),
+    "serve": (
+        "reins.cli.serve:serve",
+        "Serve the dashboard: board, items, timelines, review queue (127.0.0.1 by default).",
+    ),
+    "report": (
+        "reins.cli.report:report",
+        "The run's figures: counts, remaining, tries to lock, rules; --html FILE for a page.",
+    ),
     "init": (
         "reins.cli.init:init",
         "Write reins.toml and a starter quest (a NAME/ folder of documents, or NAME.py).",
@@ -144,6 +160,8 @@ class Env:
         self._quest = quest
         self._ledger: Store | None = None
         self.json_errors = False  # set by --json: errors are written as JSON too
+        # A bad reins.toml under `reins hook`: kept for the stop hook to report, not raised.
+        self.config_error: Exception | None = None
 
     @property
     def quest(self) -> Quest:
@@ -313,9 +331,18 @@ def make_group(quest: Quest | None = None, name: str = "reins") -> click.Group:
         FAIL facts go back for the next try; locked items never change again.
         """
         from reins.cli.config import Settings, read_config
+        from reins.errors import ConfigError
 
-        settings = Settings.resolve(quest=quest_ref, ledger=ledger, config=read_config())
+        broken = None
+        try:
+            settings = Settings.resolve(quest=quest_ref, ledger=ledger, config=read_config())
+        except ConfigError as exc:
+            # The stop hook must not fail on a bad reins.toml: it lets the agent stop instead.
+            if ctx.invoked_subcommand != "hook":
+                raise
+            settings, broken = Settings.resolve(quest=quest_ref, ledger=ledger, config={}), exc
         ctx.obj = Env(settings, quest)
+        ctx.obj.config_error = broken
 
     return group
 

@@ -14,7 +14,19 @@ CONFIG_FILE = "reins.toml"
 DEFAULT_LEASE = 15 * 60.0
 DEFAULT_LIMIT = 1024 * 1024
 _KIND_NAMES = {str: "string", int: "whole number", bool: "true or false"}
-KNOWN_KEYS = {"quest", "ledger", "results", "auto_export", "max_submission", "lease", "max_tries"}
+KNOWN_KEYS = {
+    "quest",
+    "ledger",
+    "results",
+    "auto_export",
+    "max_submission",
+    "lease",
+    "max_tries",
+    "hook_max_blocks",
+    "hook_max_turns",
+}
+# The stop hook lets an agent stop after this many blocks in a row without a new recorded turn.
+DEFAULT_HOOK_MAX_BLOCKS = 3
 
 
 def read_config(folder: Path | None = None) -> dict[str, Any]:
@@ -68,6 +80,8 @@ class Settings:
     max_submission: int
     lease: float
     max_tries: int | None
+    hook_max_blocks: int = DEFAULT_HOOK_MAX_BLOCKS
+    hook_max_turns: int | None = None
 
     @classmethod
     def resolve(cls, *, quest: str | None, ledger: str | None, config: dict[str, Any]) -> Settings:
@@ -90,6 +104,12 @@ class Settings:
         max_tries = typed("max_tries", int, None)
         if max_tries is not None and max_tries < 1:
             raise ConfigError(f"{CONFIG_FILE}: max_tries must be at least 1")
+        hook_max_blocks = typed("hook_max_blocks", int, DEFAULT_HOOK_MAX_BLOCKS)
+        if hook_max_blocks < 1:
+            raise ConfigError(f"{CONFIG_FILE}: hook_max_blocks must be at least 1")
+        hook_max_turns = typed("hook_max_turns", int, None)
+        if hook_max_turns is not None and hook_max_turns < 1:
+            raise ConfigError(f"{CONFIG_FILE}: hook_max_turns must be at least 1")
         # Every value is checked, even one a flag overrides: a bad file is a bad file.
         quest_ref, ledger_ref = typed("quest", str, None), typed("ledger", str, None)
         return cls(
@@ -100,4 +120,6 @@ class Settings:
             max_submission=max_submission,
             lease=float(lease),
             max_tries=max_tries,
+            hook_max_blocks=hook_max_blocks,
+            hook_max_turns=hook_max_turns,
         )

@@ -7,10 +7,6 @@ import click
 from reins.cli.app import Env, emit_json, pass_env
 from reins.cli.work import json_option
 
-# The checklist's marks: [x] passed, [?] waiting for a person, [-] locked without a pass;
-# a TODO item is [>] while someone holds its lease, else [ ].
-MARKS = {"PASS": "x", "REVIEW": "?", "DONE": "-", "SKIPPED": "-", "BLOCKED": "-"}
-
 
 @click.command()
 @click.option("--todo", is_flag=True, help="Print the board as a checklist for agents.")
@@ -35,12 +31,10 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
     if todo:
         import time
 
+        from reins.turn.views import board_lines, mark
+
         now = time.time()
-        rows = []
-        for item in ledger.page(limit=limit).items:
-            leased = item.lease_owner is not None and (item.lease_expires or 0) > now
-            mark = MARKS.get(item.state, ">" if leased else " ")
-            rows.append((mark, item))
+        rows = [(mark(item, now), item) for item in ledger.page(limit=limit).items]
         if as_json:
             emit_json(
                 [
@@ -54,11 +48,8 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
                 ]
             )
             return
-        for mark, item in rows:
-            note = f"{item.state}" if item.state.terminal else f"tries {item.tries}"
-            if mark == ">":
-                note += f", {item.lease_owner} is on it"
-            click.echo(f"[{mark}] {item.key}  ({note})")
+        for line in board_lines((item for _, item in rows), now):
+            click.echo(line)
         if stats.total > len(rows):
             click.echo(f"… and {stats.total - len(rows)} more (--limit)")
         return
@@ -128,8 +119,8 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
 @pass_env
 def log(env: Env, key: str, full: bool, as_json: bool) -> None:
     """Every attempt of item KEY: turn, driver, outcome, root cause, facts, submission."""
-    from reins.gate import excerpt
-    from reins.store.model import AttemptKind
+    from reins.agents.session import proposer
+    from reins.turn.views import log_text
 
     item, attempts = env.ledger().snapshot(key)
     if as_json:
@@ -140,6 +131,7 @@ def log(env: Env, key: str, full: bool, as_json: bool) -> None:
                 "tries": item.tries,
                 "round": item.round,
                 "payload": item.payload,
+                "proposed_by": proposer(env.ledger(), item.key),
                 "attempts": [
                     {
                         "turn": a.turn,
@@ -172,29 +164,7 @@ def log(env: Env, key: str, full: bool, as_json: bool) -> None:
             }
         )
         return
-    click.echo(f"{item.key}: {item.state}, tries {item.tries}, {len(attempts)} turn(s)")
-    for a in attempts:
-        who = a.driver + (f" via {a.usage.backend}" if a.usage.backend else "")
-        what: str = {
-            AttemptKind.JUDGED: a.outcome or "judged",
-            AttemptKind.GENERATION_ERROR: "generation error",
-            AttemptKind.JUDGE_ERROR: "judge error",
-            AttemptKind.HUMAN: f"{a.action} by a person" + (f" ({a.outcome})" if a.outcome else ""),
-        }[a.kind]
-        if a.round > 1:
-            what += f" · round {a.round}"
-        click.echo(f"\nturn {a.turn} · {a.recorded_at} · {who} · {what} → {a.state_after}")
-        if a.error:
-            click.echo(f"  error: {a.error}")
-        if a.note:
-            click.echo(f"  note: {a.note}")
-        if a.root_cause:
-            click.echo(f"  root cause: {a.root_cause}")
-        for f in a.facts:
-            click.echo(f"  - {f.rule}: {f.where}  expected {f.expected!r}, actual {f.actual!r}")
-        if a.submission is not None:
-            text = a.submission if full else excerpt(a.submission, 300)
-            click.echo("  submission: " + text.replace("\n", "\n    "))
+    click.echo(log_text(item, attempts, full=full), nl=False)
 
 
 @click.command()
@@ -202,6 +172,8 @@ def log(env: Env, key: str, full: bool, as_json: bool) -> None:
 @pass_env
 def rules(env: Env, as_json: bool) -> None:
     """The gate's catalog: what actually judges (for a graph gate, its nodes and edges)."""
+    from reins.turn.views import rules_text
+
     catalog = env.quest.judge.catalog()
     if as_json:
         emit_json(
@@ -219,17 +191,7 @@ def rules(env: Env, as_json: bool) -> None:
             ]
         )
         return
-    width = max((len(e.id) for e in catalog), default=4)
-    for e in catalog:
-        click.echo(f"{e.level.value:<6} {e.id:<{width}}  {e.description}")
-        if e.check and e.description != f"{e.check}: {e.parameters}".rstrip(": "):
-            # a declared rule with its own description: show what actually runs
-            call = f"{e.check}: {e.parameters}" if e.parameters else e.check
-            click.echo(f"{'':<6} {'':<{width}}  check: {call}")
-        if e.supersedes:
-            click.echo(f"{'':<6} {'':<{width}}  supersedes: {', '.join(e.supersedes)}")
-        if e.needs:
-            click.echo(f"{'':<6} {'':<{width}}  needs: {', '.join(e.needs)}")
+    click.echo(rules_text(catalog), nl=False)
 
 
 @click.command()

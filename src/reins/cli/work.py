@@ -103,6 +103,7 @@ def next_(env: Env, driver: str, lease: float | None, peek: bool, as_json: bool)
     with a new lease token: submit with the latest one. Exits 3 when nothing is left to lease.
     """
     from reins.turn.compose import compose
+    from reins.turn.views import leased_prompt
 
     quest = env.quest
     ledger = env.ledger()
@@ -148,11 +149,7 @@ def next_(env: Env, driver: str, lease: float | None, peek: bool, as_json: bool)
         return
     if nag:
         click.echo(reminder)
-    click.echo(
-        f"# item {item.key} · turn {item.turns + 1} · tries {item.tries}/{quest.max_tries} · "
-        f"leased to {driver}"
-    )
-    click.echo(prompt.text().rstrip("\n"))
+    click.echo(leased_prompt(quest, item, prompt, driver), nl=False)
     click.echo(f"\n# answer with: {answer}   (or --in - for stdin)")
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from reins.checks import BuiltCheck, CheckSpec, spec_of, validate
+from reins.checks.spec import BASE
 from reins.declare.tables import Cell, Table, read_tables, table_under
 from reins.errors import ConfigError, DocumentError, ParamError
 from reins.gate import CatalogEntry, Context, Level, Rule, Verdict
@@ -29,8 +30,6 @@ REQUIRED_RULE_COLUMNS = ("id", "level", "check")
 EDGE_COLUMNS = ("rule", "supersedes", "needs")
 GROUND_COLUMNS = ("name", "provider")
 _PREFIX = "p = {"  # the parameters cell is the body of this inline table
-# The reserved parameter that tells a check its quest folder (``reins.checks.spec.BASE``).
-BASE = "__base__"
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any
 
-from reins.store.model import Attempt, AttemptKind, Item, Notes, State, Usage
+from reins.store.model import Attempt, AttemptKind, Item, Mark, Notes, State, Usage
 from reins.values import Fact
 
 # Column order shared by both engines' attempt tables.
@@ -78,20 +78,68 @@ def notes_of(text: str | None) -> Notes:
 
 
 def page_where(
-    mark: str, *, state: State | None, rule: str | None, leased_to: str | None, after: int | None
+    mark: str,
+    *,
+    state: State | None,
+    rule: str | None,
+    leased_to: str | None,
+    after: int | None,
+    round_: int | None = None,
+    contains: str | None = None,
+    find: str = "instr(key, {mark}) > 0",
+    descending: bool = False,
 ) -> tuple[str, list[object]]:
     """The WHERE clause and arguments of a keyset page of items, with ``mark`` as placeholder.
 
-    Both engines page the same way: by insertion id after the cursor, optionally of one state,
-    one last root cause, or one lease holder (each has an index).
+    Both engines page the same way: by insertion id after the cursor (before it, newest first,
+    when ``descending``), optionally of one state, one last root cause, one lease holder or one
+    round (each has an index), or whose key contains a text (``find``: the engine's own
+    substring test, case-sensitive on both).
     """
-    where: list[str] = [f"id > {mark}"]
-    args: list[object] = [after or 0]
+    where: list[str] = []
+    args: list[object] = []
+    if descending:
+        if after is not None:
+            where.append(f"id < {mark}")
+            args.append(after)
+    else:
+        where.append(f"id > {mark}")
+        args.append(after or 0)
     for column, value in (("state", state), ("root_cause", rule), ("lease_owner", leased_to)):
         if value is not None:
             where.append(f"{column} = {mark}")
             args.append(value.value if isinstance(value, State) else value)
-    return " AND ".join(where), args
+    if round_ is not None:
+        # Spelled out so that both planners pick the partial index items_reopened.
+        where.append(f"round > 1 AND round = {mark}" if round_ > 1 else f"round = {mark}")
+        args.append(round_)
+    if contains:
+        where.append(find.format(mark=mark))
+        args.append(contains)
+    return " AND ".join(where) or "TRUE", args
+
+
+# What a chart reads of an attempt (:class:`Mark`), in this order.
+MARK_COLUMNS = "recorded_at, kind, state_after, tries_after"
+
+
+def mark_of(row: tuple[Any, ...] | Any) -> Mark:
+    """A mark from a row in :data:`MARK_COLUMNS` order."""
+    return Mark(row[0], AttemptKind(row[1]), State(row[2]), row[3])
+
+
+def sample_runs(low: int, high: int, *, samples: int, window: int) -> list[tuple[int, int]]:
+    """The id ranges :meth:`Store.activity` reads from a log whose ids span ``low..high``.
+
+    One range for a short log; else ``samples`` runs of ``window`` ids, the first at the
+    start of the log and the last at its end, evenly spaced between (never overlapping).
+    """
+    span = high - low + 1
+    if span <= samples * window or samples < 2:
+        return [(low, high)]
+    step = (span - window) / (samples - 1)
+    starts = [low + round(step * i) for i in range(samples)]
+    return [(s, s + window - 1) for s in starts]
 
 
 def item_of(row: tuple[Any, ...] | Any) -> Item:

@@ -208,6 +208,37 @@ class Page:
 
 
 @dataclass(frozen=True, slots=True)
+class Mark:
+    """One attempt as a chart of the run sees it: when it landed and what it did."""
+
+    recorded_at: str
+    kind: AttemptKind
+    state_after: State
+    tries_after: int
+
+    @property
+    def locked(self) -> bool:
+        """Whether the gate locked its item with this turn (a person's action is not a lock)."""
+        return self.kind is AttemptKind.JUDGED and self.state_after.terminal
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    """The log's attempts over time, for charts: every attempt of a short log, else evenly
+    spread runs of consecutive attempts (a sample whose size does not grow with the log).
+
+    ``total`` is the number of attempts in the whole log; ``marks`` are in log order.
+    """
+
+    marks: tuple[Mark, ...]
+    total: int
+
+    @property
+    def sampled(self) -> bool:
+        return len(self.marks) < self.total
+
+
+@dataclass(frozen=True, slots=True)
 class Stats:
     """Counters for ``status``: read from tables the store keeps, never from a scan."""
 

@@ -11,6 +11,7 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Protocol
 
 from reins.store.model import (
+    Activity,
     Attempt,
     Claim,
     Draft,
@@ -61,9 +62,24 @@ class Store(Protocol):
         leased_to: str | None = None,
         after: int | None = None,
         limit: int = 100,
+        round: int | None = None,
+        contains: str | None = None,
+        descending: bool = False,
     ) -> Page:
         """Items in the order they were added, after cursor ``after``: of one state, whose last
-        judged root cause is ``rule``, or whose lease is held by ``leased_to`` (live or not)."""
+        judged root cause is ``rule``, whose lease is held by ``leased_to`` (live or not), in
+        round ``round``, or whose key contains ``contains`` (case-sensitive). ``descending``:
+        newest first, the cursor counting down.
+
+        A text search reads items in order until the page is full, so a rare text costs a
+        scan; every other filter follows an index.
+        """
+        ...
+
+    def activity(self, *, samples: int = 48, window: int = 64) -> Activity:
+        """The log's attempts over time: all of them when there are at most
+        ``samples * window``, else ``samples`` runs of ``window`` consecutive attempts spread
+        evenly over the log. Costs the same at any size (the runs are read by their ids)."""
         ...
 
     # -- leases ---------------------------------------------------------------------------

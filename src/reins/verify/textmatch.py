@@ -56,6 +56,41 @@ def missing(
     return [t for t in tokens if not _found(text, t, words, min_length, casefold)]
 
 
+def count(
+    source: str,
+    token: str,
+    *,
+    words: bool = False,
+    min_length: int = 1,
+    casefold: bool = False,
+) -> int:
+    """How many times ``token`` occurs in ``source``, as :func:`contains` finds it.
+
+    Occurrences do not overlap ("aa" occurs twice in "aaaa"); in word mode only those that cut
+    no run of letters or digits count.
+    """
+    _check(min_length)
+    text = normalize(source, casefold=casefold)
+    needle = normalize(token, casefold=casefold)
+    if len(needle) < min_length:
+        return 0
+    found, start = 0, text.find(needle)
+    while start >= 0:
+        end = start + len(needle)
+        if not words or _at_edges(text, needle, start, end):
+            found += 1
+            start = text.find(needle, end)
+        else:
+            start = text.find(needle, start + 1)
+    return found
+
+
+def _at_edges(text: str, needle: str, start: int, end: int) -> bool:
+    return _edge(needle[0], text[start - 1] if start else "") and _edge(
+        needle[-1], text[end] if end < len(text) else "", after=True
+    )
+
+
 def _check(min_length: int) -> None:
     if min_length < 1:
         raise ValueError(f"min_length must be at least 1, got {min_length}")

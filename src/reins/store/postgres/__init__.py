@@ -27,6 +27,7 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from reins.store.model import (
+    Activity,
     Attempt,
     Claim,
     Draft,
@@ -105,10 +106,24 @@ class PostgresStore:
         leased_to: str | None = None,
         after: int | None = None,
         limit: int = 100,
+        round: int | None = None,
+        contains: str | None = None,
+        descending: bool = False,
     ) -> Page:
         return items.page(
-            self._db, state=state, rule=rule, leased_to=leased_to, after=after, limit=limit
+            self._db,
+            state=state,
+            rule=rule,
+            leased_to=leased_to,
+            after=after,
+            limit=limit,
+            round_=round,
+            contains=contains,
+            descending=descending,
         )
+
+    def activity(self, *, samples: int = 48, window: int = 64) -> Activity:
+        return items.activity(self._db, samples=samples, window=window)
 
     def lease(self, owner: str, *, ttl: float, now: float | None = None) -> Lease | None:
         return leases.lease(self._db, owner, ttl=ttl, now=now)

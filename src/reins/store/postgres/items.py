@@ -9,13 +9,16 @@ from reins.errors import LedgerError, NotFound
 from reins.store.codec import (
     ATTEMPT_COLUMNS,
     ITEM_COLUMNS,
+    MARK_COLUMNS,
     attempt_of,
     dump_json,
     item_of,
+    mark_of,
     now_iso,
     page_where,
+    sample_runs,
 )
-from reins.store.model import Attempt, Item, Page, State
+from reins.store.model import Activity, Attempt, Item, Page, State
 from reins.store.postgres.connection import Database, Session
 
 SCAN_CHUNK = 5_000
@@ -96,10 +99,41 @@ def page(
     leased_to: str | None,
     after: int | None,
     limit: int,
+    round_: int | None = None,
+    contains: str | None = None,
+    descending: bool = False,
 ) -> Page:
-    where, args = page_where("%s", state=state, rule=rule, leased_to=leased_to, after=after)
-    query = f"SELECT {ITEM_COLUMNS}, id FROM items WHERE {where} ORDER BY id LIMIT %s"
+    where, args = page_where(
+        "%s",
+        state=state,
+        rule=rule,
+        leased_to=leased_to,
+        after=after,
+        round_=round_,
+        contains=contains,
+        find="strpos(key, {mark}) > 0",
+        descending=descending,
+    )
+    order = "DESC" if descending else ""
+    query = f"SELECT {ITEM_COLUMNS}, id FROM items WHERE {where} ORDER BY id {order} LIMIT %s"
     rows = db.read(lambda s: s.rows(query, [*args, limit + 1]))
     # One row more than asked says whether a next page exists: the last page has no cursor.
     items = tuple(item_of(r) for r in rows[:limit])
     return Page(items, rows[limit - 1][-1] if len(rows) > limit else None)
+
+
+def activity(db: Database, *, samples: int, window: int) -> Activity:
+    total, low, high = db.read(
+        lambda s: s.rows(
+            "SELECT (SELECT coalesce(sum(n), 0) FROM kind_counts), "
+            "(SELECT min(id) FROM attempts), (SELECT max(id) FROM attempts)"
+        )
+    )[0]
+    if low is None:
+        return Activity((), 0)
+    query = f"SELECT {MARK_COLUMNS} FROM attempts WHERE id BETWEEN %s AND %s ORDER BY id"
+    runs = [(query, run) for run in sample_runs(low, high, samples=samples, window=window)]
+    # Every run in one round trip; a turn landing between the two reads only adds a mark.
+    found = db.read(lambda s: s.batch(*runs))
+    marks = tuple(mark_of(r) for rows in found for r in rows)
+    return Activity(marks, max(int(total), len(marks)))

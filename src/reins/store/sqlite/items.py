@@ -9,13 +9,16 @@ from reins.errors import LedgerError, NotFound
 from reins.store.codec import (
     ATTEMPT_COLUMNS,
     ITEM_COLUMNS,
+    MARK_COLUMNS,
     attempt_of,
     dump_json,
     item_of,
+    mark_of,
     now_iso,
     page_where,
+    sample_runs,
 )
-from reins.store.model import Attempt, Item, Page, State
+from reins.store.model import Activity, Attempt, Item, Page, State
 from reins.store.sqlite.connection import Database
 
 SCAN_CHUNK = 5_000
@@ -78,13 +81,47 @@ def page(
     leased_to: str | None,
     after: int | None,
     limit: int,
+    round_: int | None = None,
+    contains: str | None = None,
+    descending: bool = False,
 ) -> Page:
-    where, args = page_where("?", state=state, rule=rule, leased_to=leased_to, after=after)
+    where, args = page_where(
+        "?",
+        state=state,
+        rule=rule,
+        leased_to=leased_to,
+        after=after,
+        round_=round_,
+        contains=contains,
+        descending=descending,
+    )
+    order = "DESC" if descending else ""
     with db.read() as conn:
         rows = conn.execute(
-            f"SELECT {ITEM_COLUMNS}, id FROM items WHERE {where} ORDER BY id LIMIT ?",
+            f"SELECT {ITEM_COLUMNS}, id FROM items WHERE {where} ORDER BY id {order} LIMIT ?",
             [*args, limit + 1],
         ).fetchall()
     # One row more than asked says whether a next page exists: the last page has no cursor.
     items = tuple(item_of(r) for r in rows[:limit])
     return Page(items, rows[limit - 1][-1] if len(rows) > limit else None)
+
+
+def activity(db: Database, *, samples: int, window: int) -> Activity:
+    with db.read() as conn:
+        total = conn.execute(
+            "SELECT judged + generation_errors + judge_errors + human FROM usage_totals"
+        ).fetchone()[0]
+        # Two subqueries: SQLite answers a lone min() or max() from the index, both together
+        # by a scan of the whole log.
+        low, high = conn.execute(
+            "SELECT (SELECT min(id) FROM attempts), (SELECT max(id) FROM attempts)"
+        ).fetchone()
+        if low is None:
+            return Activity((), 0)
+        rows: list[Any] = []
+        for first, last in sample_runs(low, high, samples=samples, window=window):
+            rows += conn.execute(
+                f"SELECT {MARK_COLUMNS} FROM attempts WHERE id BETWEEN ? AND ? ORDER BY id",
+                (first, last),
+            ).fetchall()
+    return Activity(tuple(mark_of(r) for r in rows), max(total, len(rows)))

@@ -22,6 +22,7 @@ import pytest
 # Under pytest, a failed assert in the suite shows its values, as in a test module of one's own.
 _MODULES = (
     "_kit",
+    "browsing",
     "exporting",
     "human",
     "judging",
@@ -34,6 +35,13 @@ _MODULES = (
 )
 pytest.register_assert_rewrite(*(f"{__name__}.{name}" for name in _MODULES))
 
+from reins.testing.conformance.browsing import (  # noqa: E402
+    test_activity_reads_a_short_log_whole,
+    test_activity_samples_a_long_log_evenly,
+    test_pages_filter_by_round,
+    test_pages_filter_by_text_in_the_key,
+    test_pages_run_newest_first_when_descending,
+)
 from reins.testing.conformance.exporting import (  # noqa: E402
     test_a_batch_left_open_by_a_crash_is_rewritten_once,
     test_a_batch_left_open_by_another_process_is_finished_once,
@@ -126,6 +134,8 @@ __all__ = [
     "test_a_shortened_file_is_not_padded",
     "test_a_stale_claim_is_refused_as_turn_moved",
     "test_a_terminal_item_never_changes",
+    "test_activity_reads_a_short_log_whole",
+    "test_activity_samples_a_long_log_evenly",
     "test_add_dedupes_by_key_and_leaves_existing_items_untouched",
     "test_add_streams_a_large_input",
     "test_an_attempt_round_trips_every_field",
@@ -149,9 +159,12 @@ __all__ = [
     "test_nexts_since_submit_counts_until_a_judged_record",
     "test_one_turn_is_one_transaction",
     "test_pages_filter_by_lease_holder",
+    "test_pages_filter_by_round",
     "test_pages_filter_by_state",
+    "test_pages_filter_by_text_in_the_key",
     "test_pages_filter_by_the_last_judged_root_cause",
     "test_pages_follow_the_order_items_were_added",
+    "test_pages_run_newest_first_when_descending",
     "test_payloads_of_every_json_type_round_trip",
     "test_random_sequences_keep_every_invariant",
     "test_record_stamps_turn_driver_and_state_and_keeps_counts",

@@ -1,0 +1,117 @@
+"""What the library's checks share: typed reads of validated parameters, and value helpers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from reins.checks.paths import Path, member, parse
+from reins.checks.spec import Params
+from reins.errors import ParamValueError
+from reins.gate.rule import Context
+from reins.values import Fact
+
+EXCERPT = 200
+
+
+def excerpt(value: object, limit: int = EXCERPT) -> str:
+    """``value`` as short text for a fact: strings as they are, anything else as JSON."""
+    text = value if isinstance(value, str) else to_json(value)
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more)"
+
+
+def to_json(value: object) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=True, default=repr)
+    except (ValueError, RecursionError):
+        return repr(value)
+
+
+def type_name(value: object) -> str:
+    """The JSON name of ``value``'s type (``string``, ``number``, ``object``, …)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def path_param(check: str, params: Params, name: str) -> Path:
+    """The parsed path of parameter ``name``. Raises ParamValueError on bad syntax."""
+    try:
+        return parse(str(params[name]))
+    except ValueError as exc:
+        raise ParamValueError(check, name, str(exc)) from None
+
+
+def opt_path(check: str, params: Params, name: str) -> Path | None:
+    return None if params.get(name) is None else path_param(check, params, name)
+
+
+def string(params: Params, name: str) -> str:
+    value = params[name]
+    assert isinstance(value, str), name
+    return value
+
+
+def flag(params: Params, name: str) -> bool:
+    value = params[name]
+    assert isinstance(value, bool), name
+    return value
+
+
+def opt_int(params: Params, name: str) -> int | None:
+    value = params.get(name)
+    assert value is None or isinstance(value, int), name
+    return value
+
+
+def opt_float(params: Params, name: str) -> float | None:
+    value = params.get(name)
+    assert value is None or isinstance(value, int | float), name
+    return None if value is None else float(value)
+
+
+def choice(check: str, params: Params, name: str, allowed: tuple[str, ...]) -> str:
+    value = string(params, name)
+    if value not in allowed:
+        raise ParamValueError(check, name, f"expected one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
+def texts(path: Path, ctx: Context) -> Iterator[tuple[str, str | None, object]]:
+    """Each value ``path`` reaches, as ``(location, text or None, value)``: None when the
+    value is not a string (the check turns that into a fact: wrong types are facts)."""
+    for where, value in path.resolve(ctx):
+        yield where, value if isinstance(value, str) else None, value
+
+
+def not_text(where: str, value: object) -> Fact:
+    return Fact(where=where, expected="text", actual=f"{type_name(value)} {excerpt(value, 80)}")
+
+
+def nothing_at(path: Path, expected: str) -> Fact:
+    return Fact(where=str(path), expected=expected, actual="nothing there")
+
+
+def leaves(where: str, value: object) -> Iterator[tuple[str, object]]:
+    """The scalar values inside ``value`` with their locations: arrays and objects are walked
+    (iteratively: a hostile submission may nest deeper than Python's recursion limit)."""
+    stack: list[tuple[str, object]] = [(where, value)]
+    while stack:
+        here, current = stack.pop()
+        if isinstance(current, list):
+            stack.extend((f"{here}[{i}]", v) for i, v in reversed(list(enumerate(current))))
+        elif isinstance(current, dict):
+            items = list(current.items())
+            stack.extend((member(here, str(k)), v) for k, v in reversed(items))
+        else:
+            yield here, current

@@ -1,0 +1,80 @@
+"""``reins serve``: the dashboard, a local web app over the ledger."""
+
+from __future__ import annotations
+
+import click
+
+from reins.cli.app import Env, emit_json, pass_env
+from reins.cli.lane import by_option
+from reins.cli.work import json_option
+
+
+def web_missing(exc: ImportError) -> Exception:
+    """The error for a missing web dependency: what to install."""
+    from reins.errors import ConfigError
+
+    return ConfigError(f"the web dashboard needs: pip install 'reins-quest[web]' ({exc.name})")
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="Port to listen on; 0 picks a free one (printed at start).",
+)
+@click.option("--read-only", is_flag=True, help="Show the ledger; offer no action.")
+@click.option(
+    "--token",
+    "want_token",
+    is_flag=True,
+    help="Require an access token on loopback too (always required on any other address).",
+)
+@by_option
+@json_option
+@pass_env
+def serve(
+    env: Env, host: str, port: int, read_only: bool, want_token: bool, by: str, as_json: bool
+) -> None:
+    """Serve the dashboard: board, items, timelines, review queue (127.0.0.1 by default).
+
+    Board, items, each item's timeline and the review queue, live while loops record.
+    Bound to 127.0.0.1 by default. On any other address the access token printed at start
+    is required (open the printed link once; a cookie carries it on). Every action a page
+    posts carries a CSRF token. Accept and Reject record the same turns as `reins resolve`.
+    """
+    try:
+        import uvicorn
+
+        from reins.web.app import create_app
+        from reins.web.security import Guard
+    except ImportError as exc:
+        raise web_missing(exc) from exc
+    import socket
+
+    store = env.ledger()
+    quest = env.quest_if_given()
+    publish = None
+    if quest is not None and env.settings.auto_export:
+        from reins.store.export import export
+
+        results = env.results_path
+        publish = lambda: export(store, results)  # noqa: E731
+    guard = Guard.for_host(host, token=want_token)
+    app = create_app(store, quest, guard, read_only=read_only, by=by, publish=publish)
+    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+    sock = socket.create_server((host, port), family=family)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{bound}/" + (f"?token={guard.token}" if guard.token else "")
+    if as_json:
+        emit_json({"url": url, "port": bound, "read_only": read_only, "token": guard.token})
+    else:
+        mode = "read-only" if read_only else "actions on" if quest is not None else "no quest"
+        click.echo(f"reins serve: {url}  ({store.location}, {mode}; Ctrl-C stops)")
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    )
+    server.run(sockets=[sock])

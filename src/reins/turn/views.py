@@ -1,0 +1,93 @@
+"""Views: the texts a driver reads, rendered once for every surface (the CLI, the MCP server).
+
+``reins next`` and the MCP tool ``next_item`` print the same leased prompt, ``status --todo``
+and ``board`` the same checklist, ``log`` and ``item_log`` the same log, ``rules`` the same
+catalog: each is this module's function, so the two surfaces cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from reins.gate import CatalogEntry
+from reins.quest import Quest
+from reins.store.model import Attempt, AttemptKind, Item
+from reins.values import Prompt
+
+# The checklist's marks: [x] passed, [?] waiting for a person, [-] locked without a pass;
+# a TODO item is [>] while someone holds its lease, else [ ].
+MARKS = {"PASS": "x", "REVIEW": "?", "DONE": "-", "SKIPPED": "-", "BLOCKED": "-"}
+
+
+def leased_prompt(quest: Quest, item: Item, prompt: Prompt, driver: str) -> str:
+    """The header line and the full prompt of a leased item, as ``reins next`` prints them."""
+    header = (
+        f"# item {item.key} · turn {item.turns + 1} · tries {item.tries}/{quest.max_tries} · "
+        f"leased to {driver}"
+    )
+    return f"{header}\n{prompt.text().rstrip(chr(10))}\n"
+
+
+def mark(item: Item, now: float) -> str:
+    """The item's checklist mark (``>`` only while its lease is live)."""
+    leased = item.lease_owner is not None and (item.lease_expires or 0) > now
+    return MARKS.get(item.state, ">" if leased else " ")
+
+
+def board_lines(items: Iterable[Item], now: float) -> list[str]:
+    """One checklist line per item: ``[mark] key  (state or tries[, who is on it])``."""
+    lines = []
+    for item in items:
+        m = mark(item, now)
+        note = f"{item.state}" if item.state.terminal else f"tries {item.tries}"
+        if m == ">":
+            note += f", {item.lease_owner} is on it"
+        lines.append(f"[{m}] {item.key}  ({note})")
+    return lines
+
+
+def log_text(item: Item, attempts: Sequence[Attempt], *, full: bool = False) -> str:
+    """Every attempt of an item, as ``reins log KEY`` prints it."""
+    from reins.gate import excerpt
+
+    out = [f"{item.key}: {item.state}, tries {item.tries}, {len(attempts)} turn(s)"]
+    for a in attempts:
+        who = a.driver + (f" via {a.usage.backend}" if a.usage.backend else "")
+        what: str = {
+            AttemptKind.JUDGED: a.outcome or "judged",
+            AttemptKind.GENERATION_ERROR: "generation error",
+            AttemptKind.JUDGE_ERROR: "judge error",
+            AttemptKind.HUMAN: f"{a.action} by a person" + (f" ({a.outcome})" if a.outcome else ""),
+        }[a.kind]
+        if a.round > 1:
+            what += f" · round {a.round}"
+        out.append(f"\nturn {a.turn} · {a.recorded_at} · {who} · {what} → {a.state_after}")
+        if a.error:
+            out.append(f"  error: {a.error}")
+        if a.note:
+            out.append(f"  note: {a.note}")
+        if a.root_cause:
+            out.append(f"  root cause: {a.root_cause}")
+        for f in a.facts:
+            out.append(f"  - {f.rule}: {f.where}  expected {f.expected!r}, actual {f.actual!r}")
+        if a.submission is not None:
+            text = a.submission if full else excerpt(a.submission, 300)
+            out.append("  submission: " + text.replace("\n", "\n    "))
+    return "\n".join(out) + "\n"
+
+
+def rules_text(catalog: Sequence[CatalogEntry]) -> str:
+    """The gate's catalog, as ``reins rules`` prints it."""
+    width = max((len(e.id) for e in catalog), default=4)
+    out = []
+    for e in catalog:
+        out.append(f"{e.level.value:<6} {e.id:<{width}}  {e.description}")
+        if e.check and e.description != f"{e.check}: {e.parameters}".rstrip(": "):
+            # a declared rule with its own description: show what actually runs
+            call = f"{e.check}: {e.parameters}" if e.parameters else e.check
+            out.append(f"{'':<6} {'':<{width}}  check: {call}")
+        if e.supersedes:
+            out.append(f"{'':<6} {'':<{width}}  supersedes: {', '.join(e.supersedes)}")
+        if e.needs:
+            out.append(f"{'':<6} {'':<{width}}  needs: {', '.join(e.needs)}")
+    return "".join(line + "\n" for line in out)

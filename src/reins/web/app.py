@@ -1,0 +1,271 @@
+"""The dashboard's routes: board, items, item, review queue, re-judge preview, live pulse.
+
+Every page reads through the Store protocol under one lock (a store is one connection or one
+pool, used by one request at a time); every action goes through the human lane's functions,
+exactly as ``reins resolve`` and ``reins reopen`` call them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+from urllib.parse import parse_qsl, urlencode
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.requests import Request
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+)
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from reins.errors import NotFound, ReinsError
+from reins.quest import Quest
+from reins.store.model import State
+from reins.store.protocol import Store
+from reins.web.board import board, pulse
+from reins.web.listing import ItemFilter, listing
+from reins.web.queue import queue, rejudge_preview
+from reins.web.render import STATIC, render
+from reins.web.security import CSRF_FIELD, CSRF_HEADER, TOKEN_COOKIE, Guard
+from reins.web.timeline import timeline
+
+T = TypeVar("T")
+# What a page may load: only this server's own script and styles, never a frame around it.
+HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",  # "no-referrer" makes a form post's Origin "null"
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+REVIEW_PAGE = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """What every route shares: the ledger and its lock, the quest, the guard, the options."""
+
+    store: Store
+    quest: Quest | None
+    guard: Guard
+    read_only: bool
+    by: str
+    publish: Callable[[], int] | None
+    lock: threading.Lock
+
+    @property
+    def can_act(self) -> bool:
+        """Actions need the quest (its human table decides them) and a writable server."""
+        return not self.read_only and self.quest is not None
+
+    def read(self, fn: Callable[[], T]) -> Awaitable[T]:
+        def locked() -> T:
+            with self.lock:
+                return fn()
+
+        return run_in_threadpool(locked)
+
+
+class GuardMiddleware(BaseHTTPMiddleware):
+    """The Host check, the access token (and its one-time link), and the security headers."""
+
+    def __init__(self, app: object, guard: Guard) -> None:
+        super().__init__(app)  # type: ignore[arg-type]
+        self.guard = guard
+
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        guard = self.guard
+        if not guard.host_ok(request.headers.get("host")):
+            return _secured(PlainTextResponse("unknown host", status_code=421))
+        given = request.query_params.get("token")
+        bearer = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        if not guard.admits(
+            cookie=request.cookies.get(TOKEN_COOKIE), bearer=bearer or None, query=given
+        ):
+            return _secured(PlainTextResponse("a token is required", status_code=401))
+        if given is not None and guard.token is not None:
+            # The token leaves the address bar (and history) at once; the cookie carries it on.
+            rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+            target = request.url.path + (f"?{urlencode(rest)}" if rest else "")
+            response: Response = RedirectResponse(target, status_code=303)
+            response.set_cookie(TOKEN_COOKIE, guard.token, httponly=True, samesite="strict")
+            return _secured(response)
+        return _secured(await call_next(request))
+
+
+def _secured(response: Response) -> Response:
+    response.headers.update(HEADERS)
+    return response
+
+
+def _page(site: Site, template: str, status: int = 200, **context: object) -> HTMLResponse:
+    html = render(
+        template,
+        csrf=site.guard.csrf,
+        can_act=site.can_act,
+        read_only=site.read_only,
+        quest=None if site.quest is None else site.quest.name,
+        by=site.by,
+        report=False,
+        **context,
+    )
+    return HTMLResponse(html, status_code=status)
+
+
+def _problem(site: Site, status: int, message: str) -> HTMLResponse:
+    return _page(site, "problem.html", status, message=message, title="error")
+
+
+def create_app(
+    store: Store,
+    quest: Quest | None,
+    guard: Guard,
+    *,
+    read_only: bool = False,
+    by: str = "web",
+    publish: Callable[[], int] | None = None,
+) -> Starlette:
+    """The dashboard over ``store``. ``publish`` exports what an action locked (as the CLI
+    does after ``resolve``); ``by`` is the person named on actions unless the form names one."""
+    site = Site(store, quest, guard, read_only, by, publish, threading.Lock())
+
+    async def board_page(request: Request) -> Response:
+        found = await site.read(lambda: board(site.store, site.quest))
+        name = "_board.html" if request.query_params.get("fragment") else "board.html"
+        return _page(site, name, board=found, title="board")
+
+    async def pulse_json(request: Request) -> Response:
+        return JSONResponse({"version": await site.read(lambda: pulse(site.store))})
+
+    async def items_page(request: Request) -> Response:
+        try:
+            wanted = ItemFilter.parse(request.query_params)
+        except ValueError as exc:
+            return _problem(site, 400, f"bad filter: {exc}")
+        found = await site.read(lambda: listing(site.store, wanted))
+        return _page(
+            site, "items.html", listing=found, states=[s.value for s in State], title="items"
+        )
+
+    async def item_page(request: Request) -> Response:
+        key = request.query_params.get("key", "")
+        try:
+            found = await site.read(lambda: timeline(site.store, site.quest, key))
+        except NotFound as exc:
+            return _problem(site, 404, str(exc))
+        return _page(site, "item.html", timeline=found, title=key)
+
+    async def review_page(request: Request) -> Response:
+        try:
+            after = int(request.query_params.get("after") or 0) or None
+        except ValueError:
+            return _problem(site, 400, "bad cursor")
+        rule = request.query_params.get("rule") or None
+        found = await site.read(
+            lambda: queue(site.store, rule=rule, after=after, limit=REVIEW_PAGE)
+        )
+        done = request.query_params.get("done")
+        return _page(site, "review.html", queue=found, done=done, title="review")
+
+    async def rejudge_page(request: Request) -> Response:
+        quest = site.quest
+        if quest is None:
+            return _problem(site, 409, "a re-judge preview needs the quest (--quest)")
+        try:
+            wanted = ItemFilter.parse(request.query_params)
+        except ValueError as exc:
+            return _problem(site, 400, f"bad filter: {exc}")
+        found = await site.read(
+            lambda: rejudge_preview(
+                site.store, quest, state=wanted.state, after=wanted.after, limit=wanted.limit
+            )
+        )
+        return _page(site, "rejudge.html", preview=found, filter=wanted, title="re-judge")
+
+    async def form(request: Request) -> dict[str, str] | Response:
+        """The posted form, once its CSRF token and origin are checked (else the refusal)."""
+        body = (await request.body()).decode("utf-8", "replace")
+        fields = dict(parse_qsl(body, keep_blank_values=True))
+        given = fields.get(CSRF_FIELD) or request.headers.get(CSRF_HEADER)
+        origin = request.headers.get("origin")
+        if not guard.csrf_ok(given, origin=origin, host=request.headers.get("host")):
+            return _problem(site, 403, "refused: the form's CSRF token is missing or wrong")
+        if not site.can_act or site.quest is None:
+            return _problem(site, 403, "refused: this dashboard is read-only")
+        return fields
+
+    async def act(request: Request, action: Callable[[Quest, dict[str, str]], str]) -> Response:
+        fields = await form(request)
+        if isinstance(fields, Response):
+            return fields
+        quest = site.quest
+        assert quest is not None  # form() refuses without one
+
+        def run() -> str:
+            target = action(quest, fields)
+            if site.publish is not None:
+                site.publish()
+            return target
+
+        try:
+            target = await site.read(run)
+        except NotFound as exc:
+            return _problem(site, 404, str(exc))
+        except ReinsError as exc:
+            return _problem(site, 409, str(exc))
+        return RedirectResponse(target, status_code=303)
+
+    def resolve(quest: Quest, fields: dict[str, str]) -> str:
+        from reins.turn.lane import resolve as resolve_item
+
+        key, decision, note = fields.get("key", ""), fields.get("decision"), fields.get("note", "")
+        if decision not in ("accept", "reject") or not note.strip():
+            raise ReinsError("say accept or reject, with a note saying why")
+        who = fields.get("by", "").strip() or site.by
+        resolve_item(site.store, quest, key, accept=decision == "accept", note=note, by=who)
+        return "/review?" + urlencode({"done": f"{key}: {decision}ed"})
+
+    def reopen(quest: Quest, fields: dict[str, str]) -> str:
+        from reins.turn.lane import reopen as reopen_item
+
+        key, reason = fields.get("key", ""), fields.get("reason", "")
+        if not reason.strip():
+            raise ReinsError("say why the item is reopened")
+        who = fields.get("by", "").strip() or site.by
+        reopen_item(site.store, quest, key, reason=reason, by=who)
+        return "/item?" + urlencode({"key": key})
+
+    async def resolve_post(request: Request) -> Response:
+        return await act(request, resolve)
+
+    async def reopen_post(request: Request) -> Response:
+        return await act(request, reopen)
+
+    routes = [
+        Route("/", board_page),
+        Route("/api/pulse", pulse_json),
+        Route("/items", items_page),
+        Route("/item", item_page),
+        Route("/review", review_page),
+        Route("/rejudge", rejudge_page),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    if not read_only:
+        routes += [
+            Route("/review/resolve", resolve_post, methods=["POST"]),
+            Route("/item/reopen", reopen_post, methods=["POST"]),
+        ]
+    return Starlette(routes=routes, middleware=[Middleware(GuardMiddleware, guard=guard)])

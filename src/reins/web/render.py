@@ -1,0 +1,44 @@
+"""The Jinja2 environment both the server and the report render with: autoescape always on.
+
+Everything a generator wrote (submissions, facts, keys, notes) is hostile input; the templates
+never mark any of it safe.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import jinja2
+
+HERE = Path(__file__).parent
+STATIC = HERE / "static"
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.4f}"
+
+
+@functools.cache
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(HERE / "templates"),
+        autoescape=True,  # every template, whatever its name
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["q"] = lambda s: quote(str(s), safe="")
+    env.filters["number"] = _number
+    return env
+
+
+def render(template: str, **context: Any) -> str:
+    return environment().get_template(template).render(**context)
+
+
+def static_text(name: str) -> str:
+    """A static file's text, for the report to inline."""
+    return (STATIC / name).read_text(encoding="utf-8")

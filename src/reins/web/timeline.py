@@ -1,0 +1,101 @@
+"""An item's whole log as a timeline: each turn with its prompt, submission, facts, verdict,
+driver, usage, and what changed since the previous submission."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+from dataclasses import dataclass
+
+from reins.quest import RETRY_POLICIES, Quest
+from reins.store.model import Attempt, AttemptKind, Item
+from reins.store.protocol import Store
+
+
+@dataclass(frozen=True, slots=True)
+class DiffLine:
+    """One line of a unified diff; ``sign`` is ``+``, ``-``, ``@`` (a hunk header) or blank."""
+
+    sign: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One attempt as the timeline shows it.
+
+    ``prompt`` is the prompt composed again from the log before this turn (None for a person's
+    action, or without the quest); ``prompt_matches`` says whether its digest is the one
+    recorded (None when nothing was recorded to compare).
+    """
+
+    attempt: Attempt
+    label: str
+    prompt: str | None
+    prompt_matches: bool | None
+    diff: tuple[DiffLine, ...]
+
+    @property
+    def a(self) -> Attempt:
+        return self.attempt
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    item: Item
+    payload: str
+    turns: tuple[Turn, ...]
+
+
+def label(a: Attempt) -> str:
+    """What happened in a turn, in a few words (as ``reins log`` says it)."""
+    what = {
+        AttemptKind.JUDGED: a.outcome or "judged",
+        AttemptKind.GENERATION_ERROR: "generation error",
+        AttemptKind.JUDGE_ERROR: "judge error",
+        AttemptKind.HUMAN: f"{a.action} by a person" + (f" ({a.outcome})" if a.outcome else ""),
+    }[a.kind]
+    return what + (f" · round {a.round}" if a.round > 1 else "")
+
+
+def _prompt(quest: Quest, item: Item, log: list[Attempt], a: Attempt) -> tuple[str, bool | None]:
+    from reins.turn.compose import compose
+
+    before = dataclasses.replace(item, turns=a.turn - 1, round=a.round)
+    policy = a.policy if a.policy in RETRY_POLICIES else None  # else the quest's own
+    try:
+        prompt = compose(quest, before, log[: a.turn - 1], policy=policy)
+    except Exception as exc:  # the quest's render failed on this payload: show why, not a 500
+        return f"(the prompt cannot be composed again: {type(exc).__name__}: {exc})", False
+    matches = None if not a.prompt_digest else prompt.digest() == a.prompt_digest
+    return prompt.text(), matches
+
+
+def _diff(before: str | None, after: str | None) -> tuple[DiffLine, ...]:
+    if before is None or after is None or before == after:
+        return ()
+    lines = difflib.unified_diff(
+        before.splitlines(), after.splitlines(), "previous", "this", lineterm="", n=2
+    )
+    out = []
+    for line in list(lines)[2:]:  # the ---/+++ header names nothing useful here
+        sign = line[:1] if line[:1] in "+-@" else " "
+        out.append(DiffLine(sign, line[1:] if sign in "+- " else line))
+    return tuple(out)
+
+
+def timeline(store: Store, quest: Quest | None, key: str) -> Timeline:
+    """Raises NotFound for an unknown key."""
+    item, log = store.snapshot(key)
+    turns = []
+    previous: str | None = None
+    for a in log:
+        prompt, matches = None, None
+        if quest is not None and a.kind is not AttemptKind.HUMAN:
+            prompt, matches = _prompt(quest, item, log, a)
+        turns.append(Turn(a, label(a), prompt, matches, _diff(previous, a.submission)))
+        if a.submission is not None:
+            previous = a.submission
+    payload = json.dumps(item.payload, indent=2, ensure_ascii=False, sort_keys=True)
+    return Timeline(item, payload, tuple(turns))

@@ -1,0 +1,331 @@
+"""``reins hook``: Claude Code's Stop hook on recorded payloads, and install/uninstall."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from reins import SQLiteStore
+from reins.agents.hook import Blocks, Payload, Standing, decide
+from reins.cli import make_group
+from reins.store.model import Item, State
+
+REPO = Path(__file__).resolve().parent.parent
+TINY = "tests.conftest:TINY"
+
+# Payloads as Claude Code sends them (its hooks reference: the Stop event's input).
+FIRST_STOP = {
+    "session_id": "abc123",
+    "transcript_path": "/home/ann/.claude/projects/demo/abc123.jsonl",
+    "cwd": "/home/ann/demo",
+    "permission_mode": "default",
+    "hook_event_name": "Stop",
+    "stop_hook_active": False,
+}
+CONTINUED_STOP = {**FIRST_STOP, "stop_hook_active": True}
+
+
+def seeded(folder: Path, keys: tuple[str, ...] = ("a", "b", "c")) -> Path:
+    with SQLiteStore.open(folder / "tiny.reins.db", create=True) as led:
+        led.add((k, {"word": k}) for k in keys)
+    return folder / "tiny.reins.db"
+
+
+def hook(
+    folder: Path, payload: dict[str, Any] | str, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """``reins hook stop`` as Claude Code runs it: a process, the payload on stdin."""
+    text = payload if isinstance(payload, str) else json.dumps(payload)
+    return subprocess.run(
+        [sys.executable, "-m", "reins.cli", "--quest", TINY, "hook", "stop", *args],
+        input=text,
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO), "REINS_DRIVER": "ann"},
+        check=False,
+    )
+
+
+def blocked(run: subprocess.CompletedProcess[str]) -> str:
+    """The reason of a block; fails if the hook let the agent stop."""
+    assert run.returncode == 0, run.stderr
+    decision = json.loads(run.stdout)
+    assert set(decision) == {"decision", "reason"} and decision["decision"] == "block"
+    return str(decision["reason"])
+
+
+def allowed(run: subprocess.CompletedProcess[str]) -> str:
+    """Why the hook let the agent stop (its stderr); fails if it blocked or exited non-zero."""
+    assert run.returncode == 0 and run.stdout == "", (run.returncode, run.stdout)
+    return run.stderr
+
+
+def record(ledger: Path, key: str, answer: str) -> None:
+    from reins.turn.submit import submit
+    from tests.conftest import TINY as quest
+
+    with SQLiteStore.open(ledger) as led:
+        submit(led, quest, key, answer, driver="ann")
+
+
+# -- the decision, as a function --------------------------------------------------------
+
+
+def standing(**overrides: Any) -> Standing:
+    values: dict[str, Any] = {
+        "total": 3, "remaining": 2, "free": 2, "turns": 5, "mine": None, "board": ("[ ] b",),
+    }  # fmt: skip
+    return Standing(**{**values, **overrides})
+
+
+def test_the_decision_blocks_while_work_is_left_and_counts_only_stalled_continuations() -> None:
+    first, again = Payload("s"), Payload("s", stop_hook_active=True)
+    one = decide(standing(), first, None, max_blocks=3)
+    assert one.block and one.blocks == Blocks(1, 5)
+    assert "block 1 of 3 in a row without a new recorded turn" in one.reason
+    two = decide(standing(), again, one.blocks, max_blocks=3)
+    assert two.block and two.blocks == Blocks(2, 5)
+    moved = decide(standing(turns=6), again, two.blocks, max_blocks=3)
+    assert moved.block and moved.blocks == Blocks(1, 6)  # a new turn is progress
+    fresh = decide(standing(), first, Blocks(3, 5), max_blocks=3)
+    assert fresh.block and fresh.blocks == Blocks(1, 5)  # a fresh stop starts over
+    capped = decide(standing(), again, Blocks(3, 5), max_blocks=3)
+    assert not capped.block and "blocked 3 time(s) in a row" in capped.reason
+
+
+def test_the_decision_lets_the_agent_stop_when_nothing_is_left_for_it() -> None:
+    stop = Payload("s")
+    assert not decide(standing(remaining=0, free=0), stop, None, max_blocks=3).block
+    others = decide(standing(free=0), stop, None, max_blocks=3)
+    assert not others.block and "leased to other drivers" in others.reason
+    mine = Item("a", State.TODO, 1, lease_owner="mcp-1", lease_expires=1e12)
+    assert decide(standing(free=0, mine=mine), stop, None, max_blocks=3).block
+    budget = decide(standing(turns=10), stop, None, max_blocks=3, max_turns=10)
+    assert not budget.block and "hook_max_turns 10" in budget.reason
+
+
+# -- the hook, as Claude Code runs it ------------------------------------------------------
+
+
+def test_it_blocks_with_the_board_and_the_next_step_while_items_are_free(tmp_path: Path) -> None:
+    seeded(tmp_path)
+    reason = blocked(hook(tmp_path, FIRST_STOP))
+    assert reason.startswith("reins: 3 of 3 item(s) are still to do, and you cannot declare")
+    assert "[ ] a  (tries 0)\n[ ] b  (tries 0)\n[ ] c  (tries 0)\n" in reason
+    assert "Next: Take the next item (MCP tool next_item, or `reins next`)" in reason
+    assert "(stop hook: block 1 of 3 in a row" in reason
+
+
+def test_it_names_the_item_the_agent_holds(tmp_path: Path) -> None:
+    seeded(tmp_path)
+    with SQLiteStore.open(tmp_path / "tiny.reins.db") as led:
+        led.lease("ann", ttl=600)
+    reason = blocked(hook(tmp_path, FIRST_STOP))
+    assert "[>] a  (tries 0, ann is on it)" in reason
+    assert "Next: Finish 'a' and submit it" in reason
+
+
+def test_it_lets_the_agent_stop_when_every_item_is_locked(tmp_path: Path) -> None:
+    ledger = seeded(tmp_path, ("a",))
+    record(ledger, "a", "good")
+    assert "all 1 item(s) are locked" in allowed(hook(tmp_path, FIRST_STOP))
+
+
+def test_it_lets_the_agent_stop_when_the_rest_is_leased_to_others(tmp_path: Path) -> None:
+    seeded(tmp_path, ("a", "b"))
+    with SQLiteStore.open(tmp_path / "tiny.reins.db") as led:
+        led.lease("bob", ttl=600)
+        led.lease("eve", ttl=600)
+    assert "the 2 item(s) left are all leased to other drivers" in allowed(
+        hook(tmp_path, FIRST_STOP)
+    )
+
+
+def test_the_cap_lets_a_stalled_agent_stop_and_a_new_turn_resets_it(tmp_path: Path) -> None:
+    ledger = seeded(tmp_path)
+    assert "block 1 of 3" in blocked(hook(tmp_path, FIRST_STOP))
+    assert "block 2 of 3" in blocked(hook(tmp_path, CONTINUED_STOP))
+    record(ledger, "a", "bad")  # progress
+    assert "block 1 of 3" in blocked(hook(tmp_path, CONTINUED_STOP))
+    assert "block 2 of 3" in blocked(hook(tmp_path, CONTINUED_STOP))
+    assert "block 3 of 3" in blocked(hook(tmp_path, CONTINUED_STOP))
+    why = allowed(hook(tmp_path, CONTINUED_STOP))
+    assert "blocked 3 time(s) in a row without a new recorded turn" in why
+    # Another session keeps its own count; a fresh stop of this one starts over.
+    assert "block 1 of 3" in blocked(hook(tmp_path, {**CONTINUED_STOP, "session_id": "x"}))
+    assert "block 1 of 3" in blocked(hook(tmp_path, FIRST_STOP))
+
+
+def test_the_cap_and_a_turn_budget_come_from_reins_toml(tmp_path: Path) -> None:
+    ledger = seeded(tmp_path)
+    (tmp_path / "reins.toml").write_text("[reins]\nhook_max_blocks = 1\nhook_max_turns = 2\n")
+    assert "block 1 of 1" in blocked(hook(tmp_path, FIRST_STOP))
+    assert "blocked 1 time(s) in a row" in allowed(hook(tmp_path, CONTINUED_STOP))
+    record(ledger, "a", "bad")
+    record(ledger, "a", "bad")
+    assert "the turn budget is reached (2 of hook_max_turns 2" in allowed(
+        hook(tmp_path, FIRST_STOP)
+    )
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("missing", "no ledger at tiny.reins.db"),
+        ("broken", "tiny.reins.db"),
+        ("toml", "reins.toml"),
+        ("stdin", "the hook's input is not JSON"),
+        ("payload", "not a JSON object with a session_id"),
+    ],
+)
+def test_a_failure_of_its_own_lets_the_agent_stop_and_says_why(
+    tmp_path: Path, setup: str, message: str
+) -> None:
+    """A broken tool must not trap the agent: exit 0, nothing on stdout, the cause on stderr."""
+    payload: dict[str, Any] | str = FIRST_STOP
+    if setup != "missing":
+        seeded(tmp_path)
+    if setup == "broken":
+        (tmp_path / "tiny.reins.db").write_bytes(b"this is not a ledger" * 100)
+    if setup == "toml":
+        (tmp_path / "reins.toml").write_text("[reins]\nhook_max_blocks = 'many'\n")
+    if setup == "stdin":
+        payload = "{not json"
+    if setup == "payload":
+        payload = {"hook_event_name": "Stop"}
+    why = allowed(hook(tmp_path, payload))
+    assert why.startswith("reins hook: ") and why.rstrip().endswith("letting the agent stop")
+    assert message.lower() in why.lower()
+
+
+def test_it_finds_the_driver_of_the_mcp_session_its_agent_started(tmp_path: Path) -> None:
+    """The agent (here, this test process) started both the MCP server and the hook."""
+    mcp = pytest.importorskip("mcp")
+    import anyio
+    from mcp.client.stdio import stdio_client
+
+    from tests.test_mcp import call, server
+
+    seeded(tmp_path, ("a", "b"))
+    with SQLiteStore.open(tmp_path / "tiny.reins.db") as led:
+        led.lease("bob", ttl=600)  # the oldest free item, a, goes to bob
+    reasons: list[str] = []
+
+    async def session() -> None:
+        params = server(tmp_path)
+        with (tmp_path / "server.log").open("a") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (r, w),
+                mcp.ClientSession(r, w) as s,
+            ):
+                await s.initialize()
+                prompt, _ = await call(s, "next_item")
+                assert prompt[0].startswith("# item b ")
+                # Every item is leased, one of them to this agent's session: it must finish it.
+                reasons.append(blocked(hook(tmp_path, FIRST_STOP)))
+        # The session ended: its lease is given back, so b is free for the next one to take.
+        reasons.append(blocked(hook(tmp_path, FIRST_STOP)))
+
+    anyio.run(session)
+    assert "Next: Finish 'b' and submit it" in reasons[0]
+    assert "[ ] b  (tries 0)" in reasons[1] and "Next: Take the next item" in reasons[1]
+
+
+# -- install / uninstall ------------------------------------------------------------------
+
+SETTINGS = """{
+    "permissions": {"allow": ["Bash(make test)"]},
+    "hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "./check.sh"}]}
+        ],
+        "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]
+    }
+}
+"""
+SERVERS = '{"mcpServers": {"files": {"command": "npx", "args": ["files-server"]}}}'
+
+
+def reins(*args: str) -> Any:
+    return CliRunner().invoke(make_group(), list(args), catch_exceptions=False)
+
+
+def test_install_merges_and_uninstall_restores_every_byte(tmp_path: Path) -> None:
+    claude = tmp_path / ".claude"
+    claude.mkdir()
+    (claude / "settings.json").write_text(SETTINGS)
+    (tmp_path / ".mcp.json").write_text(SERVERS)
+    out = reins("--quest", "emails", "hook", "install", "claude", "--project", str(tmp_path))
+    assert out.exit_code == 0, out.output
+    settings = json.loads((claude / "settings.json").read_text())
+    assert settings["permissions"] == {"allow": ["Bash(make test)"]}
+    assert settings["hooks"]["PreToolUse"] == json.loads(SETTINGS)["hooks"]["PreToolUse"]
+    stops = settings["hooks"]["Stop"]
+    assert stops[0] == {"hooks": [{"type": "command", "command": "say done"}]}
+    command = stops[1]["hooks"][0]["command"]
+    assert command.endswith("--quest emails hook stop")
+    servers = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]
+    assert servers["files"] == {"command": "npx", "args": ["files-server"]}
+    assert servers["reins"]["args"][-3:] == ["--quest", "emails", "mcp"]
+    assert (claude / "settings.json.reins-backup").read_text() == SETTINGS
+    assert (tmp_path / ".mcp.json.reins-backup").read_text() == SERVERS
+    again = CliRunner().invoke(
+        make_group(), ["hook", "install", "claude", "--project", str(tmp_path)]
+    )
+    assert again.exit_code == 2 and "installed already" in again.stderr
+
+    out = reins("hook", "uninstall", "--project", str(tmp_path), "--json")
+    assert json.loads(out.stdout)["files"] == [".claude/settings.json", ".mcp.json"]
+    assert (claude / "settings.json").read_text() == SETTINGS
+    assert (tmp_path / ".mcp.json").read_text() == SERVERS
+    assert sorted(p.name for p in tmp_path.rglob("*")) == [".claude", ".mcp.json", "settings.json"]
+
+
+def test_uninstall_removes_only_its_own_entries_from_an_edited_file(tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(SETTINGS)
+    reins("hook", "install", "claude", "--project", str(tmp_path))
+    path = tmp_path / ".claude" / "settings.json"
+    edited = json.loads(path.read_text())
+    edited["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "mine"}]})
+    path.write_text(json.dumps(edited))
+    reins("hook", "uninstall", "--project", str(tmp_path))
+    after = json.loads(path.read_text())
+    original = json.loads(SETTINGS)
+    original["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "mine"}]})
+    assert after == original
+    assert not (tmp_path / ".mcp.json").exists()  # it created that one: gone again
+
+
+def test_install_into_a_bare_project_and_back_leaves_nothing(tmp_path: Path) -> None:
+    out = reins("hook", "install", "claude", "--project", str(tmp_path), "--json")
+    assert json.loads(out.stdout)["files"] == [".claude/settings.json", ".mcp.json"]
+    settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    assert list(settings) == ["hooks"] and list(settings["hooks"]) == ["Stop"]
+    reins("hook", "uninstall", "--project", str(tmp_path))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_install_refuses_what_it_cannot_merge_and_writes_nothing(tmp_path: Path) -> None:
+    theirs = '{"mcpServers": {"reins": {"command": "someone-elses"}}}'
+    (tmp_path / ".mcp.json").write_text(theirs)
+    out = CliRunner().invoke(
+        make_group(), ["hook", "install", "claude", "--project", str(tmp_path)]
+    )
+    assert out.exit_code == 2 and "an MCP server named 'reins' already" in out.stderr
+    assert [p.name for p in tmp_path.iterdir()] == [".mcp.json"]
+    (tmp_path / ".mcp.json").write_text("{broken")
+    out = CliRunner().invoke(
+        make_group(), ["hook", "install", "claude", "--project", str(tmp_path)]
+    )
+    assert out.exit_code == 2 and "is not valid JSON" in out.stderr
+    out = CliRunner().invoke(make_group(), ["hook", "uninstall", "--project", str(tmp_path)])
+    assert out.exit_code == 2 and "not installed" in out.stderr

@@ -1,0 +1,358 @@
+"""The dashboard's routes and their security, through Starlette's TestClient, on both engines.
+
+Pages read through the Store protocol; actions go through the human lane and record the same
+turns as the CLI; a state-changing request without the CSRF token, from another origin, to a
+read-only server, or off loopback without the access token is refused and writes nothing; and
+everything a generator wrote is escaped on every page.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from starlette.exceptions import StarletteDeprecationWarning
+
+from reins import Quest
+from reins.cli import make_group
+from reins.store.model import AttemptKind, State
+from reins.store.protocol import Store
+from reins.testing import FakeBackend
+from reins.testing.harness import SQLiteHarness, StoreHarness
+from reins.turn import submit
+from reins.web.app import create_app
+from reins.web.report import write_html
+from reins.web.security import Guard
+from tests.conftest import TINY, not_bad
+from tests.loopkit import loop
+
+with warnings.catch_warnings():
+    # Starlette 1.x asks for httpx2 in its test client; httpx (reins' own client) still works.
+    warnings.simplefilter("ignore", StarletteDeprecationWarning)
+    from starlette.testclient import TestClient
+
+LOCAL = "http://127.0.0.1:8765"
+HOSTILE_KEY = "<script>alert('key')</script>"
+HOSTILE_ANSWER = "meh <img src=x onerror=alert('submission')> </pre></td>"
+RAW_MARKERS = ("<script>alert", "<img src=x", "</pre></td>\n<")
+# The same quest after its gate changed: "meh" no longer raises doubt.
+LENIENT = dataclasses.replace(TINY, rules=[not_bad])
+
+
+@dataclasses.dataclass
+class Ledger:
+    store: Store
+    location: str
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ledger]:
+    """A ledger of the tiny quest with a REVIEW item, a FAIL then PASS, a hostile item."""
+    harness: StoreHarness
+    if request.param == "sqlite":
+        harness = SQLiteHarness(tmp_path)
+    else:
+        harness = request.getfixturevalue("postgres_harness")
+    location = harness.create()
+    store = harness.open(location)
+    try:
+        store.add([(k, {"word": k}) for k in ("a", "b", "c", "d", HOSTILE_KEY)])
+        submit(store, TINY, "a", "bad one\nsecond line", driver="ann")
+        submit(store, TINY, "a", "good one\nsecond line", driver="ann")
+        submit(store, TINY, "b", "meh", driver="ann")
+        submit(store, TINY, "c", "meh too", driver="ann")
+        submit(store, TINY, HOSTILE_KEY, HOSTILE_ANSWER, driver="<b>bo</b>")
+        yield Ledger(store, location)
+    finally:
+        store.close()
+
+
+def client(
+    store: Store,
+    quest: Quest | None = TINY,
+    *,
+    guard: Guard | None = None,
+    read_only: bool = False,
+    base_url: str = LOCAL,
+) -> TestClient:
+    app = create_app(
+        store,
+        quest,
+        guard or Guard.for_host("127.0.0.1"),
+        read_only=read_only,
+        by="web-user",
+    )
+    return TestClient(app, base_url=base_url, follow_redirects=False)
+
+
+def csrf_of(html: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found is not None, "the page carries no CSRF token"
+    return found.group(1)
+
+
+def counts_on(html: str) -> dict[str, int]:
+    return {s: int(n) for s, n in re.findall(r'data-count="(\w+)">(\d+)<', html)}
+
+
+def test_the_board_shows_the_counts_status_reports(ledger: Ledger) -> None:
+    page = client(ledger.store).get("/")
+    assert page.status_code == 200
+    stats = ledger.store.stats()
+    want = {s.value: n for s, n in stats.counts.items()} | {"total": stats.total}
+    assert counts_on(page.text) == want
+    assert want["REVIEW"] == 3 and want["PASS"] == 1
+    assert 'data-figure="remaining">1<' in page.text
+    assert "not-meh" in page.text and "not-bad" in page.text  # the rules table
+    assert page.headers["content-security-policy"].startswith("default-src 'none'")
+    assert page.headers["x-frame-options"] == "DENY"
+
+
+def test_the_pulse_moves_when_a_turn_lands(ledger: Ledger) -> None:
+    web = client(ledger.store)
+    before = web.get("/api/pulse").json()["version"]
+    assert web.get("/api/pulse").json()["version"] == before
+    submit(ledger.store, TINY, "d", "bad", driver="ann")
+    after = web.get("/api/pulse").json()["version"]
+    assert after != before
+    fragment = web.get("/?fragment=1").text
+    assert "<html" not in fragment and counts_on(fragment)["TODO"] == 1
+
+
+def test_accept_and_reject_record_what_reins_resolve_records(ledger: Ledger) -> None:
+    web = client(ledger.store)
+    page = web.get("/review")
+    assert page.status_code == 200 and ">b</a>" in page.text and ">c</a>" in page.text
+    token = csrf_of(page.text)
+    accepted = web.post(
+        "/review/resolve",
+        data={"csrf": token, "key": "b", "decision": "accept", "note": "fine in context"},
+    )
+    assert accepted.status_code == 303 and accepted.headers["location"].startswith("/review")
+    rejected = web.post(
+        "/review/resolve",
+        data={"csrf": token, "key": "c", "decision": "reject", "note": "no", "by": "cy"},
+    )
+    assert rejected.status_code == 303
+    assert ledger.store.get("b").state is State.PASS
+    assert ledger.store.get("c").state is State.DONE
+    for key, action, who, note in (("b", "accept", "web-user", "fine in context"),):
+        last = ledger.store.snapshot(key)[1][-1]
+        assert (last.kind, last.action, last.driver, last.note) == (
+            AttemptKind.HUMAN,
+            action,
+            who,
+            note,
+        )
+    assert ledger.store.snapshot("c")[1][-1].driver == "cy"
+    # The human table's rules hold here too: a settled item cannot be settled again.
+    again = web.post(
+        "/review/resolve", data={"csrf": token, "key": "b", "decision": "reject", "note": "x"}
+    )
+    assert again.status_code == 409 and ledger.store.get("b").state is State.PASS
+    assert ">b</a>" not in web.get("/review").text
+
+
+def test_a_post_without_the_csrf_token_is_refused_and_writes_nothing(ledger: Ledger) -> None:
+    web = client(ledger.store)
+    before = ledger.store.snapshot("b")
+    form = {"key": "b", "decision": "accept", "note": "sneaky"}
+    assert web.post("/review/resolve", data=form).status_code == 403
+    assert web.post("/review/resolve", data={**form, "csrf": "guess"}).status_code == 403
+    # From another site, even a right token (were it ever leaked) is refused.
+    token = csrf_of(web.get("/review").text)
+    foreign = web.post(
+        "/review/resolve",
+        data={**form, "csrf": token},
+        headers={"origin": "http://evil.example"},
+    )
+    assert foreign.status_code == 403
+    assert web.post("/item/reopen", data={"key": "a", "reason": "x"}).status_code == 403
+    assert ledger.store.snapshot("b") == before
+    assert ledger.store.get("a").state is State.PASS
+    # Another server's token is not this one's.
+    other = client(ledger.store)
+    assert other.post("/review/resolve", data={**form, "csrf": token}).status_code == 403
+    assert ledger.store.snapshot("b") == before
+
+
+def test_off_loopback_every_request_needs_the_token(ledger: Ledger) -> None:
+    guard = Guard.for_host("0.0.0.0")
+    assert guard.token is not None
+    web = client(ledger.store, guard=guard, base_url="http://192.0.2.7:8765")
+    for path in ("/", "/items", "/review", "/api/pulse", "/item?key=a", "/static/reins.js"):
+        assert web.get(path).status_code == 401, path
+    assert web.get("/", params={"token": "wrong"}).status_code == 401
+    assert web.get("/", headers={"authorization": "Bearer nope"}).status_code == 401
+    assert web.post("/review/resolve", data={"key": "b"}).status_code == 401
+    # The printed link sets a cookie and takes the token out of the address.
+    opened = web.get("/items", params={"token": guard.token, "state": "REVIEW"})
+    assert opened.status_code == 303 and opened.headers["location"] == "/items?state=REVIEW"
+    assert "reins_token" in opened.headers["set-cookie"]
+    assert "httponly" in opened.headers["set-cookie"].lower()
+    assert web.get("/items?state=REVIEW").status_code == 200  # the cookie carries it
+    bearer = client(ledger.store, guard=guard, base_url="http://192.0.2.7:8765")
+    auth = {"authorization": f"Bearer {guard.token}"}
+    assert bearer.get("/", headers=auth).status_code == 200
+
+
+def test_on_loopback_a_foreign_host_name_is_refused(ledger: Ledger) -> None:
+    """A site that points its own name at 127.0.0.1 (DNS rebinding) reads nothing."""
+    assert client(ledger.store, base_url="http://rebind.example:8765").get("/").status_code == 421
+    for host in ("http://localhost:8765", "http://[::1]:8765", LOCAL):
+        assert client(ledger.store, base_url=host).get("/").status_code == 200, host
+    with_token = Guard.for_host("127.0.0.1", token=True)
+    assert client(ledger.store, guard=with_token).get("/").status_code == 401
+
+
+def test_read_only_offers_no_action_and_refuses_every_post(ledger: Ledger) -> None:
+    web = client(ledger.store, read_only=True)
+    review = web.get("/review").text
+    assert "<form" not in review and "read-only" in review
+    assert "<form" not in web.get("/item?key=a").text
+    before = ledger.store.snapshot("b")
+    form = {"key": "b", "decision": "accept", "note": "x", "csrf": "anything"}
+    assert web.post("/review/resolve", data=form).status_code in (404, 405)
+    assert web.post("/item/reopen", data={"key": "a", "reason": "x"}).status_code in (404, 405)
+    assert ledger.store.snapshot("b") == before
+    # Without the quest there is no human table to act by: no forms either.
+    assert "<form" not in client(ledger.store, quest=None).get("/review").text
+
+
+def test_what_a_generator_wrote_is_escaped_on_every_page(ledger: Ledger, tmp_path: Path) -> None:
+    web = client(ledger.store)
+    key = {"key": HOSTILE_KEY}
+    pages = {
+        "board": web.get("/").text,
+        "items": web.get("/items").text,
+        "search": web.get("/items", params={"q": "<script>"}).text,
+        "item": web.get("/item", params=key).text,
+        "review": web.get("/review").text,
+        "rejudge": client(ledger.store, LENIENT).get("/rejudge").text,
+        "missing": web.get("/item", params={"key": "<script>alert('x')</script>"}).text,
+    }
+    report = tmp_path / "report.html"
+    write_html(ledger.store, TINY, report)
+    pages["report"] = report.read_text()
+    for name, html in pages.items():
+        for raw in RAW_MARKERS:
+            assert raw not in html, (name, raw)
+    assert "&lt;script&gt;alert(&#39;key&#39;)&lt;/script&gt;" in pages["item"]
+    assert "&lt;img src=x onerror=alert(&#39;submission&#39;)&gt;" in pages["item"]
+    assert "&lt;b&gt;bo&lt;/b&gt;" in pages["item"]
+    assert "&lt;script&gt;" in pages["search"] and "&lt;script&gt;" in pages["rejudge"]
+
+
+def test_items_filter_search_sort_and_page(ledger: Ledger) -> None:
+    web = client(ledger.store)
+
+    def keys(**query: str) -> list[str]:
+        page = web.get("/items", params=query)
+        assert page.status_code == 200
+        return re.findall(r'class="key">([^<]*)<', page.text)
+
+    assert keys(state="REVIEW") == ["b", "c", "&lt;script&gt;alert(&#39;key&#39;)&lt;/script&gt;"]
+    assert keys(rule="not-meh", q="b") == ["b"]
+    assert keys(q="script", state="REVIEW") == ["&lt;script&gt;alert(&#39;key&#39;)&lt;/script&gt;"]
+    assert keys(round="1", state="TODO") == ["d"]
+    assert keys(round="2") == []
+    assert keys(sort="newest", limit="2")[0].startswith("&lt;script&gt;")
+    first = web.get("/items", params={"limit": "2"}).text
+    assert re.findall(r'class="key">([^<]*)<', first) == ["a", "b"]
+    following = re.search(r'href="/items\?([^"]+)" id="next-page"', first)
+    assert following is not None
+    second = web.get("/items?" + following.group(1).replace("&amp;", "&")).text
+    assert re.findall(r'class="key">([^<]*)<', second) == ["c", "d"]
+    assert web.get("/items", params={"state": "NOPE"}).status_code == 400
+    assert web.get("/items", params={"round": "x"}).status_code == 400
+    assert web.get("/items", params={"limit": "100000"}).status_code == 400
+
+
+def test_the_item_page_is_the_whole_log_with_diffs(ledger: Ledger) -> None:
+    web = client(ledger.store)
+    page = web.get("/item", params={"key": "a"}).text
+    assert page.count('class="turn kind-judged"') == 2
+    assert "Say &#39;good&#39; for a." in page  # each turn's prompt, composed again
+    assert "## Your last submission failed the gate" in page  # turn 2 quotes turn 1's FAIL
+    assert '<span class="ddel">-bad one</span>' in page
+    assert '<span class="dadd">+good one</span>' in page
+    assert "<td>not-bad</td><td>answer</td>" in page  # facts: rule, where, expected, actual
+    assert web.get("/item", params={"key": "zzz"}).status_code == 404
+
+
+def test_reopen_from_the_item_page_records_a_new_round(ledger: Ledger) -> None:
+    web = client(ledger.store)
+    page = web.get("/item", params={"key": "a"}).text
+    done = web.post(
+        "/item/reopen", data={"csrf": csrf_of(page), "key": "a", "reason": "check again"}
+    )
+    assert done.status_code == 303
+    item, log = ledger.store.snapshot("a")
+    assert (item.state, item.round) == (State.TODO, 2)
+    assert (log[-1].action, log[-1].note, log[-1].driver) == ("reopen", "check again", "web-user")
+    assert 'class="turn kind-human"' in web.get("/item", params={"key": "a"}).text
+
+
+def test_the_rejudge_preview_lists_changes_and_records_nothing(ledger: Ledger) -> None:
+    before = ledger.store.stats()
+    page = client(ledger.store, LENIENT).get("/rejudge", params={"state": "REVIEW"})
+    assert page.status_code == 200
+    assert re.findall(
+        r"<td>REVIEW</td>\s*<td>REVIEW \(not-meh\)</td>\s*<td>PASS \(-\)</td>", page.text
+    )
+    assert ">b</a>" in page.text and ">c</a>" in page.text
+    assert ledger.store.stats() == before
+    same = client(ledger.store).get("/rejudge").text
+    assert ">b</a>" not in same  # under the gate that judged them nothing changes
+
+
+def test_a_loop_recorded_prompt_is_shown_with_its_digest_checked(tmp_path: Path) -> None:
+    from reins import SQLiteStore
+
+    path = tmp_path / "tiny.reins.db"
+    with SQLiteStore.open(path, create=True) as led:
+        led.add([("k", {"word": "k"})])
+    loop(path, FakeBackend(["bad", "good"]))
+    with SQLiteStore.open(path) as led:
+        page = client(led).get("/item", params={"key": "k"}).text
+    assert page.count("matches the recorded digest") == 2
+    assert "via fake" in page
+
+
+def test_reins_report_writes_a_self_contained_page(ledger: Ledger, tmp_path: Path) -> None:
+    def reins(*args: str) -> str:
+        argv = ["--quest", "tests.conftest:TINY", "--ledger", ledger.location, *args]
+        out = CliRunner().invoke(make_group(), argv, catch_exceptions=False)
+        assert out.exit_code == 0, out.output
+        return out.stdout
+
+    target = tmp_path / "report.html"
+    assert json.loads(reins("report", "--html", str(target), "--json")) == {"html": str(target)}
+    html = target.read_text()
+    status = json.loads(reins("status", "--json"))
+    assert counts_on(html) == {**status["counts"], "total": status["total"]}
+    # Nothing to fetch: no script, no stylesheet link, no address but the page's own.
+    assert "<script" not in html and "<link" not in html
+    assert not re.findall(r'(?:src|href)="(?!#)', html)
+    assert "Review queue" in html and "<form" not in html
+    figures = json.loads(reins("report", "--json"))
+    assert figures["counts"] == status["counts"] and figures["remaining"] == 1
+    assert figures["rules"]["not-meh"] == {"fired": 3, "root_cause": 3}
+    text = reins("report")
+    assert "REVIEW 3" in text and "remaining 1" in text and "not-meh" in text
+
+
+def test_a_quest_that_cannot_render_an_item_still_shows_its_log(ledger: Ledger) -> None:
+    def broken(item: object) -> str:
+        raise KeyError("word")
+
+    page = client(ledger.store, dataclasses.replace(TINY, render=broken)).get("/item?key=a")
+    assert page.status_code == 200
+    assert "the prompt cannot be composed again: KeyError" in page.text
+    assert "good one" in page.text
