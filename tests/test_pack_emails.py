@@ -9,10 +9,6 @@ from pathlib import Path
 
 import pytest
 
-# The check library lands on main from its own branch; until it is merged the packs' gates
-# name checks that do not exist yet.
-pytest.importorskip("reins.checks.python")
-
 from reins import Item, Outcome, Quest, State, Verdict
 from reins.gate.graph import Graph
 from reins.packs import folder, load_pack
