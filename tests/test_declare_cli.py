@@ -170,3 +170,21 @@ def test_the_example_pack_judges_with_the_standard_checks() -> None:
         verdict = quest.judge.evaluate(ctx)
         outcomes.append((verdict.outcome.value, verdict.root_cause))
     assert outcomes == [("PASS", None), ("FAIL", "capitals"), ("FAIL", "shape")]
+
+
+def test_pack_entry_points_load_the_pack_even_when_it_has_python_code() -> None:
+    """``reins.packs:<name>_pack`` is what the ``reins.quests`` entry points name; a pack with a
+    module of its own (``reins.packs.ifeval``) must not shadow it once imported."""
+    import importlib
+    from importlib.metadata import entry_points
+
+    import reins.packs
+
+    named = {ep.name: ep.value for ep in entry_points(group="reins.quests")}
+    for name in ("ifeval", "news5w1h"):
+        assert named.get(name) == f"reins.packs:{name}_pack"
+    importlib.import_module("reins.packs.ifeval")
+    quest = reins.packs.example_pack()
+    assert quest.name == "example"
+    with pytest.raises(AttributeError):
+        reins.packs.nothing_pack  # noqa: B018

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner, Result
 
 from reins import SQLiteStore
+from reins.cli import make_group
 from reins.errors import ConfigError
 from reins.loop import LoopOptions
-from reins.loop.compare import compare_retry, passes_by_try
+from reins.loop.compare import compare_retry
+from reins.store.walk import passes_by_try
 from reins.testing import FakeBackend, FakeCall
 from tests.conftest import TINY
-from tests.loopkit import make_ledger
+from tests.loopkit import make_ledger, registered
 
 FAST = LoopOptions(concurrency=2, error_backoff=0.0, export_every=0.05)
 
@@ -66,3 +70,55 @@ def test_unknown_policy_and_no_items_are_refused() -> None:
         compare_retry(TINY, [("a", None)], learner, ["sideways"])
     with pytest.raises(ConfigError, match="no items"):
         compare_retry(TINY, [], learner, ["facts"])
+
+
+# -- the command: reins report ---------------------------------------------------------------
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    for var in ("REINS_QUEST", "REINS_LEDGER", "REINS_MODEL", "REINS_STRONG_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    return make_ledger(tmp_path / "tiny.reins.db")
+
+
+def cli(*args: str) -> Result:
+    return CliRunner().invoke(make_group(), ["--quest", "tests.conftest:TINY", *args])
+
+
+def test_report_shows_passes_by_try_after_a_loop(here: Path) -> None:
+    with registered(learner=learner()):
+        assert cli("loop", "--model", "fake:learner").exit_code == 0
+    out = cli("report")
+    assert out.exit_code == 0, out.output
+    assert "passes by try  1: 0  2: 2  3: 0   (0 → 2 → 2 of 3)" in out.output
+    data = json.loads(cli("report", "--json").output)
+    assert data["passes_by_try"] == {"1": 0, "2": 2, "3": 0}
+
+
+def test_report_retry_compare_runs_each_policy_and_leaves_the_ledger(here: Path) -> None:
+    before = here.read_bytes()
+    with registered(learner=learner()):
+        out = cli(
+            "report", "--retry-compare", "facts", "--retry-compare", "fresh", "-m", "fake:learner"
+        )
+        data = json.loads(
+            cli(
+                "report", "--retry-compare", "facts", "-m", "fake:learner", "--items", "1", "--json"
+            ).output
+        )
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert lines[0] == "3 item(s), model fake:learner: passes after each try"
+    assert lines[2].split() == ["facts", "0", "2", "2", "1", "0", "5"]
+    assert lines[3].split() == ["fresh", "0", "0", "0", "1", "2", "7"]
+    assert data["runs"][0]["items"] == 1 and data["runs"][0]["cumulative"] == [0, 1, 1]
+    assert here.read_bytes() == before
+
+
+def test_report_retry_compare_needs_a_model(here: Path) -> None:
+    out = cli("report", "--retry-compare", "facts")
+    assert out.exit_code == 2 and "needs --model" in out.output
+    out = cli("report", "--retry-compare", "sideways", "-m", "fake:x")
+    assert out.exit_code == 2 and "sideways" in out.output

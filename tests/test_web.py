@@ -356,3 +356,18 @@ def test_a_quest_that_cannot_render_an_item_still_shows_its_log(ledger: Ledger) 
     assert page.status_code == 200
     assert "the prompt cannot be composed again: KeyError" in page.text
     assert "good one" in page.text
+
+
+def test_tries_to_lock_counts_the_try_that_locked() -> None:
+    from reins.store.model import Activity, Mark
+    from reins.web.charts import tries_to_lock
+
+    at = "2026-12-01T00:00:00+00:00"
+    marks = (
+        Mark(at, AttemptKind.JUDGED, State.PASS, 0),  # passed on the first answer
+        Mark(at, AttemptKind.JUDGED, State.TODO, 1),  # a FAIL: not a lock
+        Mark(at, AttemptKind.JUDGED, State.REVIEW, 1),  # doubt raised on the second
+        Mark(at, AttemptKind.JUDGED, State.DONE, 3),  # the third FAIL locked it
+        Mark(at, AttemptKind.HUMAN, State.PASS, 1),  # a person's accept is not the gate's lock
+    )
+    assert tries_to_lock(Activity(marks, len(marks))) == {1: 1, 2: 1, 3: 1}

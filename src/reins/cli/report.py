@@ -6,8 +6,11 @@ import click
 
 from reins.cli.app import Env, emit_json, pass_env
 from reins.cli.work import json_option
+from reins.quest import RETRY_POLICIES
+from reins.store.walk import passes_by_try
 
 TOP_RULES = 10
+DEFAULT_TRIES = 3  # the passes-by-try columns shown when no quest says its max_tries
 
 
 @click.command()
@@ -17,15 +20,61 @@ TOP_RULES = 10
     metavar="FILE",
     help="Write a self-contained HTML report (board, charts, rule tables, review queue).",
 )
+@click.option(
+    "--retry-compare",
+    "policies",
+    metavar="POLICY",
+    multiple=True,
+    type=click.Choice(RETRY_POLICIES),
+    help="Run the ledger's items again under this retry policy (repeat for several), each on a "
+    "fresh temporary ledger, and compare passes by try. Needs --model.",
+)
+@click.option(
+    "--model",
+    "-m",
+    metavar="SPEC",
+    envvar="REINS_MODEL",
+    help="The backend every --retry-compare run uses (see `reins backends`).",
+)
+@click.option(
+    "--items",
+    "limit",
+    type=click.IntRange(min=1),
+    help="--retry-compare on the first N items of the ledger only.",
+)
+@click.option(
+    "--concurrency",
+    "-c",
+    type=click.IntRange(1, 4096),
+    default=1,
+    show_default=True,
+    help="Items in flight at once in each --retry-compare run.",
+)
 @json_option
 @pass_env
-def report(env: Env, html_path: str | None, as_json: bool) -> None:
-    """The run's figures: counts, remaining, tries to lock, rules; --html FILE for a page.
+def report(
+    env: Env,
+    html_path: str | None,
+    policies: tuple[str, ...],
+    model: str | None,
+    limit: int | None,
+    concurrency: int,
+    as_json: bool,
+) -> None:
+    """The run's figures: counts, passes by try, tries to lock, rules; --html FILE for a page.
 
-    Text (or --json) gives counts per state, work remaining, the tries each item had used when
-    the gate locked it, and the rules fired most. With --html FILE, a self-contained HTML page
-    to mail or attach to a PR: it needs no network to view.
+    Text (or --json) gives counts per state, work remaining, how many items passed on each try
+    (try 1 is what a one-shot run gets; the later tries are what the ratchet bought), the tries
+    each item had used when the gate locked it, and the rules fired most. With --html FILE, a
+    self-contained HTML page to mail or attach to a PR: it needs no network to view.
+
+    With --retry-compare POLICY… --model SPEC, the same items run again under each policy on
+    one backend, each on its own temporary ledger (yours is not touched), and the passes by try
+    are compared.
     """
+    if policies:
+        retry_compare(env, policies, model, limit, concurrency, as_json)
+        return
     store, quest = env.ledger(), env.quest_if_given()
     if html_path is not None:
         try:
@@ -45,12 +94,14 @@ def report(env: Env, html_path: str | None, as_json: bool) -> None:
     b = board(store, quest)
     tries = {bar.label: bar.value for bar in b.tries_to_lock}
     rules = b.rules[:TOP_RULES]
+    passes = passes_by_try(store, quest.max_tries if quest else DEFAULT_TRIES)
     if as_json:
         emit_json(
             {
                 "counts": {c.state: c.n for c in b.counts},
                 "total": b.total,
                 "remaining": b.remaining,
+                "passes_by_try": {str(t): n for t, n in enumerate(passes, start=1)},
                 "tries_to_lock": tries,
                 "tries_to_lock_sampled": b.chart.sampled,
                 "rules": {r.rule: {"fired": r.fired, "root_cause": r.root} for r in rules},
@@ -59,6 +110,7 @@ def report(env: Env, html_path: str | None, as_json: bool) -> None:
         return
     click.echo("  ".join(f"{c.state} {c.n}" for c in b.counts))
     click.echo(f"total {b.total}  remaining {b.remaining}  ({b.progress:.1f}% locked)")
+    click.echo(passes_line(passes, b.total))
     if tries:
         note = " (estimated from a sample of the log)" if b.chart.sampled else ""
         click.echo("tries to lock  " + "  ".join(f"{k}: {v}" for k, v in tries.items()) + note)
@@ -67,3 +119,55 @@ def report(env: Env, html_path: str | None, as_json: bool) -> None:
         width = max(len(r.rule) for r in rules)
         for r in rules:
             click.echo(f"  {r.rule:<{width}} {r.fired:>6} / {r.root}")
+
+
+def passes_line(passes: tuple[int, ...], total: int) -> str:
+    """``passes by try  1: 11  2: 5  3: 4   (11 → 16 → 20 of 60)``: what each try added."""
+    cumulative, running = [], 0
+    for n in passes:
+        running += n
+        cumulative.append(str(running))
+    each = "  ".join(f"{t}: {n}" for t, n in enumerate(passes, start=1))
+    return f"passes by try  {each}   ({' → '.join(cumulative)} of {total})"
+
+
+def retry_compare(
+    env: Env,
+    policies: tuple[str, ...],
+    model: str | None,
+    limit: int | None,
+    concurrency: int,
+    as_json: bool,
+) -> None:
+    """``report --retry-compare``: the ledger's items under each policy, on one backend."""
+    import itertools
+
+    from reins.backends.registry import resolve
+    from reins.loop import LoopOptions
+    from reins.loop.compare import compare_retry
+    from reins.store.walk import iter_items
+
+    if not model:
+        raise click.UsageError("--retry-compare needs --model SPEC (or REINS_MODEL)")
+    quest = env.quest
+    resolve(model)  # a bad spec fails here, before any run
+    items = [(i.key, i.payload) for i in itertools.islice(iter_items(env.ledger()), limit)]
+    runs = compare_retry(
+        quest,
+        items,
+        lambda: resolve(model),
+        policies,
+        options=LoopOptions(concurrency=concurrency),
+    )
+    if as_json:
+        emit_json({"model": model, "runs": [r.to_json() for r in runs]})
+        return
+    tries = max(len(r.passes) for r in runs)
+    head = "".join(f"{'try ' + str(t):>8}" for t in range(1, tries + 1))
+    click.echo(f"{len(items)} item(s), model {model}: passes after each try")
+    click.echo(f"{'policy':<16}{head}{'REVIEW':>8}{'DONE':>6}{'turns':>7}")
+    for r in runs:
+        cells = "".join(f"{n:>8}" for n in r.cumulative)
+        click.echo(f"{r.policy:<16}{cells}{r.review:>8}{r.done:>6}{r.turns:>7}")
+        if r.stopped != "done":
+            click.echo(f"  ({r.policy}: the run ended early: {r.stopped}: {r.message})")

@@ -9,7 +9,6 @@ try. Nothing is written to the user's ledger.
 from __future__ import annotations
 
 import tempfile
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,7 +21,7 @@ from reins.loop.run import run
 from reins.quest import RETRY_POLICIES, Quest
 from reins.store.model import State
 from reins.store.protocol import Store
-from reins.store.walk import iter_items
+from reins.store.walk import passes_by_try
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,16 +64,6 @@ class PolicyRun:
             "stopped": self.stopped,
             "message": self.message,
         }
-
-
-def passes_by_try(store: Store, max_tries: int) -> tuple[int, ...]:
-    """Items in PASS, by the try on which they passed (``tries`` counts the FAILs before).
-
-    Reads the PASS items only, a page at a time: cheap beside the log of every attempt.
-    """
-    found: Counter[int] = Counter(item.tries + 1 for item in iter_items(store, state=State.PASS))
-    last = max([max_tries, *found]) if found else max_tries
-    return tuple(found.get(t, 0) for t in range(1, last + 1))
 
 
 def compare_retry(

@@ -3,8 +3,9 @@ their items and a README with the source and licence).
 
 ``reins -q NAME`` loads the pack NAME; ``reins packs`` lists them; ``reins new --pack NAME DIR``
 copies one for editing. Each pack is also an entry point of the ``reins.quests`` group
-(``ifeval = "reins.packs:ifeval"``): this module answers any pack's name with a function that
-loads it.
+(``ifeval = "reins.packs:ifeval_pack"``): this module answers ``<name>_pack`` with a function
+that loads it. (Not the bare name: a pack with Python code of its own is also a subpackage,
+and once imported, ``reins.packs.<name>`` is that module.)
 """
 
 from __future__ import annotations
@@ -59,13 +60,17 @@ def load_pack(name: str) -> Quest:
     return load_folder(folder(name))
 
 
-def __getattr__(name: str) -> Callable[[], Quest]:
-    """``reins.packs.<name>``: a function loading that pack (what entry points point at)."""
-    if name.startswith("_") or not (HERE / name / "quest.toml").is_file():
-        raise AttributeError(f"module 'reins.packs' has no attribute {name!r}")
+SUFFIX = "_pack"
+
+
+def __getattr__(attr: str) -> Callable[[], Quest]:
+    """``reins.packs.<name>_pack``: a function loading pack NAME (what entry points name)."""
+    name = attr.removesuffix(SUFFIX)
+    if name == attr or name.startswith("_") or not (HERE / name / "quest.toml").is_file():
+        raise AttributeError(f"module 'reins.packs' has no attribute {attr!r}")
 
     def load() -> Quest:
         return load_pack(name)
 
-    load.__name__ = name
+    load.__name__ = attr
     return load

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
@@ -44,6 +45,16 @@ def iter_items(
         if page.next is None:
             return
         after = page.next
+
+
+def passes_by_try(store: Store, max_tries: int) -> tuple[int, ...]:
+    """Items in PASS, by the try on which they passed (``tries`` counts the FAILs before).
+
+    Reads the PASS items only, a page at a time: cheap beside the log of every attempt.
+    """
+    found = Counter(item.tries + 1 for item in iter_items(store, state=State.PASS))
+    last = max([max_tries, *found]) if found else max_tries
+    return tuple(found.get(t, 0) for t in range(1, last + 1))
 
 
 def entries(store: Store) -> Iterator[tuple[Item, list[Attempt]]]:

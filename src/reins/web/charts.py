@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from reins.store.model import Activity
+from reins.store.model import Activity, State
 
 WIDTH = 600
 HEIGHT = 160
@@ -57,12 +57,17 @@ def bars(values: dict[int, int] | dict[str, int]) -> tuple[Bar, ...]:
 
 
 def tries_to_lock(activity: Activity) -> dict[int, int]:
-    """How many tries each item had used when the gate locked it, from the activity's marks,
-    scaled to the whole log when the marks are a sample."""
+    """The try on which the gate locked each item (1 = the first answer), from the activity's
+    marks, scaled to the whole log when the marks are a sample.
+
+    ``tries_after`` counts FAILs: a PASS or REVIEW on the first answer leaves it at 0, while
+    the FAIL that locks an item DONE is itself the last try.
+    """
     found: dict[int, int] = {}
     for mark in activity.marks:
         if mark.locked:
-            found[mark.tries_after] = found.get(mark.tries_after, 0) + 1
+            n = mark.tries_after if mark.state_after is State.DONE else mark.tries_after + 1
+            found[n] = found.get(n, 0) + 1
     scale = activity.total / len(activity.marks) if activity.marks else 1.0
     return {k: round(v * scale) for k, v in found.items()}
 
