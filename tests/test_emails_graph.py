@@ -52,7 +52,8 @@ def test_the_catalog_shows_the_edges_and_no_mx_by_default() -> None:
 
 
 def test_the_mx_counter_fails_a_domain_without_mx_and_looks_each_domain_up_once() -> None:
-    source = "a@nomx.example, b@nomx.example and c@ok.example"
+    # local parts compare case-sensitively (RFC 5321 §2.4): the text writes B as the answer does
+    source = "a@nomx.example, B@nomx.example and c@ok.example"
     resolver = FakeResolver(domains={"nomx.example": False, "ok.example": True})
     graph = build_graph(RULES, mx=True, resolver=resolver)
     verdict = graph.evaluate(ctx("a@nomx.example", "B@NOMX.example", "c@ok.example", source=source))

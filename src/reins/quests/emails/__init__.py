@@ -2,8 +2,10 @@
 
 ``reins --quest emails scan [FILE|DIR …]`` seeds one item per text file (the shipped samples
 when no argument is given). A submission is JSON: ``{"addresses": ["a@b.example", …]}`` (a bare
-list is accepted too). The gate checks syntax, that every address is literally in the text,
-that none of the text's addresses is missing, and sends free-mail addresses to a human.
+list is accepted too). The gate checks syntax, that every address is a mailbox of the text
+(whole, not a message id), that none of the text's mailboxes is missing, and sends free-mail
+addresses to a human. What counts as a mailbox, and when two are the same, is
+:mod:`reins.verify.mailaddr`'s to say (the ``emails`` pack judges with it too).
 """
 
 from __future__ import annotations
@@ -19,15 +21,11 @@ from reins.gate import Context, Fact, Level, Outcome, Verdict, excerpt, rule
 from reins.quest import Quest, Seed
 from reins.quests.emails.graph import build_graph
 from reins.store.model import Item
+from reins.verify import mailaddr
 
 SAMPLES = Path(__file__).with_name("samples")
 MAX_TEXT = 64 * 1024
 
-# A practical address pattern: dot-atom local part, dotted domain with a letter TLD.
-ADDRESS = re.compile(
-    r"(?<![\w.+-])[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
-    r"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,}(?![\w-])"
-)
 FREE_MAIL = frozenset(
     {
         "gmail.com",
@@ -62,11 +60,8 @@ COACHING = {
 
 
 def find_addresses(text: str) -> list[str]:
-    """The addresses written literally in ``text``, in order, each once (case-insensitive)."""
-    seen: dict[str, str] = {}
-    for m in ADDRESS.finditer(text):
-        seen.setdefault(m.group(0).lower(), m.group(0))
-    return list(seen.values())
+    """The mailboxes written in ``text``, in order, each once, as first written."""
+    return mailaddr.addresses(text)
 
 
 def seed(args: Sequence[str]) -> Iterator[Seed]:
@@ -120,28 +115,28 @@ def prepare(item: Item, raw: str) -> Context | Verdict:
 @rule("address-syntax", Level.FAIL, "every entry is a well-formed e-mail address")
 def address_syntax(ctx: Context) -> Fact | None:
     for i, address in enumerate(ctx.submission):
-        if not ADDRESS.fullmatch(address):
+        if mailaddr.parse(address) is None:
             return Fact(where=f"addresses[{i}]", expected="name@domain.tld", actual=address)
     return None
 
 
-@rule("address-in-source", Level.FAIL, "every address appears literally in the text")
+@rule("address-in-source", Level.FAIL, "every address is a mailbox written whole in the text")
 def address_in_source(ctx: Context) -> Fact | None:
-    source = ctx.source.lower()
+    found = {a.key for a in mailaddr.mailboxes(ctx.source)}
     for i, address in enumerate(ctx.submission):
-        if address and address.lower() not in source:
+        if address and mailaddr.key(address) not in found:
             return Fact(
                 where=f"addresses[{i}]",
                 expected="an address written in the text",
-                actual=address,
+                actual=f"{address}: {mailaddr.why_absent(ctx.source, address)}",
             )
     return None
 
 
 @rule("address-missing", Level.FAIL, "no address of the text is left out")
 def address_missing(ctx: Context) -> Fact | None:
-    given = {a.lower() for a in ctx.submission}
-    missing = [a for a in find_addresses(ctx.source) if a.lower() not in given]
+    given = {k for a in ctx.submission if (k := mailaddr.key(a)) is not None}
+    missing = [a for a in mailaddr.addresses(ctx.source) if mailaddr.key(a) not in given]
     if missing:
         return Fact(
             where="addresses",
@@ -153,17 +148,18 @@ def address_missing(ctx: Context) -> Fact | None:
 
 @rule("address-duplicate", Level.FAIL, "each address is listed once")
 def address_duplicate(ctx: Context) -> Fact | None:
-    seen: set[str] = set()
+    seen: set[object] = set()
     for i, address in enumerate(ctx.submission):
-        if address.lower() in seen:
+        same = mailaddr.key(address) or address
+        if same in seen:
             return Fact(where=f"addresses[{i}]", expected="each address once", actual=address)
-        seen.add(address.lower())
+        seen.add(same)
     return None
 
 
 @rule("free-mail", Level.REVIEW, "free-mail addresses are checked by a person")
 def free_mail(ctx: Context) -> Fact | None:
-    free = [a for a in ctx.submission if a.rpartition("@")[2].lower() in FREE_MAIL]
+    free = [a for a in ctx.submission if a.rpartition("@")[2].strip().lower() in FREE_MAIL]
     if free:
         return Fact(where="addresses", expected="organisation addresses", actual=", ".join(free))
     return None

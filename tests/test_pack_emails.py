@@ -1,0 +1,221 @@
+"""The emails pack: the Python emails quest as documents. Both judge every sample, and real mail,
+the same way, through reins.verify.mailaddr."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+
+from reins import Item, Outcome, Quest, State, Verdict
+from reins.gate.graph import Graph
+from reins.packs import folder, load_pack
+from reins.quests import emails as python_emails
+from reins.turn import judge as judge_turn
+
+PACK = folder("emails")
+SHAPE_RULES = {"reins:json": "json-shape"}  # the loader's rule for an answer that is not JSON
+
+
+@pytest.fixture(scope="module")
+def pack() -> Quest:
+    return load_pack("emails")
+
+
+def item(key: str, text: str) -> Item:
+    return Item(key=key, state=State.TODO, tries=0, payload={"file": f"{key}.txt", "text": text})
+
+
+def samples() -> dict[str, str]:
+    return {key: payload["text"] for key, payload in python_emails.quest.seed([])}
+
+
+def judge(quest: Quest, it: Item, raw: str) -> Verdict:
+    verdict, _ = judge_turn(quest, it, raw)
+    assert isinstance(verdict, Verdict), verdict  # a judge error would be a bug
+    return verdict
+
+
+def answer(*addresses: str) -> str:
+    return json.dumps({"addresses": list(addresses)})
+
+
+def test_the_pack_loads_with_the_quest_s_rules_and_edges(pack: Quest) -> None:
+    catalog = {e.id: e for e in pack.judge.catalog()}
+    python_ids = [r.id for r in python_emails.RULES]
+    assert list(catalog) == ["json-shape", *python_ids]
+    assert catalog["address-syntax"].supersedes == ("address-in-source",)
+    assert set(catalog["json-shape"].supersedes) == set(python_ids)
+    assert catalog["free-mail"].level == "REVIEW"
+    assert pack.manual == python_emails.MANUAL
+    assert len(pack.examples) >= 1
+
+
+def test_the_pack_scans_the_python_quest_s_samples(pack: Quest) -> None:
+    seeds = {key: payload for key, payload in pack.seed([])}
+    assert {k: p["text"] for k, p in seeds.items()} == samples()
+    for path in (PACK / "samples").glob("*.txt"):
+        assert path.read_bytes() == (python_emails.SAMPLES / path.name).read_bytes()
+    assert len(seeds) == len(list(python_emails.SAMPLES.glob("*.txt")))
+
+
+def test_the_prompt_matches_the_python_quest_s(pack: Quest) -> None:
+    for key, text in samples().items():
+        it = Item(key=key, state=State.TODO, tries=0, payload={"file": f"{key}.txt", "text": text})
+        assert pack.render(it).rstrip() == python_emails.render(it).rstrip()
+
+
+def test_free_mail_lists_agree() -> None:
+    load_pack("emails")  # puts the pack's folder on sys.path, where gate.md finds its module
+    checks = importlib.import_module("emails_checks")
+    assert checks.FREE_MAIL == python_emails.FREE_MAIL
+
+
+REAL = """\
+Received: from mx.plotholders.example by mx1.allotment-gazette.example with ESMTPS id 7QxL
+\tfor <committee@allotment-gazette.example>; Thu, 12 Mar 2026 08:01:09 +0000
+Message-ID: <CAKw=3f9bT2+q@mail.plotholders.example>
+In-Reply-To: <seedswap.2026.0310@allotment-gazette.example>
+References: <tomatoes.2026.0309@news.example.net>
+ <seedswap.2026.0310@allotment-gazette.example>
+From: =?UTF-8?Q?Ray_Oka=C3=ABfor?= <R.Okafor@Plotholders.example>
+To: "Allotment committee" <committee@allotment-gazette.example>
+Cc: gwen.ashdown@gmail.com, "plot 14"@plotholders.example
+
+Thanks Gwen. I'll bring envelopes. Please write to R.Okafor@plotholders.example, not
+r.okafor@plotholders.example.org (that one is gone).
+
+On Tue, 10 Mar 2026, Gwen <gwen.ashdown@gmail.com> wrote:
+> See the thread <tomatoes.2026.0309@news.example.net> and ask treasurer@allotment-gazette.example.
+"""
+
+REAL_MAILBOXES = [
+    "committee@allotment-gazette.example",
+    "R.Okafor@Plotholders.example",
+    "gwen.ashdown@gmail.com",
+    '"plot 14"@plotholders.example',
+    "r.okafor@plotholders.example.org",
+    "treasurer@allotment-gazette.example",
+]
+
+
+def test_real_mail_is_read_the_same_by_both() -> None:
+    assert python_emails.find_addresses(REAL) == REAL_MAILBOXES
+
+
+def _answers(text: str) -> list[str]:
+    """Good and bad answers for ``text``: every kind of verdict the gate can give."""
+    found = python_emails.find_addresses(text)
+    out = [
+        answer(*found),
+        json.dumps(found),  # a bare list
+        "```json\n" + answer(*found) + "\n```",
+        answer(*found[:-1]),  # one missing
+        answer(*found, "invented@nowhere.example"),
+        answer(*found, "not an address"),
+        answer(*found, *found[:1]),  # a duplicate
+        answer(*[a.upper() for a in found]),  # the local part's case changed
+        answer(*[a[:-1] for a in found]),  # each cut short
+        answer(*found, "CAKw=3f9bT2+q@mail.plotholders.example"),  # a message id
+        answer(*found, "gwen.ashdown@gmail.com"),
+        answer(" " + found[0] + " ", *found[1:]) if found else answer(" "),
+        answer(),
+        "",
+        "addresses: a@b.example",
+        '{"emails": []}',
+        "[1, 2]",
+        '{"addresses": ["a@b.example"], "extra": 1}',
+        "```json\n{oops\n```",
+    ]
+    if found:
+        out.append(
+            answer(*found, found[0].rpartition("@")[0] + "@" + found[0].rpartition("@")[2].upper())
+        )
+    return out
+
+
+def _same_verdict(expected: Verdict, got: Verdict) -> None:
+    assert got.outcome is expected.outcome
+    root = SHAPE_RULES.get(got.root_cause or "", got.root_cause)
+    assert root == expected.root_cause
+    if expected.root_cause != "json-shape":
+        assert [(f.rule, f.expected, f.actual) for f in got.facts] == [
+            (f.rule, f.expected, f.actual) for f in expected.facts
+        ]
+
+
+@pytest.mark.parametrize("key", sorted(samples()))
+def test_both_judge_every_sample_alike(pack: Quest, key: str) -> None:
+    text = samples()[key]
+    it = item(key, text)
+    for raw in _answers(text):
+        _same_verdict(judge(python_emails.quest, it, raw), judge(pack, it, raw))
+
+
+def test_both_judge_real_mail_alike(pack: Quest) -> None:
+    it = item("real", REAL)
+    outcomes = set()
+    for raw in _answers(REAL):
+        expected = judge(python_emails.quest, it, raw)
+        _same_verdict(expected, judge(pack, it, raw))
+        outcomes.add((expected.outcome, expected.root_cause))
+    # the answers exercise every rule of the gate (the free-mail address rules out a PASS)
+    assert {root for _, root in outcomes} >= {
+        "json-shape",
+        "address-syntax",
+        "address-in-source",
+        "address-missing",
+        "address-duplicate",
+        "free-mail",
+    }
+
+
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        ("CAKw=3f9bT2+q@mail.plotholders.example", "message id (Message-ID field)"),
+        ("tomatoes.2026.0309@news.example.net", "message id (References field)"),
+        ("r.okafor@plotholders.example", "the local part's case matters"),
+        ("R.Okafor@plotholders.example.org", "the local part's case matters"),
+        ("okafor@plotholders.example", "not whole"),
+        ("treasurer@allotment-gazette.exampl", "not whole"),
+        ("ray@plotholders.example", "not in the text"),
+    ],
+)
+def test_an_id_or_near_miss_fails_in_source_with_the_reason(
+    pack: Quest, extra: str, why: str
+) -> None:
+    verdict = judge(pack, item("real", REAL), answer(*REAL_MAILBOXES, extra))
+    assert (verdict.outcome, verdict.root_cause) == (Outcome.FAIL, "address-in-source")
+    assert verdict.facts[0].where == f"submission.addresses[{len(REAL_MAILBOXES)}]"
+    assert verdict.facts[0].actual.startswith(extra + ": ") and why in verdict.facts[0].actual
+
+
+def test_the_real_mail_answer_goes_to_a_person_for_its_free_mail(pack: Quest) -> None:
+    verdict = judge(pack, item("real", REAL), answer(*REAL_MAILBOXES))
+    assert (verdict.outcome, verdict.root_cause) == (Outcome.REVIEW, "free-mail")
+    assert verdict.facts[0].actual == "gwen.ashdown@gmail.com"
+
+
+def test_a_wrong_shape_supersedes_every_address_rule(pack: Quest) -> None:
+    gate = getattr(pack.gate, "inner", pack.gate)
+    assert isinstance(gate, Graph)
+    ctx = pack.prepare(item("real", REAL), '{"addresses": ["x@y.example"], "extra": 1}')
+    assert not isinstance(ctx, Verdict)
+    judgement = gate.judge(ctx)
+    assert judgement.remaining == ("json-shape",)
+    assert judgement.verdict.root_cause == "json-shape"
+
+
+def test_the_pack_folder_is_self_contained(tmp_path: Path) -> None:
+    names = {p.name for p in PACK.iterdir()}
+    assert {
+        "quest.toml",
+        "gate.md",
+        "README.md",
+        "schema.json",
+        "emails_checks.py",
+        "samples",
+    } <= names
