@@ -62,7 +62,7 @@ def test_the_check_is_capped_at_review() -> None:
     spec = spec_of("ai")
     assert spec.ceiling is Level.REVIEW
     check = build("ai", backend="fakeai:x", question="q", doubt_when="no")
-    assert is_ai(Rule("r", Level.REVIEW, "an ai rule", check))  # type: ignore[arg-type]
+    assert is_ai(Rule("r", Level.REVIEW, "an ai rule", check))
 
 
 def test_the_gate_loads_without_building_the_backend() -> None:
