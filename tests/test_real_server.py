@@ -116,7 +116,7 @@ def test_the_example_quest_runs_through_the_openai_backend_on_llama_cpp_server(
     assert summary["event"] == "summary"
     errors = [e for e in events if e.get("kind") == "generation_error"]
     assert summary["generation_errors"] == 0, errors
-    assert summary["items"] == 3 and summary["total"] == 8 and summary["remaining"] == 5
+    assert summary["items"] == 3 and summary["total"] == 11 and summary["remaining"] == 8
     assert summary["judged"] == summary["turns"] >= 3
     assert summary["input_tokens"] > 0 and summary["output_tokens"] > 0
 
