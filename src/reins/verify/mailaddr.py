@@ -392,3 +392,23 @@ def _field_at(fields: list[tuple[int, int, str]], starts: list[int], pos: int) -
     if i >= 0 and fields[i][0] <= pos < fields[i][1]:
         return fields[i][2]
     return ""
+
+
+# Public mail providers: an address at one of them is a person's, not an organisation's.
+FREE_MAIL = frozenset(
+    {
+        "gmail.com",
+        "googlemail.com",
+        "yahoo.com",
+        "hotmail.com",
+        "outlook.com",
+        "live.com",
+        "aol.com",
+        "icloud.com",
+        "proton.me",
+        "protonmail.com",
+        "gmx.com",
+        "mail.com",
+        "yandex.com",
+    }
+)

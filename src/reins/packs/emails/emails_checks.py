@@ -18,24 +18,7 @@ from collections.abc import Mapping
 from reins.gate.rule import Context
 from reins.values import Fact
 from reins.verify import mailaddr
-
-FREE_MAIL = frozenset(
-    {
-        "gmail.com",
-        "googlemail.com",
-        "yahoo.com",
-        "hotmail.com",
-        "outlook.com",
-        "live.com",
-        "aol.com",
-        "icloud.com",
-        "proton.me",
-        "protonmail.com",
-        "gmx.com",
-        "mail.com",
-        "yandex.com",
-    }
-)
+from reins.verify.mailaddr import FREE_MAIL
 
 
 def addresses(ctx: Context) -> list[str] | None:

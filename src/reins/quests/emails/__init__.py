@@ -22,27 +22,11 @@ from reins.quest import Quest, Seed
 from reins.quests.emails.graph import build_graph
 from reins.store.model import Item
 from reins.verify import mailaddr
+from reins.verify.mailaddr import FREE_MAIL
 
 SAMPLES = Path(__file__).with_name("samples")
 MAX_TEXT = 64 * 1024
 
-FREE_MAIL = frozenset(
-    {
-        "gmail.com",
-        "googlemail.com",
-        "yahoo.com",
-        "hotmail.com",
-        "outlook.com",
-        "live.com",
-        "aol.com",
-        "icloud.com",
-        "proton.me",
-        "protonmail.com",
-        "gmx.com",
-        "mail.com",
-        "yandex.com",
-    }
-)
 SHAPE = 'a JSON object {"addresses": ["name@domain", ...]}'
 
 MANUAL = """\
