@@ -107,7 +107,14 @@ def page_where(
         args.append(after or 0)
     for column, value in (("state", state), ("root_cause", rule), ("lease_owner", leased_to)):
         if value is not None:
-            where.append(f"{column} = {mark}")
+            # A lease holder has a handful of items: its index is the one to use. Beside it,
+            # `state = ?` led SQLite down the (state, id) index through every TODO item (15 ms
+            # at 100k items, against 0.03 ms); `column || ''` (same value, no index) steers
+            # both planners to the lease index.
+            shown = (
+                f"{column} || ''" if leased_to is not None and column != "lease_owner" else column
+            )
+            where.append(f"{shown} = {mark}")
             args.append(value.value if isinstance(value, State) else value)
     if round_ is not None:
         # Spelled out so that both planners pick the partial index items_reopened.
