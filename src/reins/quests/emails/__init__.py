@@ -19,10 +19,10 @@ from typing import Any
 from reins.errors import ConfigError
 from reins.gate import Context, Fact, Level, Outcome, Verdict, excerpt, rule
 from reins.quest import Quest, Seed
+from reins.quests.emails import facts
 from reins.quests.emails.graph import build_graph
 from reins.store.model import Item
 from reins.verify import mailaddr
-from reins.verify.mailaddr import FREE_MAIL
 
 SAMPLES = Path(__file__).with_name("samples")
 MAX_TEXT = 64 * 1024
@@ -98,55 +98,27 @@ def prepare(item: Item, raw: str) -> Context | Verdict:
 
 @rule("address-syntax", Level.FAIL, "every entry is a well-formed e-mail address")
 def address_syntax(ctx: Context) -> Fact | None:
-    for i, address in enumerate(ctx.submission):
-        if mailaddr.parse(address) is None:
-            return Fact(where=f"addresses[{i}]", expected="name@domain.tld", actual=address)
-    return None
+    return facts.syntax(ctx.submission, "addresses")
 
 
 @rule("address-in-source", Level.FAIL, "every address is a mailbox written whole in the text")
 def address_in_source(ctx: Context) -> Fact | None:
-    found = {a.key for a in mailaddr.mailboxes(ctx.source)}
-    for i, address in enumerate(ctx.submission):
-        if address and mailaddr.key(address) not in found:
-            return Fact(
-                where=f"addresses[{i}]",
-                expected="an address written in the text",
-                actual=f"{address}: {mailaddr.why_absent(ctx.source, address)}",
-            )
-    return None
+    return facts.in_source(ctx.submission, ctx.source, "addresses")
 
 
 @rule("address-missing", Level.FAIL, "no address of the text is left out")
 def address_missing(ctx: Context) -> Fact | None:
-    given = {k for a in ctx.submission if (k := mailaddr.key(a)) is not None}
-    missing = [a for a in mailaddr.addresses(ctx.source) if mailaddr.key(a) not in given]
-    if missing:
-        return Fact(
-            where="addresses",
-            expected=f"also {', '.join(missing)}",
-            actual=f"{len(ctx.submission)} address(es), {len(missing)} missing",
-        )
-    return None
+    return facts.missing(ctx.submission, ctx.source, "addresses")
 
 
 @rule("address-duplicate", Level.FAIL, "each address is listed once")
 def address_duplicate(ctx: Context) -> Fact | None:
-    seen: set[object] = set()
-    for i, address in enumerate(ctx.submission):
-        same = mailaddr.key(address) or address
-        if same in seen:
-            return Fact(where=f"addresses[{i}]", expected="each address once", actual=address)
-        seen.add(same)
-    return None
+    return facts.duplicate(ctx.submission, "addresses")
 
 
 @rule("free-mail", Level.REVIEW, "free-mail addresses are checked by a person")
 def free_mail(ctx: Context) -> Fact | None:
-    free = [a for a in ctx.submission if a.rpartition("@")[2].strip().lower() in FREE_MAIL]
-    if free:
-        return Fact(where="addresses", expected="organisation addresses", actual=", ".join(free))
-    return None
+    return facts.free_mail(ctx.submission, "addresses")
 
 
 RULES = (address_syntax, address_in_source, address_missing, address_duplicate, free_mail)

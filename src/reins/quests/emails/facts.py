@@ -1,0 +1,68 @@
+"""The facts the emails judgement leaves, shared by the Python ``emails`` quest's rules and the
+``emails`` pack's checks, so the two cannot drift apart.
+
+Each function reads the submitted addresses (already stripped) and, where it needs it, the
+text; ``at`` is where the list sits in the submission (``addresses`` for the Python quest,
+whose ``prepare`` unwraps it; ``submission.addresses`` for the pack's paths).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reins.values import Fact
+from reins.verify import mailaddr
+from reins.verify.mailaddr import FREE_MAIL
+
+
+def syntax(given: Sequence[str], at: str) -> Fact | None:
+    """The first entry that is not one well-formed address."""
+    for i, address in enumerate(given):
+        if mailaddr.parse(address) is None:
+            return Fact(where=f"{at}[{i}]", expected="name@domain.tld", actual=address)
+    return None
+
+
+def in_source(given: Sequence[str], source: str, at: str) -> Fact | None:
+    """The first entry that is not a mailbox written whole in the text, and why not."""
+    found = {a.key for a in mailaddr.mailboxes(source)}
+    for i, address in enumerate(given):
+        if address and mailaddr.key(address) not in found:
+            return Fact(
+                where=f"{at}[{i}]",
+                expected="an address written in the text",
+                actual=f"{address}: {mailaddr.why_absent(source, address)}",
+            )
+    return None
+
+
+def missing(given: Sequence[str], source: str, at: str) -> Fact | None:
+    """The mailboxes of the text the submission leaves out, named."""
+    keys = {k for a in given if (k := mailaddr.key(a)) is not None}
+    left_out = [a for a in mailaddr.addresses(source) if mailaddr.key(a) not in keys]
+    if left_out:
+        return Fact(
+            where=at,
+            expected=f"also {', '.join(left_out)}",
+            actual=f"{len(given)} address(es), {len(left_out)} missing",
+        )
+    return None
+
+
+def duplicate(given: Sequence[str], at: str) -> Fact | None:
+    """The first entry that names a mailbox already listed."""
+    seen: set[object] = set()
+    for i, address in enumerate(given):
+        same = mailaddr.key(address) or address
+        if same in seen:
+            return Fact(where=f"{at}[{i}]", expected="each address once", actual=address)
+        seen.add(same)
+    return None
+
+
+def free_mail(given: Sequence[str], at: str) -> Fact | None:
+    """The free-mail addresses of the submission, for a person to check."""
+    free = [a for a in given if a.rpartition("@")[2].strip().lower() in FREE_MAIL]
+    if free:
+        return Fact(where=at, expected="organisation addresses", actual=", ".join(free))
+    return None
