@@ -58,21 +58,22 @@ def tokens(text: str, *, casefold: bool = False, mode: str = "words") -> list[st
 
 
 class Index:
-    """A source's tokens, indexed by token, to find whole token sequences quickly."""
+    """A source's tokens, to find whole token sequences quickly.
+
+    No token holds whitespace, so the tokens joined by single spaces, with a space at either
+    end, contain ``" " + " ".join(needle) + " "`` exactly when the needle is a whole token
+    sequence of the source; ``str``'s substring search then keeps a hostile value (thousands
+    of repeated words) linear, where comparing token slices at every match of its first token
+    was quadratic.
+    """
 
     def __init__(self, source: str, *, casefold: bool = False, mode: str = "words") -> None:
         self.casefold, self.mode = casefold, mode
-        self.tokens = tokens(source, casefold=casefold, mode=mode)
-        self.positions: dict[str, list[int]] = {}
-        for i, token in enumerate(self.tokens):
-            self.positions.setdefault(token, []).append(i)
+        self.joined = " " + " ".join(tokens(source, casefold=casefold, mode=mode)) + " "
 
     def __contains__(self, text: str) -> bool:
         needle = tokens(text, casefold=self.casefold, mode=self.mode)
-        if not needle:
-            return False
-        n = len(needle)
-        return any(self.tokens[i : i + n] == needle for i in self.positions.get(needle[0], ()))
+        return bool(needle) and f" {' '.join(needle)} " in self.joined
 
 
 def _build(params: Params) -> BuiltCheck:

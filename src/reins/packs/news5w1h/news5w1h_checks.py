@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from datetime import date
+from datetime import date, datetime
 
 from reins.checks import BuiltCheck, spec_of, validate
 from reins.gate.rule import Context
@@ -92,17 +92,17 @@ def _article_date(ctx: Context) -> object:
 def _iso_day(value: object) -> date | None:
     if not isinstance(value, str):
         return None
-    try:
-        return date.fromisoformat(value.strip())
+    try:  # read as the temporal check reads its reference: a date, or a date and time
+        return datetime.fromisoformat(value.strip()).date()
     except ValueError:
         return None
 
 
 def _always_continued(source: list[str], name: list[str]) -> str:
     """The longer name ``name`` is always part of in ``source`` ("" if it stands alone once)."""
-    if not name:
-        return ""
     n = len(name)
+    if not name or n > len(source):  # a hostile name longer than the article is never in it
+        return ""
     longer = ""
     for i in range(len(source) - n + 1):
         if source[i : i + n] != name:
