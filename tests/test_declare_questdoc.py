@@ -94,6 +94,27 @@ def test_a_glob_of_text_files_keys_each_by_its_path_and_reads_its_text(tmp_path:
     assert [f.actual for f in verdict.facts] == ["delta"]
 
 
+def test_items_that_are_not_utf8_are_refused_with_their_line(capitals: Path) -> None:
+    (capitals / "items.jsonl").write_bytes(b'{"country": "A"}\n{"country": "\xff"}\n')
+    with pytest.raises(DocumentError, match=r"items\.jsonl:2: not UTF-8"):
+        seeds(load_quest(str(capitals)))
+    text = (capitals / "quest.toml").read_text(encoding="utf-8")
+    (capitals / "quest.toml").write_text(text.replace("items.jsonl", "items.csv"), "utf-8")
+    for body in (b"country,capital\nPeru,L\xffma\n", b"coun\xfftry,capital\nPeru,Lima\n"):
+        (capitals / "items.csv").write_bytes(body)
+        with pytest.raises(DocumentError, match=r"items\.csv(:\d+)?: not UTF-8"):
+            seeds(load_quest(str(capitals)))
+
+
+def test_a_scan_argument_may_be_an_absolute_glob(capitals: Path, tmp_path: Path) -> None:
+    texts = tmp_path / "elsewhere" / "texts"
+    (texts / "sub").mkdir(parents=True)
+    (texts / "a.txt").write_text("alpha", encoding="utf-8")
+    (texts / "sub" / "b.txt").write_text("beta", encoding="utf-8")
+    found = seeds(load_quest(str(capitals)), [str(texts / "**" / "*.txt")])
+    assert [s.key for s in found] == ["a", "sub/b"]
+
+
 def test_scan_arguments_replace_the_source(capitals: Path, tmp_path: Path) -> None:
     other = tmp_path / "more.jsonl"
     other.write_text('{"country": "Chile", "capital": "Santiago"}\n', encoding="utf-8")
@@ -209,6 +230,7 @@ def test_a_python_quest_whose_example_fails_is_refused_by_load_quest() -> None:
         ("max_tries = 2", 'max_tries = "2"', 14, "must be a whole number"),
         ('version = "1"', 'retry = "sometimes"', 15, "retry must be one of"),
         ('version = "1"', 'escalate_on = ["nope"]', 15, "no rule for"),
+        ('version = "1"', "escalate_on = [{ a = 1 }]", 15, "no rule for"),
         ('output = "json"', 'output = "xml"', 9, '"json" or "text"'),
         ('key = "country"', 'kee = "country"', 6, "unknown key 'kee' in [items]"),
         ('source = "items.jsonl"', 'source = "items.xlsx"', 5, "expected a .jsonl or .csv"),

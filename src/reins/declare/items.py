@@ -84,7 +84,10 @@ class ItemSource:
     def _read(self, ref: str, base: Path) -> Iterator[Seed]:
         path = Path(ref) if Path(ref).is_absolute() else base / ref
         if _GLOB.search(ref):
-            yield from self._texts(base, ref)
+            # the pattern's fixed folders become the base: pathlib globs relative patterns only
+            parts = path.parts
+            fixed = _first_glob(parts)
+            yield from self._texts(Path(*parts[:fixed]), str(Path(*parts[fixed:])))
         elif path.is_dir():
             pattern = Path(self.source).name if _GLOB.search(self.source) else "*.txt"
             yield from self._texts(path, f"**/{pattern}")
@@ -117,14 +120,15 @@ class ItemSource:
         import json
 
         try:
-            handle = path.open(encoding="utf-8")
+            handle = path.open("rb")  # decoded line by line, so a bad byte names its line
         except OSError as exc:
             raise DocumentError(str(path), 0, 0, f"cannot read: {exc}") from None
         with handle:
-            for n, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
+            for n, raw in enumerate(handle, start=1):
                 try:
+                    line = raw.decode("utf-8")
+                    if not line.strip():
+                        continue
                     data = json.loads(line.rstrip("\r\n"))
                 except json.JSONDecodeError as exc:
                     raise DocumentError(str(path), n, exc.colno, f"not JSON: {exc.msg}") from None
@@ -141,16 +145,18 @@ class ItemSource:
             raise DocumentError(str(path), 0, 0, f"cannot read: {exc}") from None
         with handle:
             reader = csv.DictReader(handle)
-            if reader.fieldnames is None or self.key not in reader.fieldnames:
-                found = ", ".join(reader.fieldnames or []) or "none"
-                raise DocumentError(
-                    str(path), 1, 0, f"no {self.key!r} column (the key); columns: {found}"
-                )
-            try:
+            try:  # the reader decodes as it goes: a bad byte surfaces in any read
+                if reader.fieldnames is None or self.key not in reader.fieldnames:
+                    found = ", ".join(reader.fieldnames or []) or "none"
+                    raise DocumentError(
+                        str(path), 1, 0, f"no {self.key!r} column (the key); columns: {found}"
+                    )
                 for row in reader:
                     yield self._item(dict(row), str(path), reader.line_num)
             except csv.Error as exc:
                 raise DocumentError(str(path), reader.line_num, 0, str(exc)) from None
+            except UnicodeDecodeError as exc:
+                raise DocumentError(str(path), reader.line_num, 0, f"not UTF-8: {exc}") from None
 
     def _item(self, data: Any, path: str, line: int) -> Seed:
         if not isinstance(data, dict):

@@ -244,11 +244,11 @@ class Doc:
             )
         escalate = self.get("judge", "escalate_on", list, [])
         for rule_id in escalate:
-            if rule_id not in ids:
+            if not isinstance(rule_id, str) or rule_id not in ids:
                 raise self.error(
                     "judge",
                     "escalate_on",
-                    f"escalate_on names {rule_id!r}, which gate.md has no rule for",
+                    f"escalate_on names {rule_id!r:.60}, which gate.md has no rule for",
                 )
         if self.get("judge", "allow_proposals", bool, False):
             raise self.error("judge", "allow_proposals", "allow_proposals = true is not supported")
