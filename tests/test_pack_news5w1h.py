@@ -285,6 +285,16 @@ def test_an_undated_article_goes_to_a_person_not_to_a_fail(
     assert judgement.superseded == {"when-consistent": ("article-dated",)}
 
 
+def test_an_article_dated_with_a_time_is_dated_as_the_temporal_check_reads_it(
+    quest: Quest, items: dict[str, Item]
+) -> None:
+    payload = dict(items["bridge-closure"].payload)
+    payload["date"] += "T10:00:00"
+    timed = Item(key="timed", state=State.TODO, tries=0, payload=payload)
+    verdict = quest.judge.evaluate(_context(quest, timed, **GOOD["bridge-closure"]))
+    assert verdict.outcome is Outcome.PASS, verdict.facts
+
+
 @pytest.mark.parametrize(
     "answer",
     [
