@@ -312,6 +312,17 @@ def test_the_rejudge_preview_lists_changes_and_records_nothing(ledger: Ledger) -
     assert ">b</a>" not in same  # under the gate that judged them nothing changes
 
 
+def test_another_site_cannot_set_a_rejudge_preview_off(ledger: Ledger) -> None:
+    web = client(ledger.store, LENIENT)
+    for site in ("cross-site", "same-site"):  # same-site: another port of this host
+        page = web.get("/rejudge", headers={"sec-fetch-site": site})
+        assert page.status_code == 403 and ">b</a>" not in page.text
+    ours = web.get(
+        "/rejudge", params={"state": "REVIEW"}, headers={"sec-fetch-site": "same-origin"}
+    )
+    assert ours.status_code == 200 and ">b</a>" in ours.text
+
+
 def test_a_loop_recorded_prompt_is_shown_with_its_digest_checked(tmp_path: Path) -> None:
     from reins import SQLiteStore
 
@@ -371,3 +382,15 @@ def test_tries_to_lock_counts_the_try_that_locked() -> None:
         Mark(at, AttemptKind.HUMAN, State.PASS, 1),  # a person's accept is not the gate's lock
     )
     assert tries_to_lock(Activity(marks, len(marks))) == {1: 1, 2: 1, 3: 1}
+
+
+def test_serve_on_a_port_in_use_is_a_clear_error(ledger: Ledger) -> None:
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        argv = ["--quest", "tests.conftest:TINY", "--ledger", ledger.location]
+        out = CliRunner().invoke(make_group(), [*argv, "serve", "--port", str(port)])
+    assert out.exit_code == 2, out.output
+    assert f"cannot listen on 127.0.0.1:{port}" in out.output
+    assert "Traceback" not in out.output

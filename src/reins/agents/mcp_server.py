@@ -17,7 +17,7 @@ from reins._version import __version__
 from reins.agents import identity
 from reins.agents.session import AgentSession
 from reins.agents.tools import BY_NAME, GAME
-from reins.errors import ConfigError, NotFound
+from reins.errors import ConfigError, NotFound, ReinsError
 
 
 def _require_sdk() -> None:
@@ -83,7 +83,11 @@ def serve_stdio(session: AgentSession) -> None:
     async def heartbeat() -> None:
         while True:
             await anyio.sleep(beat_every)
-            session.heartbeat()
+            try:
+                session.heartbeat()
+            except ReinsError as exc:  # a busy ledger, say: the next beat tries again; the
+                # session lives on (a lease that does run out is reported at the next submit)
+                print(f"reins mcp: heartbeat failed: {exc}", file=sys.stderr)
 
     async def on_signal() -> None:
         # A client that ends the session may terminate the server instead of closing its stdin.

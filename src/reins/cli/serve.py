@@ -54,6 +54,8 @@ def serve(
         raise web_missing(exc) from exc
     import socket
 
+    from reins.errors import ConfigError
+
     store = env.ledger()
     quest = env.quest_if_given()
     publish = None
@@ -64,8 +66,11 @@ def serve(
         publish = lambda: export(store, results)  # noqa: E731
     guard = Guard.for_host(host, token=want_token)
     app = create_app(store, quest, guard, read_only=read_only, by=by, publish=publish)
-    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-    sock = socket.create_server((host, port), family=family)
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        sock = socket.create_server((host, port), family=family)
+    except OSError as exc:  # a port in use, an unknown host: the user's to fix, not a crash
+        raise ConfigError(f"serve: cannot listen on {host}:{port}: {exc}") from None
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{bound}/" + (f"?token={guard.token}" if guard.token else "")

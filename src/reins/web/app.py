@@ -52,6 +52,7 @@ HEADERS = {
     "Cache-Control": "no-store",
 }
 REVIEW_PAGE = 20
+REJUDGE_PAGE = 50  # items re-judged per preview page: each may run AI or command checks
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,13 +185,19 @@ def create_app(
         quest = site.quest
         if quest is None:
             return _problem(site, 409, "a re-judge preview needs the quest (--quest)")
+        # A preview runs the gate (AI and command checks included) and records nothing, so a
+        # GET carries no CSRF token; what a browser says of its origin keeps another site (an
+        # <img> on any page, or another port of this host) from setting it off.
+        if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+            return _problem(site, 403, "a re-judge preview runs only from this dashboard")
         try:
             wanted = ItemFilter.parse(request.query_params)
         except ValueError as exc:
             return _problem(site, 400, f"bad filter: {exc}")
+        limit = min(wanted.limit, REJUDGE_PAGE)
         found = await site.read(
             lambda: rejudge_preview(
-                site.store, quest, state=wanted.state, after=wanted.after, limit=wanted.limit
+                site.store, quest, state=wanted.state, after=wanted.after, limit=limit
             )
         )
         return _page(site, "rejudge.html", preview=found, filter=wanted, title="re-judge")
