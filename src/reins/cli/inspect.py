@@ -27,7 +27,7 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
     stats = ledger.stats()
     quest = env.quest_if_given()
     current = quest.gate_digest if quest is not None else None
-    older = sum(n for d, n in stats.gates.items() if d != current) if current else None
+    older = stats.older_gate(current)
     if todo:
         import time
 

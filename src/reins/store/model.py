@@ -262,6 +262,11 @@ class Stats:
     def remaining(self) -> int:
         return self.counts.get(State.TODO, 0)
 
+    def older_gate(self, current: str | None) -> int | None:
+        """Items last judged under a gate other than the one of digest ``current`` (None when
+        there is no current gate to compare with)."""
+        return sum(n for d, n in self.gates.items() if d != current) if current else None
+
 
 @dataclass(frozen=True, slots=True)
 class ExportEntry:

@@ -53,15 +53,7 @@ def log_text(item: Item, attempts: Sequence[Attempt], *, full: bool = False) -> 
     out = [f"{item.key}: {item.state}, tries {item.tries}, {len(attempts)} turn(s)"]
     for a in attempts:
         who = a.driver + (f" via {a.usage.backend}" if a.usage.backend else "")
-        what: str = {
-            AttemptKind.JUDGED: a.outcome or "judged",
-            AttemptKind.GENERATION_ERROR: "generation error",
-            AttemptKind.JUDGE_ERROR: "judge error",
-            AttemptKind.HUMAN: f"{a.action} by a person" + (f" ({a.outcome})" if a.outcome else ""),
-        }[a.kind]
-        if a.round > 1:
-            what += f" · round {a.round}"
-        out.append(f"\nturn {a.turn} · {a.recorded_at} · {who} · {what} → {a.state_after}")
+        out.append(f"\nturn {a.turn} · {a.recorded_at} · {who} · {label(a)} → {a.state_after}")
         if a.error:
             out.append(f"  error: {a.error}")
         if a.note:
@@ -74,6 +66,17 @@ def log_text(item: Item, attempts: Sequence[Attempt], *, full: bool = False) -> 
             text = a.submission if full else excerpt(a.submission, 300)
             out.append("  submission: " + text.replace("\n", "\n    "))
     return "\n".join(out) + "\n"
+
+
+def label(a: Attempt) -> str:
+    """What happened in a turn, in a few words: the log's and the dashboard's timeline's."""
+    what = {
+        AttemptKind.JUDGED: a.outcome or "judged",
+        AttemptKind.GENERATION_ERROR: "generation error",
+        AttemptKind.JUDGE_ERROR: "judge error",
+        AttemptKind.HUMAN: f"{a.action} by a person" + (f" ({a.outcome})" if a.outcome else ""),
+    }[a.kind]
+    return what + (f" · round {a.round}" if a.round > 1 else "")
 
 
 def rules_text(catalog: Sequence[CatalogEntry]) -> str:

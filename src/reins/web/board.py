@@ -85,7 +85,7 @@ def board(store: Store, quest: Quest | None) -> Board:
     activity = store.activity()
     total = stats.total
     current = quest.gate_digest if quest is not None else None
-    older = sum(n for d, n in stats.gates.items() if d != current) if current else None
+    older = stats.older_gate(current)
     return Board(
         location=store.location,
         quest=None if quest is None else quest.name,

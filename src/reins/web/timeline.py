@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from reins.quest import RETRY_POLICIES, Quest
 from reins.store.model import Attempt, AttemptKind, Item
 from reins.store.protocol import Store
+from reins.turn.views import label
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,17 +47,6 @@ class Timeline:
     item: Item
     payload: str
     turns: tuple[Turn, ...]
-
-
-def label(a: Attempt) -> str:
-    """What happened in a turn, in a few words (as ``reins log`` says it)."""
-    what = {
-        AttemptKind.JUDGED: a.outcome or "judged",
-        AttemptKind.GENERATION_ERROR: "generation error",
-        AttemptKind.JUDGE_ERROR: "judge error",
-        AttemptKind.HUMAN: f"{a.action} by a person" + (f" ({a.outcome})" if a.outcome else ""),
-    }[a.kind]
-    return what + (f" · round {a.round}" if a.round > 1 else "")
 
 
 def _prompt(quest: Quest, item: Item, log: list[Attempt], a: Attempt) -> tuple[str, bool | None]:
