@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sqlite3
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from reins.cli import make_group
+from reins.packs import folders
 from reins.store.open import open_store
 from reins.testing.harness import SQLiteHarness, StoreHarness
 from tests.conftest import TINY
@@ -285,3 +287,27 @@ def test_a_failed_migration_leaves_the_ledger_untouched_and_says_what_to_do(
         assert "migrating it from schema version 2 to 3 failed" in line and "is mine" in line
         assert "rolled back" in line and "Fix the cause" in line
         assert same()
+
+
+@pytest.mark.parametrize("pack", sorted(folders()))
+def test_new_renames_every_shipped_pack_and_changes_nothing_else(run: Run, pack: str) -> None:
+    assert run("new", "--pack", pack, "copy of it", quest=None).exit_code == 0
+    copied = tomllib.loads(Path("copy of it/quest.toml").read_text(encoding="utf-8"))
+    shipped = tomllib.loads((folders()[pack] / "quest.toml").read_text(encoding="utf-8"))
+    assert copied.pop("name") == "copy-of-it" and shipped.pop("name") == pack
+    assert copied == shipped
+
+
+def test_a_quest_s_own_command_refuses_another_quest_s_ledger(run: Run) -> None:
+    """``for_quest`` hands the group a quest as a value, or as the reference it loads."""
+    made = CliRunner().invoke(make_group(TINY, "tinyq"), ["scan"])
+    assert made.exit_code == 0, made.output
+    same = untouched(SQLiteHarness(Path.cwd()), "tiny.reins.db")
+    theirs = ["--ledger", "tiny.reins.db", "status"]
+    out = CliRunner().invoke(make_group(OTHER, "otherq", OTHER_REF), theirs)
+    assert out.exit_code == 2
+    assert "belongs to quest 'tiny', not to quest 'other' (tests.test_cli_quest_binding:OTHER)" in (
+        out.stderr
+    )
+    assert out.stderr.rstrip().endswith("pass the quest that made it: 'tiny'")
+    assert same()

@@ -200,8 +200,10 @@ class Env:
         from reins.quest import quest_origin
         from reins.store.owner import Owner
 
-        ref = self.settings.quest_ref if self._origin is None else None
-        return Owner(quest.name, self._origin or (quest_origin(ref) if ref else ""))
+        if self._origin is not None:
+            return Owner(quest.name, self._origin)
+        ref = self.settings.quest_ref
+        return Owner(quest.name, quest_origin(ref) if ref else "")
 
     @property
     def ledger_location(self) -> str:
@@ -339,8 +341,8 @@ def make_group(
 ) -> click.Group:
     """Build the command group; with ``quest`` given, ``--quest`` is fixed to it.
 
-    ``origin`` says where that quest comes from (what its ledgers record beside its name);
-    by default, the command ``name``.
+    ``origin`` is a reference that loads that quest (what its ledgers record beside its
+    name, for messages); none for a quest handed over as a value.
     """
 
     @click.group(name=name, cls=LazyGroup, lazy=COMMANDS, context_settings=CONTEXT_SETTINGS)
@@ -381,7 +383,7 @@ def make_group(
             if ctx.invoked_subcommand != "hook":
                 raise
             settings, broken = Settings.resolve(quest=quest_ref, ledger=ledger, config={}), exc
-        ctx.obj = Env(settings, quest, None if quest is None else origin or f"command {name}")
+        ctx.obj = Env(settings, quest, None if quest is None else origin or "")
         ctx.obj.config_error = broken
 
     return group

@@ -9,6 +9,7 @@ before owners were recorded takes the first owner that opens it, once.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
 from reins.errors import WrongQuest
@@ -23,14 +24,17 @@ class Owner:
 
     ``origin`` is where the quest was loaded from (a folder, a pack's name, ``module:attr``, an
     entry point): a reference to pass back as ``--quest``, kept for messages only, so the same
-    quest loaded by a relative and by an absolute path is the same owner.
+    quest loaded by a relative and by an absolute path is the same owner. Empty when the quest
+    was handed over as a value.
     """
 
     name: str
     origin: str = ""
 
     def describe(self) -> str:
-        return f"{self.name!r} ({self.origin})" if self.origin else repr(self.name)
+        """``'name' (origin)``, or ``'name'`` alone when the origin says no more."""
+        said = self.origin and self.origin != self.name
+        return f"{self.name!r} ({self.origin})" if said else repr(self.name)
 
 
 def read(values: dict[str, str]) -> Owner | None:
@@ -46,7 +50,8 @@ def refuse_other(location: str, recorded: Owner | None, given: Owner | None) -> 
     """
     if recorded is None or given is None or recorded.name == given.name:
         return
-    hint = f" --quest {recorded.origin}" if recorded.origin else f" the quest {recorded.name!r}"
+    # An origin is a quest reference; a quest handed over as a value (for_quest) has none.
+    hint = f" --quest {shlex.quote(recorded.origin)}" if recorded.origin else f" {recorded.name!r}"
     raise WrongQuest(
         f"ledger {location} belongs to quest {recorded.describe()}, not to quest "
         f"{given.describe()}; nothing was changed. Point --ledger at another ledger, or pass "
