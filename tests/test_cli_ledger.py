@@ -43,6 +43,7 @@ def test_check_says_a_worked_ledger_is_sound(run: Invoke) -> None:
     assert out.exit_code == 0
     assert json.loads(out.stdout) == {
         "ledger": "tiny.reins.db",
+        "quest": {"name": "tiny", "origin": "tests.conftest:TINY"},
         "sound": True,
         "problems": [],
         "items": 3,

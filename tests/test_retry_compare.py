@@ -13,6 +13,7 @@ from reins.cli import make_group
 from reins.errors import ConfigError
 from reins.loop import LoopOptions
 from reins.loop.compare import compare_retry
+from reins.store.owner import Owner
 from reins.store.walk import passes_by_try
 from reins.testing import FakeBackend, FakeCall
 from tests.conftest import TINY
@@ -80,7 +81,11 @@ def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     for var in ("REINS_QUEST", "REINS_LEDGER", "REINS_MODEL", "REINS_STRONG_MODEL"):
         monkeypatch.delenv(var, raising=False)
-    return make_ledger(tmp_path / "tiny.reins.db")
+    path = tmp_path / "tiny.reins.db"
+    # made for the quest, as `reins scan` makes it: opening it records nothing more
+    with SQLiteStore.open(path, create=True, owner=Owner("tiny", "tests.conftest:TINY")) as led:
+        led.add((k, {"word": k}) for k in "abc")
+    return path
 
 
 def cli(*args: str) -> Result:

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 import reins.store.sqlite.connection as connection
-from reins.errors import CorruptLedger, LedgerError
+from reins.errors import CorruptLedger, LedgerError, WrongQuest
 from reins.store.codec import now_iso
 from reins.store.model import State
+from reins.store.owner import Owner
 from reins.store.sqlite import SQLiteStore
 from reins.store.sqlite.schema import APPLICATION_ID, SCHEMA_VERSION
 from reins.store.walk import iter_items
@@ -262,3 +263,26 @@ def test_hand_written_sql_moves_a_lock_only_with_a_person_s_attempt(
     conn.close()
     assert moved is allowed
     assert (after == before) is not allowed
+
+
+def test_another_quest_s_ledger_in_rollback_journal_mode_is_refused_byte_identical(
+    tmp_path: Path,
+) -> None:
+    """The quest is checked before the switch to WAL, which would rewrite the header."""
+    path = tmp_path / "theirs.db"
+    with SQLiteStore.open(path, create=True, owner=Owner("tiny", "tests.conftest:TINY")) as s:
+        s.add([("a", None)])
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode = DELETE")  # as copied by a tool, or an older reins
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    assert before[18:20] == b"\x01\x01"
+    for create in (False, True):
+        with pytest.raises(WrongQuest, match="belongs to quest 'tiny'"):
+            SQLiteStore.open(path, create=create, owner=Owner("other"))
+    assert path.read_bytes() == before
+    assert names(tmp_path) == ["theirs.db"]
+    with SQLiteStore.open(path, owner=Owner("tiny")) as mine:  # its own quest: WAL from now on
+        assert mine.get("a").key == "a"
+    assert path.read_bytes()[18:20] == b"\x02\x02"

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         NotFound,
         NotTodo,
         ReinsError,
+        WrongQuest,
     )
     from reins.gate import (
         CatalogEntry,
@@ -65,6 +66,7 @@ _WHERE = {
     "LedgerError": "reins.errors",
     "NotFound": "reins.errors",
     "NotTodo": "reins.errors",
+    "WrongQuest": "reins.errors",
     "ReinsError": "reins.errors",
     "CatalogEntry": "reins.gate",
     "Context": "reins.gate",
@@ -115,6 +117,7 @@ __all__ = [
     "State",
     "Store",
     "Verdict",
+    "WrongQuest",
     "__version__",
     "evaluate",
     "load_quest",

@@ -4,6 +4,7 @@
 
     ReinsError                      exit 1
     ├── ConfigError                 bad flag, env var, reins.toml, quest    exit 2
+    │   └── WrongQuest              the ledger belongs to another quest
     ├── NotFound(LookupError)       unknown item, quest or backend          exit 2
     ├── LedgerError                                                         exit 1
     │   ├── CorruptLedger           not a reins ledger, damaged, too new    exit 1
@@ -33,11 +34,44 @@ class ReinsError(Exception):
 
     exit_code = 1
 
+    def fields(self) -> dict[str, object]:
+        """What a program reading ``--json`` errors gets beside the message and the exit code."""
+        return {}
+
 
 class ConfigError(ReinsError):
     """A bad flag, environment variable, ``reins.toml`` entry or quest definition."""
 
     exit_code = 2
+
+
+class WrongQuest(ConfigError):
+    """The ledger belongs to another quest: it was opened under the wrong ``--quest`` or
+    ``--ledger``, and refused before anything was written.
+
+    ``recorded`` and ``given`` are the two quests as ``(name, origin)``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        location: str,
+        recorded: tuple[str, str],
+        given: tuple[str, str],
+    ) -> None:
+        super().__init__(message)
+        self.location, self.recorded, self.given = location, recorded, given
+
+    def fields(self) -> dict[str, object]:
+        def quest(pair: tuple[str, str]) -> dict[str, str]:
+            return {"name": pair[0], "origin": pair[1]}
+
+        return {
+            "ledger": self.location,
+            "ledger_quest": quest(self.recorded),
+            "quest": quest(self.given),
+        }
 
 
 class NotFound(ReinsError, LookupError):

@@ -193,6 +193,18 @@ def load_quest(ref: str) -> Quest:
     return quest
 
 
+def quest_origin(ref: str) -> str:
+    """Where ``ref`` loads its quest from, as a reference that loads it again from anywhere: a
+    folder (or a quest file not named quest.toml) as its absolute path, anything else (a
+    pack's name, ``module:attr``, an entry point) as given."""
+    if not is_folder_ref(ref):
+        return ref
+    from pathlib import Path
+
+    path = Path(ref).resolve()
+    return str(path.parent if path.name == "quest.toml" else path)
+
+
 def is_folder_ref(ref: str) -> bool:
     """Whether ``ref`` names a quest folder or a quest.toml rather than a module or a name."""
     import os.path

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from reins.cli.config import Settings
     from reins.quest import Quest
+    from reins.store.owner import Owner
     from reins.store.protocol import Store
 
 EXIT_NOTHING_LEFT = 3
@@ -155,9 +156,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
 class Env:
     """What every command shares: settings, and the quest and ledger, loaded on first use."""
 
-    def __init__(self, settings: Settings, quest: Quest | None = None) -> None:
+    def __init__(
+        self, settings: Settings, quest: Quest | None = None, origin: str | None = None
+    ) -> None:
         self.settings = settings
         self._quest = quest
+        self._origin = origin  # where a quest given as a value came from (for_quest)
         self._ledger: Store | None = None
         self.json_errors = False  # set by --json: errors are written as JSON too
         # A bad reins.toml under `reins hook`: kept for the stop hook to report, not raised.
@@ -187,6 +191,21 @@ class Env:
         return self.quest
 
     @property
+    def owner(self) -> Owner | None:
+        """The quest a ledger opened here must belong to (None when no quest is configured):
+        its name, compared, and where it was loaded from, for messages."""
+        quest = self.quest_if_given()
+        if quest is None:
+            return None
+        from reins.quest import quest_origin
+        from reins.store.owner import Owner
+
+        if self._origin is not None:
+            return Owner(quest.name, self._origin)
+        ref = self.settings.quest_ref
+        return Owner(quest.name, quest_origin(ref) if ref else "")
+
+    @property
     def ledger_location(self) -> str:
         """A file path (SQLite) or a ``postgresql://`` URL."""
         return self.settings.ledger or f"{self.quest.name}.reins.db"
@@ -198,13 +217,19 @@ class Env:
         return Path(self.settings.results or f"{self.quest.name}-results.jsonl")
 
     def ledger(self, *, create: bool = False) -> Store:
+        """The ledger, opened for this run's quest: one of another quest is refused untouched
+        (:class:`~reins.errors.WrongQuest`); one from before quests were recorded adopts it."""
         if self._ledger is None:
-            from reins.store.open import is_postgres, open_store
+            from reins.store.open import is_postgres, names_schema, open_store
 
             location = self.ledger_location
-            # One schema per quest run on a shared server, unless the URL names one.
-            schema = self.quest.name if is_postgres(location) else None
-            self._ledger = open_store(location, create=create, schema=schema)
+            schema = None
+            if is_postgres(location):  # one schema per quest run, unless the URL names one
+                quest = self.quest_if_given() if names_schema(location) else self.quest
+                schema = quest.name if quest is not None else None
+            store = open_store(location, create=create, schema=schema, owner=self.owner)
+            say_adopted(store)
+            self._ledger = store
         return self._ledger
 
     def close(self) -> None:
@@ -214,6 +239,17 @@ class Env:
 
 
 pass_env = click.make_pass_decorator(Env)
+
+
+def say_adopted(store: Store) -> None:
+    """Say on stderr, once (the ledger now records it), that a ledger adopted its quest."""
+    if store.adopted and store.owner is not None:
+        click.echo(
+            f"reins: ledger {store.location} recorded no quest (it was made by an earlier "
+            f"reins); it now belongs to quest {store.owner.describe()}, and commands of other "
+            "quests on it are refused",
+            err=True,
+        )
 
 
 def emit_json(value: Any) -> None:
@@ -239,7 +275,7 @@ class ReinsGroup(click.Group):
         except ReinsError as exc:
             env = ctx.find_object(Env)
             if env is not None and env.json_errors:
-                emit_json({"error": str(exc), "exit_code": exc.exit_code})
+                emit_json({"error": str(exc), "exit_code": exc.exit_code, **exc.fields()})
                 sys.exit(exc.exit_code)
             fail(str(exc), exc.exit_code)
         except KeyboardInterrupt:
@@ -300,8 +336,14 @@ def load_command(name: str, where: str) -> click.Command:
     return command
 
 
-def make_group(quest: Quest | None = None, name: str = "reins") -> click.Group:
-    """Build the command group; with ``quest`` given, ``--quest`` is fixed to it."""
+def make_group(
+    quest: Quest | None = None, name: str = "reins", origin: str | None = None
+) -> click.Group:
+    """Build the command group; with ``quest`` given, ``--quest`` is fixed to it.
+
+    ``origin`` is a reference that loads that quest (what its ledgers record beside its
+    name, for messages); none for a quest handed over as a value.
+    """
 
     @click.group(name=name, cls=LazyGroup, lazy=COMMANDS, context_settings=CONTEXT_SETTINGS)
     @click.option(
@@ -341,7 +383,7 @@ def make_group(quest: Quest | None = None, name: str = "reins") -> click.Group:
             if ctx.invoked_subcommand != "hook":
                 raise
             settings, broken = Settings.resolve(quest=quest_ref, ledger=ledger, config={}), exc
-        ctx.obj = Env(settings, quest)
+        ctx.obj = Env(settings, quest, None if quest is None else origin or "")
         ctx.obj.config_error = broken
 
     return group
@@ -362,6 +404,7 @@ def for_quest(quest: Quest | str, *, name: str | None = None) -> Callable[[], No
             q = load_quest(quest) if isinstance(quest, str) else quest
         except ReinsError as exc:
             fail(str(exc), exc.exit_code)
-        make_group(q, name or q.name)(prog_name=name or q.name)
+        origin = quest if isinstance(quest, str) else None
+        make_group(q, name or q.name, origin)(prog_name=name or q.name)
 
     return main

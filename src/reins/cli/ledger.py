@@ -24,15 +24,18 @@ def check(env: Env, as_json: bool) -> None:
     """Verify the ledger's invariants by scanning it (exits 9 if any is violated).
 
     Turn counts match the logs, states and tries match the last attempts, nothing follows a
-    lock, tries never go down, the kept counters match the items.
+    lock, tries never go down, the kept counters match the items. Says which quest the ledger
+    belongs to; under another quest it is refused, as by every command.
     """
     store = env.ledger()
     problems = store.check()
     stats = store.stats()
+    owner = store.owner
     if as_json:
         emit_json(
             {
                 "ledger": store.location,
+                "quest": None if owner is None else {"name": owner.name, "origin": owner.origin},
                 "sound": not problems,
                 "problems": problems,
                 "items": stats.total,
@@ -43,7 +46,10 @@ def check(env: Env, as_json: bool) -> None:
         for line in problems:
             click.echo(line)
     else:
-        click.echo(f"{store.location}: sound ({stats.total} items, {stats.attempts} attempts)")
+        of = "no quest recorded" if owner is None else f"quest {owner.describe()}"
+        click.echo(
+            f"{store.location}: sound ({of}; {stats.total} items, {stats.attempts} attempts)"
+        )
     if problems:
         sys.exit(EXIT_UNSOUND)
 
@@ -58,22 +64,32 @@ def copy(env: Env, source: str, target: str, schema: str | None, as_json: bool) 
     """Copy a quest run from SOURCE to a new, empty TARGET ledger and verify it.
 
     Each is an SQLite file or a postgresql:// URL, so this moves a run between engines
-    (SQLite → PostgreSQL and back). Items, logs and counters are copied; leases and export
-    marks are not (the copy starts with nothing leased and nothing exported). The counts and a
-    digest of every item and attempt are compared after the copy.
+    (SQLite → PostgreSQL and back). Items, logs and counters are copied, and the quest the
+    ledger belongs to; leases and export marks are not (the copy starts with nothing leased
+    and nothing exported). The counts and a digest of every item and attempt are compared
+    after the copy. With a quest given, SOURCE must be that quest's.
     """
+    from reins.cli.app import say_adopted
     from reins.store.open import is_postgres, open_store
     from reins.store.walk import copy as copy_ledger
 
-    def schema_for(location: str) -> str | None:
+    def schema_for(location: str, name: str | None = None) -> str | None:
         if not is_postgres(location):
             return None
-        return schema or env.quest.name
+        return schema or name or env.quest.name
 
-    src = open_store(source, schema=schema_for(source))
+    src = open_store(source, schema=schema_for(source), owner=env.owner)
     try:
-        dst = open_store(target, create=True, schema=schema_for(target))
+        say_adopted(src)
+        owner = src.owner or env.owner
+        dst = open_store(
+            target,
+            create=True,
+            schema=schema_for(target, owner.name if owner else None),
+            owner=owner,
+        )
         try:
+            say_adopted(dst)
             items, attempts, digest = copy_ledger(src, dst)
             where = dst.location
         finally:

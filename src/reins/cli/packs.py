@@ -72,23 +72,71 @@ def packs(as_json: bool) -> None:
 @click.argument("target", metavar="[DIR]", required=False)
 @json_option
 def new(name: str, target: str | None, as_json: bool) -> None:
-    """Copy a pack's folder (quest.toml, gate.md, items) into DIR to make it yours."""
+    """Copy a pack's folder (quest.toml, gate.md, items) into DIR to make it yours.
+
+    The copy is a quest of its own, named after DIR [default: my-NAME], so it never shares a
+    ledger (NAME.reins.db) with the pack it came from.
+    """
     import shutil
 
+    from reins.declare.questdoc import QUEST_FILE
     from reins.packs import folder
 
     source = folder(name)
-    dest = Path(target or name)
+    dest = Path(target or f"my-{name}")
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise ConfigError(f"{dest} already exists and is not an empty folder")
+    quest = own_name(dest, name)
+    text = renamed((source / QUEST_FILE).read_text(encoding="utf-8"), quest, name)
     shutil.copytree(
         source, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
     )
+    (dest / QUEST_FILE).write_text(text, encoding="utf-8")
     if as_json:
-        emit_json({"pack": name, "folder": str(dest)})
+        emit_json({"pack": name, "folder": str(dest), "quest": quest})
         return
-    click.echo(f"copied pack {name} to {dest}")
+    click.echo(
+        f"copied pack {name} to {dest} as quest {quest!r} (its own ledger: {quest}.reins.db)"
+    )
     click.echo(f"next: reins -q {dest} rules, then reins -q {dest} scan")
+
+
+def own_name(dest: Path, pack: str) -> str:
+    """The copy's quest name: DIR's name as a quest name (a word of letters, digits, - or _).
+
+    Raises:
+        ConfigError: DIR's name holds no letter or digit, or is the pack's own name (the copy
+            and the pack would share a ledger, and each be taken for the other).
+    """
+    import re
+
+    quest = re.sub(r"[^A-Za-z0-9_-]+", "-", dest.resolve().name).strip("-")
+    if not quest.replace("-", "").replace("_", ""):
+        raise ConfigError(f"{dest}: name the folder with a letter or digit, it names the quest")
+    if quest == pack:
+        raise ConfigError(
+            f"a copy in {dest} would be quest {pack!r}, like the pack, and share its ledger "
+            f"({pack}.reins.db); give DIR another name, e.g. my-{pack}"
+        )
+    return quest
+
+
+def renamed(text: str, quest: str, pack: str) -> str:
+    """quest.toml's ``text`` with its top-level ``name`` set to ``quest``, all else as it was."""
+    import re
+
+    table = re.search(r"^\s*\[", text, re.MULTILINE)
+    head, rest = (text[: table.start()], text[table.start() :]) if table else (text, "")
+    head, found = re.subn(
+        r"""^name\s*=\s*(?:"[^"\n]*"|'[^'\n]*')""",
+        f'name = "{quest}"',
+        head,
+        count=1,
+        flags=re.MULTILINE,
+    )
+    if not found:  # every shipped pack names itself on a line of its own
+        raise ConfigError(f'pack {pack}: its quest.toml has no name = "…" line to rename')
+    return head + rest
 
 
 COMMANDS = (packs, new)

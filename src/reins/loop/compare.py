@@ -94,10 +94,12 @@ def compare_retry(
     if not seeds:
         raise ConfigError("retry-compare: no items to run")
     if open_store is None:
+        from reins.store.owner import Owner
         from reins.store.sqlite import SQLiteStore
 
         def open_store(path: Path) -> Store:
-            return SQLiteStore.open(path, create=True)
+            # made for this quest alone, like any ledger, and removed after its run
+            return SQLiteStore.open(path, create=True, owner=Owner(quest.name, "retry-compare"))
 
     base = options or LoopOptions()
     runs = []

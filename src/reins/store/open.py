@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from reins.errors import ConfigError
+from reins.store.owner import Owner
 from reins.store.protocol import Store
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -12,12 +13,26 @@ def is_postgres(location: str) -> bool:
     return location.startswith(POSTGRES_SCHEMES)
 
 
-def open_store(location: str, *, create: bool = False, schema: str | None = None) -> Store:
-    """Open the ledger at ``location``; with ``create``, make it if it is missing.
+def names_schema(location: str) -> bool:
+    """Whether a ``postgresql://`` URL names its schema (``?schema=NAME``)."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    return any(key == "schema" for key, _ in parse_qsl(urlsplit(location).query))
+
+
+def open_store(
+    location: str,
+    *,
+    create: bool = False,
+    schema: str | None = None,
+    owner: Owner | None = None,
+) -> Store:
+    """Open the ledger at ``location`` for ``owner``; with ``create``, make it if it is missing.
 
     A ``postgresql://`` URL opens the PostgreSQL engine (extra ``reins-quest[postgres]``);
     ``schema`` names the quest run's schema there when the URL does not (``?schema=NAME``).
-    Anything else is an SQLite file path; ``sqlite:///PATH`` is accepted too.
+    Anything else is an SQLite file path; ``sqlite:///PATH`` is accepted too. A ledger that
+    belongs to a quest other than ``owner`` is refused (``WrongQuest``) and left untouched.
     """
     if is_postgres(location):
         try:
@@ -26,8 +41,8 @@ def open_store(location: str, *, create: bool = False, schema: str | None = None
             raise ConfigError(
                 f"a PostgreSQL ledger needs psycopg: pip install 'reins-quest[postgres]' ({exc})"
             ) from exc
-        return PostgresStore.open(location, create=create, schema=schema)
+        return PostgresStore.open(location, create=create, schema=schema, owner=owner)
     from reins.store.sqlite import SQLiteStore
 
     path = location.removeprefix("sqlite://") if location.startswith("sqlite://") else location
-    return SQLiteStore.open(path, create=create)
+    return SQLiteStore.open(path, create=create, owner=owner)

@@ -22,6 +22,7 @@ from reins.store.model import (
     State,
     Stats,
 )
+from reins.store.owner import Owner
 
 
 class Store(Protocol):
@@ -34,6 +35,17 @@ class Store(Protocol):
 
     @property
     def schema_version(self) -> int: ...
+
+    @property
+    def owner(self) -> Owner | None:
+        """The quest the ledger belongs to, as recorded when it was made (or adopted); None for
+        a ledger from before owners were recorded that was opened without one."""
+        ...
+
+    @property
+    def adopted(self) -> bool:
+        """Whether this open recorded :attr:`owner` in a ledger that had none (say so once)."""
+        ...
 
     def close(self) -> None: ...
 

@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 from typing import Protocol
 
+from reins.store.owner import Owner
 from reins.store.protocol import Store
 
 
@@ -32,8 +33,9 @@ class StoreHarness(Protocol):
         """A location where no ledger is yet (opening it with ``create`` makes one there)."""
         ...
 
-    def open(self, location: str, *, create: bool = False) -> Store:
-        """Open the ledger at ``location`` as another process would (a new connection)."""
+    def open(self, location: str, *, create: bool = False, owner: Owner | None = None) -> Store:
+        """Open the ledger at ``location`` for ``owner`` as another process would (a new
+        connection)."""
         ...
 
     def fingerprint(self, location: str) -> str:
@@ -50,6 +52,18 @@ class StoreHarness(Protocol):
 
     def make_damaged(self) -> str | None:
         """A location holding a damaged ledger, or None if the engine cannot make one."""
+        ...
+
+    def make_mislabelled(self) -> str | None:
+        """A current ledger whose recorded schema version claims an older schema than its
+        tables hold (set back by hand), as an older reins would leave it; None if the engine
+        cannot make one."""
+        ...
+
+    def make_unmigratable(self) -> str | None:
+        """A ledger at an earlier schema version whose migration fails part-way (a trigger of
+        its user's own refuses one of the migration's writes); None if the engine cannot make
+        one."""
         ...
 
     def make_at_version(self, version: int) -> str:
@@ -86,10 +100,10 @@ class SQLiteHarness:
     def missing(self) -> str:
         return str(self._fresh())
 
-    def open(self, location: str, *, create: bool = False) -> Store:
+    def open(self, location: str, *, create: bool = False, owner: Owner | None = None) -> Store:
         from reins.store.sqlite import SQLiteStore
 
-        return SQLiteStore.open(location, create=create)
+        return SQLiteStore.open(location, create=create, owner=owner)
 
     def fingerprint(self, location: str) -> str:
         h = hashlib.sha256()
@@ -124,6 +138,25 @@ class SQLiteHarness:
         with open(location, "r+b") as f:
             f.seek(100)
             f.write(b"\xde\xad\xbe\xef" * 256)  # the first page's b-tree header and cells
+        return location
+
+    def make_mislabelled(self) -> str | None:
+        location = self.create()
+        # In rollback-journal mode, where a connection that switched it to WAL would show.
+        conn = sqlite3.connect(location)
+        conn.execute("PRAGMA journal_mode = DELETE")
+        conn.execute("PRAGMA user_version = 2")
+        conn.commit()
+        conn.close()
+        return location
+
+    def make_unmigratable(self) -> str | None:
+        location = self.make_at_version(2)  # left in rollback-journal mode, as v2 was made
+        self.execute(
+            location,
+            "CREATE TRIGGER mine BEFORE UPDATE ON usage_totals "
+            "BEGIN SELECT RAISE(ABORT, 'usage_totals is mine'); END",
+        )
         return location
 
     def make_at_version(self, version: int) -> str:

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from reins.store.owner import Owner
 from reins.store.protocol import Store
 
 STARTUP_TIMEOUT = 60.0
@@ -190,10 +191,10 @@ class PostgresHarness:
     def missing(self) -> str:
         return self._fresh()
 
-    def open(self, location: str, *, create: bool = False) -> Store:
+    def open(self, location: str, *, create: bool = False, owner: Owner | None = None) -> Store:
         from reins.store.postgres import PostgresStore
 
-        return PostgresStore.open(location, create=create)
+        return PostgresStore.open(location, create=create, owner=owner)
 
     def fingerprint(self, location: str) -> str:
         """Every row of every table in the schema, and the catalog's tables and triggers."""
@@ -245,6 +246,23 @@ class PostgresHarness:
         location = self.create()
         with self._connect(location) as conn:
             conn.execute("DROP TABLE attempts")
+        return location
+
+    def make_mislabelled(self) -> str | None:
+        location = self.create()
+        with self._connect(location) as conn:
+            conn.execute("UPDATE reins_schema SET version = 2")
+        return location
+
+    def make_unmigratable(self) -> str | None:
+        location = self.make_at_version(2)
+        self.execute(
+            location,
+            "CREATE FUNCTION mine() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'usage_shards is mine'; END $$; "
+            "CREATE TRIGGER mine BEFORE UPDATE ON usage_shards FOR EACH ROW "
+            "EXECUTE FUNCTION mine()",
+        )
         return location
 
     def make_at_version(self, version: int) -> str:

@@ -38,31 +38,44 @@ from reins.store.model import (
     State,
     Stats,
 )
+from reins.store.owner import Owner
 from reins.store.postgres import counters, exports, items, leases, record
 from reins.store.postgres.connection import Database
-from reins.store.postgres.setup import open_schema
+from reins.store.postgres.setup import Opened, open_schema
 from reins.store.postgres.target import Target, parse
 
 
 class PostgresStore:
     """A reins ledger in one schema of a PostgreSQL database. Open it with :meth:`open`."""
 
-    def __init__(self, db: Database, version: int) -> None:
+    def __init__(self, db: Database, opened: Opened) -> None:
         self._db = db
-        self._version = version
+        self._version = opened.version
+        self._owner = opened.owner
+        self._adopted = opened.adopted
 
     @classmethod
-    def open(cls, url: str, *, create: bool = False, schema: str | None = None) -> PostgresStore:
-        """Open the ledger at ``url``; with ``create``, make its schema if it is missing.
+    def open(
+        cls,
+        url: str,
+        *,
+        create: bool = False,
+        schema: str | None = None,
+        owner: Owner | None = None,
+    ) -> PostgresStore:
+        """Open the ledger at ``url`` for ``owner``; with ``create``, make its schema if it is
+        missing. A new ledger records ``owner``; one that recorded none yet takes it (see
+        :attr:`adopted`); one that recorded another is refused, untouched.
 
         Raises:
             ConfigError: the URL is malformed. NotFound: no ledger there and ``create`` is
-            false. CorruptLedger: the schema holds something else, or a newer ledger.
-            LedgerError: the server cannot be reached.
+            false. CorruptLedger: the schema holds something else, a newer ledger, or tables
+            that are not those of its version. WrongQuest: the ledger belongs to another owner.
+            LedgerError: the server cannot be reached; a migration failed (rolled back).
         """
         target = parse(url, schema)
-        version = open_schema(target, create=create)
-        return cls(Database(target), version)
+        opened = open_schema(target, create=create, owner=owner)
+        return cls(Database(target), opened)
 
     @property
     def target(self) -> Target:
@@ -79,6 +92,14 @@ class PostgresStore:
     @property
     def schema_version(self) -> int:
         return self._version
+
+    @property
+    def owner(self) -> Owner | None:
+        return self._owner
+
+    @property
+    def adopted(self) -> bool:
+        return self._adopted
 
     def close(self) -> None:
         self._db.close()

@@ -25,26 +25,37 @@ from reins.store.model import (
     State,
     Stats,
 )
+from reins.store.owner import Owner
 from reins.store.sqlite import counters, exports, items, leases, record
-from reins.store.sqlite.connection import Database, open_database
+from reins.store.sqlite.connection import Opened, open_database
 
 
 class SQLiteStore:
     """A reins ledger in one SQLite file. Open it with :meth:`open`; close it when done."""
 
-    def __init__(self, db: Database, version: int) -> None:
-        self._db = db
-        self._version = version
+    def __init__(self, opened: Opened) -> None:
+        self._db = opened.db
+        self._version = opened.version
+        self._owner = opened.owner
+        self._adopted = opened.adopted
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, create: bool = False) -> SQLiteStore:
-        """Open the ledger at ``path``; with ``create``, make a new one if none is there.
+    def open(
+        cls, path: str | os.PathLike[str], *, create: bool = False, owner: Owner | None = None
+    ) -> SQLiteStore:
+        """Open the ledger at ``path`` for ``owner``; with ``create``, make one if none is there.
+
+        A new ledger records ``owner``; one that recorded none yet takes it (see
+        :attr:`adopted`); one that recorded another is refused, untouched.
 
         Raises:
             NotFound: no file and ``create`` is false.
-            CorruptLedger: the file is not a reins ledger, is damaged, or is newer than reins.
+            CorruptLedger: the file is not a reins ledger, is damaged, is newer than reins, or
+                its tables are not those of the version it claims.
+            WrongQuest: the ledger belongs to another owner.
+            LedgerError: a migration failed; it was rolled back.
         """
-        return cls(*open_database(Path(path), create=create))
+        return cls(open_database(Path(path), create=create, owner=owner))
 
     @property
     def path(self) -> Path:
@@ -57,6 +68,14 @@ class SQLiteStore:
     @property
     def schema_version(self) -> int:
         return self._version
+
+    @property
+    def owner(self) -> Owner | None:
+        return self._owner
+
+    @property
+    def adopted(self) -> bool:
+        return self._adopted
 
     def close(self) -> None:
         self._db.close()

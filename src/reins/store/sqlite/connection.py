@@ -1,28 +1,37 @@
 """Opening an SQLite ledger: refuse what is not ours before writing a byte, create, migrate.
 
 A file is read as bytes first: the SQLite magic, reins' application id and the schema version
-all sit in the 100-byte header, so a foreign, damaged or newer file is refused without a
-connection ever being opened (a connection would switch it to WAL). New ledgers are built
-under a temporary name with mode 0600 and renamed in place, so a crash leaves none half-made.
+all sit in the 100-byte header, so a foreign or newer file is refused without a connection ever
+being opened. Then a connection reads, and writes nothing yet: the quest the ledger belongs to
+(:mod:`reins.store.owner`) and, when the open is about to write, whether its tables are those
+of the version it claims (:mod:`reins.store.sqlite.shape`). Only a ledger that passes is
+migrated (in its own journal mode, so a failed migration rolls back to the very bytes it had),
+then switched to WAL. New ledgers are built under a temporary name with mode 0600 and renamed
+in place, so a crash leaves none half-made.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from reins.errors import CorruptLedger, IllegalTransition, LedgerError, NotFound
+from reins.store import owner as owners
 from reins.store.codec import now_iso
+from reins.store.owner import Owner, refuse_other
+from reins.store.sqlite import shape
 from reins.store.sqlite.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # The ledger holds what the inputs held (personal data, say): readable by its owner only.
 MODE = 0o600
+BUSY_TIMEOUT = 60.0
 
 
 class Database:
@@ -78,43 +87,137 @@ class Database:
         self.conn.close()
 
 
-def open_database(path: Path, *, create: bool) -> tuple[Database, int]:
-    """Open (with ``create``, make) the ledger at ``path``; returns it and its schema version.
+class Opened(NamedTuple):
+    """An opened ledger: its connection, schema version and owner, and whether this open
+    recorded that owner in a ledger that had none (to be said once)."""
+
+    db: Database
+    version: int
+    owner: Owner | None
+    adopted: bool
+
+
+def open_database(path: Path, *, create: bool, owner: Owner | None = None) -> Opened:
+    """Open (with ``create``, make) the ledger at ``path`` for ``owner``.
+
+    Nothing is written until the file is known to be a reins ledger of a version this reins
+    opens, whose tables are those its version claims, and which belongs to ``owner`` (or to
+    no one yet). Only then is it migrated, switched to WAL, and given ``owner`` if it had none.
 
     Raises:
         NotFound: no file and ``create`` is false.
-        CorruptLedger: not a reins ledger, damaged, or newer than this reins.
+        CorruptLedger: not a reins ledger, damaged, newer than this reins, or its tables are
+            not those of the version it claims.
+        WrongQuest: it belongs to another owner.
+        LedgerError: a migration failed (it was rolled back: the file is as it was).
     """
     if not path.exists():
         if not create:
             raise NotFound(f"no ledger at {path}. Run `reins scan` to create it.")
-        _create(path)
-    version = _check_header(path)
+        _create(path, owner)
+    in_wal = _check_header(path)
     conn = None
     try:
-        conn = _connect(path)
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-    except sqlite3.DatabaseError as exc:
+        # No WAL switch yet: a connection that only reads leaves a rollback-journal file as it
+        # was, and the -wal and -shm files of a WAL one go when it closes.
+        conn = sqlite3.connect(
+            path, isolation_level=None, timeout=BUSY_TIMEOUT, check_same_thread=False
+        )
+        db = Database(path, conn)
+        recorded, adopted = _prepare(db, owner, in_wal)
+        _use_wal(conn)
+        # NORMAL in WAL mode survives a killed process (every commit is in the WAL);
+        # only a power cut can lose the last commits, never consistency.
+        conn.execute("PRAGMA synchronous = NORMAL")
+    except BaseException as exc:
         # Closed now, not when the traceback is collected: an open connection keeps the
         # -wal and -shm files it made beside a ledger we promise to leave untouched.
         if conn is not None:
             conn.close()
-        raise CorruptLedger(f"ledger {path} is damaged: {exc}. It was left untouched.") from exc
-    if version > SCHEMA_VERSION:  # bumped in a WAL not yet checkpointed into the header
-        conn.close()
-        raise CorruptLedger(_too_new(path, version))
-    db = Database(path, conn)
-    if version < SCHEMA_VERSION:
+        if isinstance(exc, sqlite3.DatabaseError):
+            raise CorruptLedger(f"ledger {path} is damaged: {exc}. It was left untouched.") from exc
+        raise
+    return Opened(db, SCHEMA_VERSION, recorded, adopted)
+
+
+def _prepare(db: Database, owner: Owner | None, in_wal: bool) -> tuple[Owner | None, bool]:
+    """Check the ledger, then migrate it and record ``owner`` where needed, in one write;
+    returns the ledger's owner and whether this open recorded it."""
+    with db.read() as conn:
+        version, recorded = _version_and_owner(conn)
+        if version > SCHEMA_VERSION:  # bumped in a WAL not yet checkpointed into the header
+            raise CorruptLedger(_too_new(db.path, version))
+        refuse_other(str(db.path), recorded, owner)
+        adopt = owner is not None and recorded is None
+        if version < SCHEMA_VERSION or adopt or not in_wal:  # this open is about to write
+            _check_shape(db.path, version, shape.read(conn))
+    if version == SCHEMA_VERSION and not adopt:
+        return recorded, False
+    with db.write() as conn:  # again under the write lock: another process may have been first
+        current, recorded = _version_and_owner(conn)
+        refuse_other(str(db.path), recorded, owner)
         try:
-            _migrate(db)
-        except BaseException:
-            db.close()
-            raise
-    return db, SCHEMA_VERSION
+            for target in range(current + 1, SCHEMA_VERSION + 1):
+                run_script(conn, target)
+                conn.execute(f"PRAGMA user_version = {target}")
+        except sqlite3.Error as exc:  # raised on, the write rolls back to the bytes it had
+            raise LedgerError(
+                f"ledger {db.path}: migrating it from schema version {current} to "
+                f"{SCHEMA_VERSION} failed ({exc}); it was rolled back and the ledger left "
+                "untouched. Fix the cause (a read-only file or folder, a full disk, a table or "
+                "trigger of your own) and run the command again, or keep using the reins that "
+                "made it."
+            ) from exc
+        adopted = owner is not None and recorded is None
+        if owner is not None and recorded is None:
+            _record_owner(conn, owner)
+            recorded = owner
+    return recorded, adopted
 
 
-def _check_header(path: Path) -> int:
-    """The schema version of a reins ledger, read from its header; refuse anything else."""
+def _version_and_owner(conn: sqlite3.Connection) -> tuple[int, Owner | None]:
+    version: int = conn.execute("PRAGMA user_version").fetchone()[0]
+    has_meta = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+    ).fetchone()
+    if has_meta is None:  # schema version 0: a marked file, no tables yet
+        return version, None
+    rows = conn.execute(
+        "SELECT key, value FROM meta WHERE key IN (?, ?)", (owners.NAME_KEY, owners.ORIGIN_KEY)
+    ).fetchall()
+    return version, owners.read(dict(rows))
+
+
+def _record_owner(conn: sqlite3.Connection, owner: Owner) -> None:
+    conn.executemany(
+        "INSERT INTO meta (key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        [(owners.NAME_KEY, owner.name), (owners.ORIGIN_KEY, owner.origin)],
+    )
+
+
+def _check_shape(path: Path, version: int, found: shape.Shape) -> None:
+    """Refuse a file whose tables are not those of the schema ``version`` it claims."""
+    problems = shape.problems(version, found)
+    if not problems:
+        return
+    head = f"ledger {path} says schema version {version}, but {'; '.join(problems)}"
+    actual = shape.matching_version(found)
+    if actual is not None:
+        raise CorruptLedger(
+            f"{head}: its tables are those of version {actual}. It was left untouched. If only "
+            f"its version number is wrong, set it: sqlite3 {shlex.quote(str(path))} "
+            f"'PRAGMA user_version = {actual}'; otherwise restore it from a backup."
+        )
+    raise CorruptLedger(
+        f"{head}. It was left untouched; restore it from a backup, or move it away and run "
+        "`reins scan` for a new one."
+    )
+
+
+def _check_header(path: Path) -> bool:
+    """Refuse anything but a reins ledger of a version we open, from its header; returns
+    whether the file is in WAL mode."""
     try:
         with path.open("rb") as f:
             header = f.read(100)
@@ -135,7 +238,7 @@ def _check_header(path: Path) -> int:
     version = int.from_bytes(header[60:64], "big")
     if version > SCHEMA_VERSION:
         raise CorruptLedger(_too_new(path, version))
-    return version
+    return header[18:20] == b"\x02\x02"  # the file format's read and write versions: 2 is WAL
 
 
 def _too_new(path: Path, version: int) -> str:
@@ -145,7 +248,7 @@ def _too_new(path: Path, version: int) -> str:
     )
 
 
-def _create(path: Path) -> None:
+def _create(path: Path, owner: Owner | None) -> None:
     """Build a new ledger beside ``path`` and rename it in place, so a crash leaves none."""
     if not path.parent.exists():
         raise LedgerError(f"cannot create ledger {path}: folder {path.parent} does not exist")
@@ -160,6 +263,8 @@ def _create(path: Path) -> None:
             run_script(conn, version)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("INSERT INTO meta (key, value) VALUES ('created_at', ?)", (now_iso(),))
+        if owner is not None:
+            _record_owner(conn, owner)
         conn.execute("COMMIT")
         conn.close()
         # Two processes may race to create: the first rename wins and the second keeps it.
@@ -173,14 +278,6 @@ def _create(path: Path) -> None:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise LedgerError(f"cannot create ledger {path}: {exc.strerror or exc}") from exc
-
-
-def _migrate(db: Database) -> None:
-    with db.write() as conn:
-        current = conn.execute("PRAGMA user_version").fetchone()[0]
-        for target in range(current + 1, SCHEMA_VERSION + 1):
-            run_script(conn, target)
-            conn.execute(f"PRAGMA user_version = {target}")
 
 
 def run_script(conn: sqlite3.Connection, version: int) -> None:
@@ -197,24 +294,6 @@ def run_script(conn: sqlite3.Connection, version: int) -> None:
             buffer = ""
     if buffer.strip():
         raise LedgerError(f"migration {version} ends with an incomplete statement")
-
-
-BUSY_TIMEOUT = 60.0
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(
-        path, isolation_level=None, timeout=BUSY_TIMEOUT, check_same_thread=False
-    )
-    try:
-        _use_wal(conn)
-        # NORMAL in WAL mode survives a killed process (every commit is in the WAL);
-        # only a power cut can lose the last commits, never consistency.
-        conn.execute("PRAGMA synchronous = NORMAL")
-    except BaseException:
-        conn.close()
-        raise
-    return conn
 
 
 def _use_wal(conn: sqlite3.Connection) -> None:

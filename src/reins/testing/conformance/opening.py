@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from reins.errors import CorruptLedger, NotFound
+from reins.errors import CorruptLedger, LedgerError, NotFound, WrongQuest
 from reins.store.export import export
 from reins.store.model import AttemptKind, Claim, Draft, State, Transition
+from reins.store.owner import Owner
 from reins.store.protocol import Store
 from reins.testing.conformance._kit import T0, TTL, assert_sound, everything, keys_in, turn
 from reins.testing.harness import StoreHarness
@@ -24,7 +25,7 @@ def _current(harness: StoreHarness) -> int:
         store.close()
 
 
-@pytest.mark.parametrize("kind", ["foreign", "newer", "damaged"])
+@pytest.mark.parametrize("kind", ["foreign", "newer", "damaged", "mislabelled"])
 def test_a_ledger_not_ours_is_refused_and_left_untouched(
     store_harness: StoreHarness, kind: str
 ) -> None:
@@ -32,6 +33,7 @@ def test_a_ledger_not_ours_is_refused_and_left_untouched(
         "foreign": store_harness.make_foreign,
         "newer": store_harness.make_newer,
         "damaged": store_harness.make_damaged,
+        "mislabelled": store_harness.make_mislabelled,
     }[kind]
     location = make()
     if location is None:
@@ -46,6 +48,137 @@ def test_a_ledger_not_ours_is_refused_and_left_untouched(
             assert store_harness.fingerprint(location) == before, (kind, create)
         finally:
             gc.enable()
+
+
+def test_a_ledger_whose_tables_are_not_its_version_s_says_what_to_do(
+    store_harness: StoreHarness,
+) -> None:
+    location = store_harness.make_mislabelled()
+    if location is None:
+        pytest.skip(f"the {store_harness.name} harness cannot make a mislabelled ledger")
+    with pytest.raises(CorruptLedger, match="says schema version 2") as refused:
+        store_harness.open(location, owner=Owner("tiny", "here")).close()
+    assert "left untouched" in str(refused.value)
+    assert "are those of version" in str(refused.value)  # what it holds, and how to set it
+
+
+def test_a_failed_migration_leaves_the_ledger_as_it_was(store_harness: StoreHarness) -> None:
+    location = store_harness.make_unmigratable()
+    if location is None:
+        pytest.skip(f"the {store_harness.name} harness cannot make an unmigratable ledger")
+    before = store_harness.fingerprint(location)
+    gc.disable()
+    try:
+        for owner in (None, Owner("tiny", "here")):
+            with pytest.raises(LedgerError, match="migrating it from schema version 2") as failed:
+                store_harness.open(location, owner=owner).close()
+            assert "rolled back" in str(failed.value) and "is mine" in str(failed.value)
+            assert store_harness.fingerprint(location) == before, owner
+    finally:
+        gc.enable()
+
+
+TINY = Owner("tiny", "/quests/tiny")
+OTHER = Owner("other", "pkg.other:quest")
+
+
+def test_a_new_ledger_belongs_to_the_quest_that_made_it(store_harness: StoreHarness) -> None:
+    location = store_harness.missing()
+    store = store_harness.open(location, create=True, owner=TINY)
+    try:
+        assert (store.owner, store.adopted) == (TINY, False)
+        store.add([("a", {"word": "a"})])
+    finally:
+        store.close()
+    for owner in (None, TINY, Owner("tiny", "./tiny")):  # compared by name, not by origin
+        store = store_harness.open(location, owner=owner)
+        try:
+            assert (store.owner, store.adopted) == (TINY, False), owner
+        finally:
+            store.close()
+
+
+def test_a_ledger_of_another_quest_is_refused_and_left_untouched(
+    store_harness: StoreHarness,
+) -> None:
+    location = store_harness.missing()
+    store = store_harness.open(location, create=True, owner=TINY)
+    try:
+        store.add([("a", {"word": "a"})])
+        turn(store, "a", "FAIL")
+    finally:
+        store.close()
+    before = store_harness.fingerprint(location)
+    gc.disable()
+    try:
+        for create in (False, True):
+            with pytest.raises(WrongQuest) as refused:
+                store_harness.open(location, create=create, owner=OTHER).close()
+            message = str(refused.value)
+            assert "'tiny' (/quests/tiny)" in message and "'other' (pkg.other:quest)" in message
+            assert "--quest /quests/tiny" in message and "--ledger" in message
+            assert store_harness.fingerprint(location) == before, create
+    finally:
+        gc.enable()
+
+
+def test_a_ledger_from_before_quests_were_recorded_adopts_the_first_once(
+    store_harness: StoreHarness,
+) -> None:
+    location = store_harness.create()  # opened without a quest: as a ledger made before
+    store = store_harness.open(location)
+    try:
+        assert (store.owner, store.adopted) == (None, False)  # no quest given: nothing recorded
+        store.add([("a", {"word": "a"})])
+    finally:
+        store.close()
+    store = store_harness.open(location, owner=TINY)
+    try:
+        assert (store.owner, store.adopted) == (TINY, True)
+    finally:
+        store.close()
+    store = store_harness.open(location, owner=TINY)
+    try:
+        assert (store.owner, store.adopted) == (TINY, False)  # said once
+        assert store.get("a").payload == {"word": "a"} and store.check() == []
+    finally:
+        store.close()
+    with pytest.raises(WrongQuest):
+        store_harness.open(location, owner=OTHER).close()
+
+
+def test_an_older_ledger_is_refused_for_another_quest_before_it_is_migrated(
+    store_harness: StoreHarness,
+) -> None:
+    for version in store_harness.earlier_versions:
+        if version < 1:
+            continue
+        location = store_harness.make_at_version(version)
+        store_harness.execute(
+            location, "INSERT INTO meta (key, value) VALUES ('owner.name', 'tiny')"
+        )
+        before = store_harness.fingerprint(location)
+        with pytest.raises(WrongQuest):
+            store_harness.open(location, owner=OTHER).close()
+        assert store_harness.fingerprint(location) == before, version
+        store = store_harness.open(location, owner=TINY)  # its own quest migrates it
+        try:
+            assert store.schema_version == _current(store_harness)
+            assert (store.owner, store.adopted) == (Owner("tiny"), False)
+            _assert_v1_data(store)
+        finally:
+            store.close()
+
+
+def test_an_older_ledger_is_migrated_and_adopted_at_once(store_harness: StoreHarness) -> None:
+    for version in store_harness.earlier_versions:
+        location = store_harness.make_at_version(version)
+        store = store_harness.open(location, owner=TINY)
+        try:
+            assert (store.schema_version, store.owner) == (_current(store_harness), TINY)
+            assert store.adopted, version
+        finally:
+            store.close()
 
 
 def test_a_missing_ledger_is_not_created_unless_asked(store_harness: StoreHarness) -> None:
