@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ PREVIOUS_CAP = 16_000
 MB = 1_000_000
 
 
-def _seed(args: list[str]) -> Iterator[Seed]:
+def _seed(args: Sequence[str]) -> Iterator[Seed]:
     for word in args or ["apple", "pear"]:
         yield Seed(word, {"word": word})
 
