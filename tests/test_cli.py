@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -146,8 +147,8 @@ def _untouched(path: Path, key: str, driver: str) -> None:
 
 
 def test_a_persons_oversize_submit_is_a_usage_error_that_records_nothing(
-    run, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+    run: Any, tmp_path: Path
+) -> None:
     run("scan")
     (tmp_path / "reins.toml").write_text(f'[reins]\nquest = "{QUEST}"\nmax_submission = 10\n')
     token = json.loads(run("next", "--json", quest=None).stdout)["token"]
@@ -166,8 +167,8 @@ def test_a_persons_oversize_submit_is_a_usage_error_that_records_nothing(
 
 
 def test_a_persons_submit_that_is_not_utf8_is_a_usage_error_that_records_nothing(
-    run, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+    run: Any, tmp_path: Path
+) -> None:
     run("scan")
     run("next")
     (tmp_path / "answer.txt").write_bytes(b"go\xffod")
