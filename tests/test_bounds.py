@@ -67,6 +67,12 @@ def letters(ctx: Context) -> list[Fact]:
     ]
 
 
+@rule("echo", Level.FAIL, "the answer's JSON field w is empty")
+def echo(ctx: Context) -> Fact | None:
+    w = json.loads(ctx.submission)["w"]  # an escaped lone surrogate decodes to one
+    return Fact(where=w, expected="", actual=w) if w else None
+
+
 # The README's quest, as a user writes it.
 SHOUT = Quest(name="shout", seed=_seed, render=_render, prepare=_prepare, rules=[upper_case])
 # A rule that leaves a fact per character, flat and as a defeat graph.
@@ -79,6 +85,8 @@ LETTERS_GRAPH = Quest(
     rules=[letters],
     gate=Graph.from_rules([letters]),
 )
+
+ECHO = Quest(name="echo", seed=_seed, render=_render, prepare=_prepare, rules=[echo])
 
 EMAILS_PACK = str(PACKS / "emails")
 # A megabyte answer of the wanted shape: one "address" a rule quotes whole.
@@ -202,3 +210,17 @@ def test_facts_plus_previous_quotes_a_bounded_previous_submission(reins: Any) ->
     assert len(second) <= FEEDBACK_CAP + PREVIOUS_CAP + 2_000
     previous = second.split("## The submission that failed\n\n", 1)[1]
     assert previous.startswith("x" * 1_000) and previous.endswith(" more characters)\n")
+
+
+def test_feedback_that_escaping_lengthens_still_fits_and_is_fed_back_whole(reins: Any) -> None:
+    """Lone surrogates are kept as 6-character escapes when a turn is recorded: the recorded
+    feedback is cut after that, so the next prompt quotes all of it (feedback parity)."""
+    ref = "tests.test_bounds:ECHO"
+    reins(ref, "scan")
+    answer = json.dumps({"w": "\ud800" * 5_000})
+    out = reins(ref, "submit", "--key", "apple", "--json", input=answer)
+    assert out.exit_code == 4, out.output
+    feedback = json.loads(out.stdout)["feedback"]
+    assert len(feedback) <= FEEDBACK_CAP and feedback.endswith(" more characters)\n")
+    user = json.loads(reins(ref, "next", "--json").stdout)["user"]
+    assert user.endswith("## Your last submission failed the gate\n\n" + feedback)
