@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -135,12 +136,47 @@ def test_submit_json_and_auto_export(run, tmp_path: Path) -> None:  # type: igno
     assert "exported 1 new record(s)" in run("export").stdout
 
 
-def test_submit_reads_a_file_and_caps_its_size(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def _untouched(path: Path, key: str, driver: str) -> None:
+    """Nothing was recorded for ``key``: no attempt, no try, and ``driver`` still holds it."""
+    from reins import SQLiteStore
+
+    with SQLiteStore.open(path) as led:
+        item, log = led.snapshot(key)
+    assert log == [] and (item.tries, item.turns) == (0, 0)
+    assert item.lease_owner == driver
+
+
+def test_a_persons_oversize_submit_is_a_usage_error_that_records_nothing(
+    run: Any, tmp_path: Path
+) -> None:
     run("scan")
     (tmp_path / "reins.toml").write_text(f'[reins]\nquest = "{QUEST}"\nmax_submission = 10\n')
+    token = json.loads(run("next", "--json", quest=None).stdout)["token"]
     (tmp_path / "answer.txt").write_text("good" * 10)
-    out = run("submit", "-k", "a", "--in", "answer.txt", quest=None)
-    assert out.exit_code == 4 and "at most 10 bytes" in out.stdout
+    out = run("submit", "-k", "a", "--in", "answer.txt", "--token", token, quest=None)
+    assert out.exit_code == 2 and out.stdout == ""
+    assert "larger than the limit of 10 bytes" in out.stderr
+    assert "nothing was recorded" in out.stderr and "max_submission" in out.stderr
+    _untouched(tmp_path / "tiny.reins.db", "a", "tester")
+    as_json = run("submit", "-k", "a", "--in", "answer.txt", "--json", quest=None)
+    assert as_json.exit_code == 2 and json.loads(as_json.stdout)["exit_code"] == 2
+    _untouched(tmp_path / "tiny.reins.db", "a", "tester")
+    # The lease and its token still hold: the corrected answer goes in on them.
+    ok = run("submit", "-k", "a", "--token", token, input="good", quest=None)
+    assert ok.exit_code == 0, ok.output
+
+
+def test_a_persons_submit_that_is_not_utf8_is_a_usage_error_that_records_nothing(
+    run: Any, tmp_path: Path
+) -> None:
+    run("scan")
+    run("next")
+    (tmp_path / "answer.txt").write_bytes(b"go\xffod")
+    out = run("submit", "-k", "a", "--in", "answer.txt")
+    assert out.exit_code == 2 and out.stdout == ""
+    assert "not UTF-8" in out.stderr and "byte 2" in out.stderr
+    assert "nothing was recorded" in out.stderr
+    _untouched(tmp_path / "tiny.reins.db", "a", "tester")
 
 
 def test_next_nags_after_three_calls_without_a_submit(run) -> None:  # type: ignore[no-untyped-def]

@@ -80,13 +80,14 @@ def test_an_always_failing_backend_trips_the_breaker_with_nothing_locked_and_no_
     fake = FakeBackend(lambda call: "good", failure_rate=1.0)
     summary = loop(path, fake, concurrency=1)
     assert summary.reason is StopReason.BREAKER
-    assert "5 generation errors in a row" in summary.message
-    assert summary.generation_errors == 5 and summary.judged == 0
+    # Each item is set aside after 3 errors in a row; the fifth item's first error trips it.
+    assert "generation errors on 5 items in a row, 13 errors" in summary.message
+    assert summary.generation_errors == 13 and summary.judged == 0
     with SQLiteStore.open(path) as led:
         stats = led.stats()
         assert stats.remaining == 20 and stats.leased == 0
         assert stats.tries == {0: 20}
-        assert sum(len(led.snapshot(i.key)[1]) for i in list(iter_items(led))) == 5
+        assert sum(len(led.snapshot(i.key)[1]) for i in list(iter_items(led))) == 13
 
 
 def test_the_breaker_counts_errors_across_slots_and_stops_them_all(tmp_path: Path) -> None:
@@ -133,10 +134,12 @@ def every_third_of_ten_fails(call: FakeCall) -> str | BackendError:
 def test_a_backend_failing_30_percent_of_the_time_still_gets_every_item_judged(
     tmp_path: Path,
 ) -> None:
-    """Three calls in ten fail: with the default breaker (5 in a row) the run goes through."""
+    """Three calls in ten fail: with the default breaker (5 items in a row) the run goes
+    through. Across four slots one item may meet three failures in a row (calls 1, 4 and 7),
+    which would set it aside for the run, so setting aside is off here."""
     path = make_ledger(tmp_path / "t.reins.db", [f"k{i}" for i in range(30)])
     fake = FakeBackend(every_third_of_ten_fails)
-    summary = loop(path, fake, concurrency=4)
+    summary = loop(path, fake, concurrency=4, set_aside_after=None)
     assert summary.reason is StopReason.DONE
     kinds = check_tries_come_only_from_judged_fails(path)
     errors = kinds[AttemptKind.GENERATION_ERROR]
@@ -146,10 +149,11 @@ def test_a_backend_failing_30_percent_of_the_time_still_gets_every_item_judged(
 def test_thirty_percent_failures_at_concurrency_eight_spend_tries_only_on_judged_fails(
     tmp_path: Path,
 ) -> None:
-    """Random failures: a run of 5 in a row is possible (0.3**5 per turn), so no breaker."""
+    """Random failures: a run of 5 in a row is possible (0.3**5 per turn), so no breaker, and
+    three in a row on one item (0.3**3), so no setting aside."""
     path = make_ledger(tmp_path / "t.reins.db", [f"k{i}" for i in range(60)])
     fake = FakeBackend(flaky_answers, failure_rate=0.3, rng_seed=11, latency=0.001)
-    summary = loop(path, fake, concurrency=8, breaker=None)
+    summary = loop(path, fake, concurrency=8, breaker=None, set_aside_after=None)
     assert summary.reason is StopReason.DONE and summary.remaining == 0
     kinds = check_tries_come_only_from_judged_fails(path)
     assert kinds[AttemptKind.GENERATION_ERROR] > 10

@@ -71,7 +71,7 @@ def test_the_breaker_has_its_own_exit_code_and_says_what_to_do(path: Path) -> No
     with registered(w=FakeBackend(lambda c: "good", failure_rate=1.0)):
         out = cli("loop", "--model", "fake:w", "--breaker", "2")
     assert out.exit_code == EXIT_BREAKER
-    assert "circuit breaker: 2 generation errors in a row" in out.stdout
+    assert "circuit breaker: generation errors on 2 items in a row" in out.stdout
     assert "Check the backend" in out.stdout
     with SQLiteStore.open(path) as led:
         assert led.stats().tries == {0: 3}

@@ -126,6 +126,26 @@ def test_a_fail_then_its_facts_then_a_pass(tmp_path: Path) -> None:
     assert item.state.value == "PASS" and [a.driver for a in log] == ["agent-1", "agent-1"]
 
 
+def test_an_agents_oversize_submission_is_a_fail_fact_not_a_usage_error(tmp_path: Path) -> None:
+    """An agent's tool call is a generator's output: too large is its FAIL (a try), recorded
+    with the facts it can act on, where a person's `reins submit` is refused (exit 2)."""
+    ledger = seeded(tmp_path)
+    (tmp_path / "reins.toml").write_text("[reins]\nmax_submission = 10\n")
+
+    async def session() -> None:
+        async with connect(tmp_path, "--driver", "agent-1") as s:
+            await call(s, "next_item")
+            verdict, error = await call(s, "submit", submission="good" * 10)
+            assert not error
+            assert verdict[0].startswith("a -> FAIL (state TODO, tries 1/3)")
+            assert "reins:submission" in verdict[0] and "at most 10 bytes" in verdict[0]
+
+    run(session)
+    with SQLiteStore.open(ledger) as led:
+        item, log = led.snapshot("a")
+    assert item.tries == 1 and log[0].submission == "good" * 2 + "go"
+
+
 def test_two_sessions_never_share_an_item(tmp_path: Path) -> None:
     seeded(tmp_path)
 

@@ -10,11 +10,12 @@ Exit codes (documented in the README):
 4     ``submit``: FAIL with tries left — fix it and submit again
 5     ``submit``: the item is not TODO (it locked earlier)
 6     ``submit``: another driver holds the item's lease
-7     ``loop``: the circuit breaker tripped (nothing was locked by it)
+7     ``loop``: the circuit breaker tripped (generation failed on N items in a row)
 8     ``replay``: some lines were not recorded
 9     ``ledger check``: an invariant is violated
 10    the gate itself failed (``submit``: a judge error, no try used; ``loop``: N in a row)
 11    ``submit``: the item locked without a pass (DONE, REVIEW, SKIPPED, BLOCKED)
+12    ``loop``: items are left that this run set aside (their generation kept failing)
 130   ``loop``: stopped by SIGINT (143: SIGTERM), cleanly
 ====  =========================================================================
 """

@@ -5,8 +5,9 @@ Exit codes beyond the shared ones (see :mod:`reins.cli.app`):
 ====  =========================================================================
 0     ``loop``: every item is locked, or a cap you set (--max-*) was reached
 3     ``loop``: items are left, but all are leased to other drivers
-7     ``loop``: the circuit breaker tripped (N generation errors in a row)
+7     ``loop``: the circuit breaker tripped (generation errors on N items in a row)
 10    ``loop``: the judge breaker tripped (N judge errors in a row)
+12    ``loop``: items are left that this run set aside (their generation kept failing)
 8     ``replay``: some lines were not recorded (bad, unknown key, locked, leased)
 130   ``loop``: stopped by SIGINT (Ctrl-C); 143 by SIGTERM. Nothing half-recorded.
 ====  =========================================================================
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from reins.turn.replay import ReplayResult
 
 EXIT_BREAKER = 7
+EXIT_SET_ASIDE = 12
 EXIT_REPLAY_INCOMPLETE = 8
 EXIT_SIGNAL = {"SIGINT": 130, "SIGTERM": 143}
 # The same as reins.quest.RETRY_POLICIES (a test keeps them equal); not imported, to start fast.
@@ -88,7 +90,16 @@ def resolve_backend(spec: str) -> Backend:
     type=click.IntRange(min=1),
     default=5,
     show_default=True,
-    help="Stop after N generation errors in a row (nothing is locked by them).",
+    help="Stop when generation fails on N items in a row, no judged turn between: the "
+    "backend is down (nothing is locked by it).",
+)
+@click.option(
+    "--set-aside-after",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Set an item aside for this run after N generation errors in a row on it: it stays "
+    "TODO, tries unchanged, and the others go on.",
 )
 @click.option(
     "--no-wait",
@@ -137,6 +148,7 @@ def loop(
     max_cost: float | None,
     retry: str | None,
     breaker: int,
+    set_aside_after: int,
     no_wait: bool,
     judge_breaker: int,
     driver: str | None,
@@ -148,18 +160,22 @@ def loop(
     """Work the quest unattended: a backend answers, the gate judges, the ledger records.
 
     Every turn is composed from the log, exactly as `reins next` prints it; a FAIL's facts go
-    back in the next prompt. A backend error uses no try; after --breaker of them in a row the
-    loop stops with nothing locked. A judge error (the gate itself failing on a submission) uses
-    no try either; after --judge-breaker of them in a row the loop stops. Ctrl-C stops
-    cleanly, and a rerun resumes where the ledger stands. Prints a live status line on a
-    terminal, a line per turn otherwise, one JSON event per turn with --json, and a summary.
+    back in the next prompt. A backend error uses no try. An item whose generation fails
+    --set-aside-after times in a row is set aside for the rest of the run (TODO, tries
+    unchanged) and the others go on; when generation fails on --breaker items in a row, the
+    loop stops with nothing locked. A judge error (the gate itself failing on a submission)
+    uses no try either; after --judge-breaker of them in a row the loop stops. Ctrl-C stops
+    cleanly, and a rerun resumes where the ledger stands (items set aside are tried again).
+    Prints a live status line on a terminal, a line per turn otherwise, one JSON event per
+    turn (and per item set aside) with --json, and a summary.
 
     When the items left are all leased to other drivers, it waits for their leases to run out
     (saying so every 10 s), or with --no-wait stops.
 
     Exits 0 when every item is locked or a --max-* cap is reached, 3 with --no-wait when the
     items left are all leased to other drivers, 7 when the breaker trips, 10 when the judge
-    breaker trips, 130 or 143 on SIGINT or SIGTERM.
+    breaker trips, 12 when the items left include some this run set aside, 130 or 143 on
+    SIGINT or SIGTERM.
     """
     from reins.loop import Budget, LoopOptions, run
     from reins.turn.drivers import DRIVERS
@@ -177,6 +193,7 @@ def loop(
             max_items=max_items, max_turns=max_turns, max_tokens=max_tokens, max_cost=max_cost
         ),
         breaker=breaker,
+        set_aside_after=set_aside_after,
         judge_breaker=judge_breaker,
         wait=not no_wait,
         retry=retry,
@@ -236,6 +253,8 @@ def exit_code(summary: Summary) -> int:
         return EXIT_JUDGE_ERROR
     if reason is StopReason.LEASED:
         return EXIT_NOTHING_LEFT
+    if reason is StopReason.SET_ASIDE:
+        return EXIT_SET_ASIDE
     if reason is StopReason.INTERRUPTED:
         return EXIT_SIGNAL.get(summary.signal or "", 130)
     if reason is StopReason.ERROR:

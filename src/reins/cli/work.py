@@ -280,7 +280,9 @@ def submit(
     the same text the next prompt feeds back. Exits 0 on PASS, 4 on a FAIL with tries left,
     11 when the item locked without a pass (DONE, REVIEW, SKIPPED, BLOCKED), 5 when it was
     locked already, 6 when another driver holds it, 10 when the gate itself failed (a judge
-    error: recorded, no try used — fix the gate and submit again).
+    error: recorded, no try used — fix the gate and submit again). A submission that is
+    empty, larger than max_submission (1 MiB by default) or not UTF-8 is refused with exit 2:
+    nothing is recorded, no try is used and the lease is kept.
     """
     from reins.store.model import AttemptKind, State
     from reins.turn.submit import submit as submit_turn
@@ -288,11 +290,7 @@ def submit(
     quest = env.quest
     ledger = env.ledger()
     limit = env.settings.max_submission
-    raw = source.read(limit + 1)
-    if not raw.strip():
-        from reins.errors import ConfigError
-
-        raise ConfigError("the submission is empty: nothing was recorded")
+    raw = _read_submission(source, limit)
     results = None if no_export or not env.settings.auto_export else env.results_path
     recorded, exported = submit_turn(
         ledger, quest, key, raw, driver=driver, limit=limit, results=results, token=token
@@ -325,6 +323,34 @@ def submit(
         sys.exit(EXIT_FAIL_RETRY)
     if item.state is not State.PASS:
         sys.exit(EXIT_LOCKED_NOT_PASS)
+
+
+def _read_submission(source: BinaryIO, limit: int) -> bytes:
+    """A person's submission, or a ConfigError that records nothing.
+
+    A model's oversize or undecodable output is its own fault and a FAIL fact (the loop,
+    replay and an agent's MCP tool call judge it so); a person who hands over the wrong file
+    is told at once, and keeps the try and the lease.
+    """
+    from reins.errors import ConfigError
+
+    raw = source.read(limit + 1)
+    untouched = "nothing was recorded, no try used, the lease is kept"
+    if len(raw) > limit:
+        raise ConfigError(
+            f"the submission is larger than the limit of {limit} bytes: {untouched}. "
+            "Submit a shorter answer, or raise max_submission in reins.toml"
+        )
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"the submission is not UTF-8 text (byte {exc.start} is not): {untouched}. "
+            "Save the answer as UTF-8 and submit it again"
+        ) from None
+    if not raw.strip():
+        raise ConfigError("the submission is empty: nothing was recorded")
+    return raw
 
 
 COMMANDS = (scan, next_, submit, release)

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from reins.errors import JudgeError
+from reins.gate.bounds import bounded
 from reins.gate.rule import Context, Fact, Level, Rule
 from reins.gate.verdict import Outcome, Verdict
 
@@ -19,7 +20,7 @@ def excerpt(text: str, limit: int = EXCERPT) -> str:
 
 def fire(rule: Rule, ctx: Context) -> tuple[Fact, ...]:
     """Run one rule: the facts it left (empty when it did not fire), each stamped with the
-    rule's id and the level it counts at.
+    rule's id and the level it counts at, and :func:`~reins.gate.bounds.bounded`.
 
     A check returns None, a :class:`Fact`, or an iterable of facts. Each fact weighs its own
     ``level``, or the rule's when it has none, and never more than the rule's level, nor more
@@ -55,7 +56,9 @@ def fire(rule: Rule, ctx: Context) -> tuple[Fact, ...]:
                 rule.id, f"left a fact of level {excerpt(repr(fact.level), 40)}, not FAIL or REVIEW"
             ) from None
         level = Level.REVIEW if Level.REVIEW in (own, top) else Level.FAIL
-        out.append(replace(fact, rule=rule.id, level=level.value))
+        # Bounded here, where every gate's facts come from, so that a graph's walkthrough
+        # quotes exactly the facts its verdict records.
+        out.append(bounded(replace(fact, rule=rule.id, level=level.value)))
     return tuple(out)
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from reins.errors import ConfigError, JudgeError
 from reins.gate.ai import cap, is_ai
+from reins.gate.bounds import FACTS_SHOWN, hidden_line
 from reins.gate.evaluate import excerpt, fire, strongest
 from reins.gate.ground import Provider, Resolver
 from reins.gate.hcat import h_categoriser
@@ -371,12 +372,15 @@ def _walkthrough(
     reach = graph.reach(root)
     upstream_of = f", upstream of {reach} rule{'' if reach == 1 else 's'}" if reach else ""
     lines = [f"{outcome}. Root cause: {root} ({levels[root]}{upstream_of})."]
-    lines += _node_lines(root, levels[root], facts[root], "  ")
+    shown = _Shown(FACTS_SHOWN)
+    lines += shown.node(root, levels[root], facts[root], "  ")
     side = [r for r in remaining if r != root]
     if side:
         lines.append("Also remaining:")
         for r in side:
-            lines += _node_lines(f"{r} ({levels[r]})", levels[r], facts[r], "  ")
+            lines += shown.node(f"{r} ({levels[r]})", levels[r], facts[r], "  ")
+    if shown.hidden:
+        lines.append(hidden_line(shown.hidden, "  "))
     if superseded:
         lines.append("Superseded while their upstream stands:")
         by_upstream: dict[str, list[str]] = {}
@@ -401,13 +405,26 @@ def _walkthrough(
     return "\n".join(lines) + "\n"
 
 
-def _node_lines(name: str, level: Level, facts: Sequence[Fact], indent: str) -> list[str]:
-    """Every fact of a node; a fact lighter than the node's weight says its own level."""
-    lines: list[str] = []
-    for fact in facts:
-        own = f" ({fact.level})" if fact.level and fact.level != level else ""
-        lines += _fact_lines(f"{name}{own}", fact, indent)
-    return lines
+class _Shown:
+    """The facts a walkthrough lists, up to ``left`` over all its nodes; it counts the rest."""
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+        self.hidden = 0
+
+    def node(self, name: str, level: Level, facts: Sequence[Fact], indent: str) -> list[str]:
+        """A node's facts while the budget lasts (a fact lighter than the node's weight says
+        its own level); a node whose facts are all left out is still named."""
+        lines: list[str] = []
+        for fact in facts[: self.left]:
+            own = f" ({fact.level})" if fact.level and fact.level != level else ""
+            lines += _fact_lines(f"{name}{own}", fact, indent)
+        listed = min(len(facts), self.left)
+        self.left -= listed
+        self.hidden += len(facts) - listed
+        if not listed:
+            lines.append(f"{indent}{name}: {len(facts)} fact(s), not shown here")
+        return lines
 
 
 def _fact_lines(name: str, fact: Fact, indent: str) -> list[str]:

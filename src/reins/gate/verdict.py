@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from reins.gate.bounds import FACTS_SHOWN, FEEDBACK_CAP, bounded_facts, clip_block, hidden_line
 from reins.gate.rule import Fact
 from reins.values import readable_json
 
@@ -24,12 +25,19 @@ SHORT_OUTCOMES = frozenset({Outcome.FAIL, Outcome.SKIPPED, Outcome.BLOCKED, Outc
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """Outcome, the facts behind it, the deciding rule, and (for graph gates) a walkthrough."""
+    """Outcome, the facts behind it, the deciding rule, and (for graph gates) a walkthrough.
+
+    Every fact is :func:`~reins.gate.bounds.bounded` here, whatever made the verdict (the gate,
+    a quest's ``prepare``, a gate of the quest's own): no fact can carry more than the cap.
+    """
 
     outcome: Outcome
     facts: tuple[Fact, ...] = ()
     root_cause: str | None = None
     feedback: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "facts", bounded_facts(self.facts))
 
     @classmethod
     def short(cls, outcome: Outcome | str, *facts: Fact, root_cause: str | None = None) -> Verdict:
@@ -55,18 +63,23 @@ def render(key: str, verdict: Verdict, *, state: str, tries: int, max_tries: int
 
     The first line names the item, the outcome, the state after recording and the tries used;
     then the root cause; then each fact as where / expected / actual, or the gate's walkthrough.
+    At most :data:`~reins.gate.bounds.FACTS_SHOWN` facts are listed (the rest are counted) and
+    the text is cut at :data:`~reins.gate.bounds.FEEDBACK_CAP` characters, saying so.
     """
     lines = [f"{key} -> {verdict.outcome} (state {state}, tries {tries}/{max_tries})"]
     if verdict.feedback:  # a graph gate's walkthrough names the root cause itself
-        lines.extend(f"  {line}" for line in verdict.feedback.rstrip("\n").split("\n"))
+        told = clip_block(verdict.feedback, FEEDBACK_CAP)  # split no more than is kept
+        lines.extend(f"  {line}" for line in told.rstrip("\n").split("\n"))
     else:
         if verdict.root_cause:
             lines.append(f"root cause: {verdict.root_cause}")
-        for f in verdict.facts:
+        for f in verdict.facts[:FACTS_SHOWN]:
             # A fact lighter than the verdict says so: a REVIEW fact in a FAIL is not what
             # must be fixed to pass, but a person will look at it.
             own = f" ({f.level})" if f.level and f.level != verdict.outcome else ""
             lines.append(f"  - {f.rule}{own}: {f.where}")
             lines.append(f"      expected: {quote(f.expected)}")
             lines.append(f"      actual:   {quote(f.actual)}")
-    return "\n".join(lines) + "\n"
+        if len(verdict.facts) > FACTS_SHOWN:
+            lines.append(hidden_line(len(verdict.facts) - FACTS_SHOWN, "  "))
+    return clip_block("\n".join(lines) + "\n", FEEDBACK_CAP)

@@ -3,8 +3,11 @@
 Every turn is compose → generate → judge → record, the same as under ``next``/``submit``:
 compose reads the ledger, the backend is chosen from the log (escalation), a backend failure is
 recorded as a generation error (no try used, nothing locked), and the record step writes the
-whole turn in one transaction on the ledger thread. Nothing that decides a prompt or a backend
-lives in memory, so a restarted run picks up exactly where the ledger stands.
+whole turn in one transaction on the ledger thread. An item whose generation keeps failing is
+set aside for the rest of the run (it stays TODO, its tries unchanged) so that it cannot hold
+the others hostage; the breaker trips when generation fails on several items in a row. Nothing
+that decides a prompt or a backend lives in memory, so a restarted run picks up exactly where
+the ledger stands.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from reins.backends.base import Backend
 from reins.errors import LeaseConflict, NotTodo, ReinsError
-from reins.loop.events import Status, StopReason, Summary
+from reins.loop.breakers import sets_aside, tripped
+from reins.loop.events import AsideEvent, Status, StopReason, Summary
 from reins.loop.generate import GenerationError, generate, usage_of
 from reins.loop.keeper import keep
 from reins.loop.ledger_thread import LedgerThread
@@ -80,6 +84,7 @@ class Engine:
         self._quick_gate = True
         self._generations: set[asyncio.Task[Completion | GenerationError]] = set()
         self.held: dict[str, str] = {}  # lease owner → key
+        self.set_aside: list[str] = []  # keys this run no longer leases, in order
         self.reason: StopReason | None = None
         self.message = ""
         self.signal: str | None = None
@@ -188,7 +193,13 @@ class Engine:
 
     def _take(self, owner: str) -> tuple[Item, list[Attempt]] | None:
         """Lease the next free item and read its log (on the ledger thread, one hop)."""
-        lease = self.store.lease(owner, ttl=self.options.lease_ttl)
+        ttl, aside = self.options.lease_ttl, tuple(self.set_aside)
+        # `excluding` only when needed: a Store written before it still runs a loop.
+        lease = (
+            self.store.lease(owner, ttl=ttl, excluding=aside)
+            if aside
+            else self.store.lease(owner, ttl=ttl)
+        )
         if lease is None:
             return None
         return self.store.snapshot(lease.item.key)
@@ -235,7 +246,7 @@ class Engine:
         what each record transaction wrote. Another driver cannot write meanwhile (the lease),
         and if a lost lease let one in, the record step refuses (the claim's turn count).
         """
-        failures = 0
+        failures = generation_failures = 0
         while not self.stopping:
             spent = self.tally.budget_spent(self.options.budget)
             if spent is not None:
@@ -255,17 +266,7 @@ class Engine:
             if result is None:  # dropped by a hard stop: not recorded, so not a turn
                 self.tally.turns_started -= 1
                 return
-            model = None
-            if isinstance(result, Completion) and result.model and result.model != backend.name:
-                model = result.model
-            origin = Origin(
-                policy=self.policy,
-                prompt_digest=prompt.digest(),
-                usage=usage_of(backend.name, result),
-                started_at=started_at,
-                notes=DRIVER.notes(seed=prompt.seed, escalated_by=cause, model=model),
-                gate_digest=self.quest.gate_digest,
-            )
+            origin = self._origin(prompt, backend, result, started_at, cause)
             try:
                 if isinstance(result, GenerationError):
                     failure = GenerationFailure(result.error)
@@ -277,34 +278,63 @@ class Engine:
             item, log = recorded.item, [*log, recorded.attempt]
             self._count(recorded, prompt, backend, cause)
             if recorded.attempt.judged:
-                failures = 0
+                failures = generation_failures = 0
                 continue
-            # A generation or judge error: no try used. A breaker may trip; else back off.
+            # A generation or judge error: no try used. A breaker may trip, the item may be
+            # set aside; else back off.
             if self._tripped(recorded):
                 return
+            if recorded.attempt.kind is AttemptKind.GENERATION_ERROR:
+                generation_failures += 1
+                if await self._set_aside(owner, recorded, generation_failures):
+                    return
+            else:
+                generation_failures = 0  # the generator answered; the judge failed
             failures += 1
             pause = min(self.options.error_backoff * 2 ** (failures - 1), MAX_BACKOFF)
             if not await self._sleep(pause):
                 return
 
-    def _tripped(self, recorded: Recorded) -> bool:
-        """Stop the run after N errors of one kind in a row; True when a breaker tripped."""
-        a = recorded.attempt
-        if a.kind is AttemptKind.JUDGE_ERROR:
-            errors, breaker = self.tally.consecutive_judge_errors, self.options.judge_breaker
-            reason, what = StopReason.JUDGE_BREAKER, "judge breaker"
-            advice = "The gate itself failed; fix the quest's gate"
-        else:
-            errors, breaker = self.tally.consecutive_errors, self.options.breaker
-            reason, what = StopReason.BREAKER, "circuit breaker"
-            advice = "Check the backend"
-        if breaker is None or errors < breaker:
-            return False
-        self.stop(
-            reason,
-            f"{what}: {errors} {a.kind.value.replace('_', ' ')}s in a row (the last: {a.error}). "
-            f"They used no try and locked nothing. {advice}, then run the loop again.",
+    def _origin(
+        self,
+        prompt: Prompt,
+        backend: Backend,
+        result: Completion | GenerationError,
+        started_at: str,
+        cause: str | None,
+    ) -> Origin:
+        """How this turn was made: policy, prompt, usage, seed, escalation and model."""
+        model = None
+        if isinstance(result, Completion) and result.model and result.model != backend.name:
+            model = result.model
+        return Origin(
+            policy=self.policy,
+            prompt_digest=prompt.digest(),
+            usage=usage_of(backend.name, result),
+            started_at=started_at,
+            notes=DRIVER.notes(seed=prompt.seed, escalated_by=cause, model=model),
+            gate_digest=self.quest.gate_digest,
         )
+
+    def _tripped(self, recorded: Recorded) -> bool:
+        """Stop the run if this error trips a breaker (see :mod:`reins.loop.breakers`)."""
+        trip = tripped(self.tally, self.options, recorded.attempt)
+        if trip is not None:
+            self.stop(*trip)
+        return trip is not None
+
+    async def _set_aside(self, owner: str, recorded: Recorded, errors: int) -> bool:
+        """Set the item aside after ``errors`` generation errors in a row on it, if that is
+        the option's count: give its lease back and lease it no more this run. True if so."""
+        if not sets_aside(self.options, errors):
+            return False
+        item = recorded.item
+        self.set_aside.append(item.key)
+        await self.db(self.store.release, item.key, owner)
+        event = AsideEvent(
+            item.key, errors, recorded.attempt.error, item.tries, self.quest.max_tries
+        )
+        self.reporter.aside(event)
         return True
 
     def _record(
@@ -405,6 +435,7 @@ class Engine:
             signal=self.signal,
             budget=budget,
             elapsed=elapsed,
+            set_aside=tuple(self.set_aside),
         )
 
 

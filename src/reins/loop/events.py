@@ -1,4 +1,5 @@
-"""What a loop run reports: one event per recorded turn, live counters, and the final summary."""
+"""What a loop run reports: one event per recorded turn, one per item set aside, live counters,
+and the final summary."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ class StopReason(StrEnum):
 
     DONE = "done"  # no TODO item is left
     LEASED = "leased-elsewhere"  # items are left, all leased to other drivers
+    SET_ASIDE = "set-aside"  # items are left that this run set aside (generation kept failing)
     MAX_ITEMS = "max-items"
     MAX_TURNS = "max-turns"
     MAX_TOKENS = "max-tokens"
@@ -63,6 +65,21 @@ class TurnEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class AsideEvent:
+    """An item set aside for the rest of the run: its generation failed ``errors`` times in a
+    row (the last with ``error``). It stays TODO with ``tries`` unchanged."""
+
+    key: str
+    errors: int
+    error: str | None
+    tries: int
+    max_tries: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "set_aside", **asdict(self)}
+
+
+@dataclass(frozen=True, slots=True)
 class Status:
     """Live counters for a progress display: the ledger's counts and this run's."""
 
@@ -93,7 +110,8 @@ class Status:
 
 @dataclass(frozen=True, slots=True)
 class Summary:
-    """How a run ended and what it did. ``locked`` counts items this run locked, by state."""
+    """How a run ended and what it did. ``locked`` counts items this run locked, by state;
+    ``set_aside`` names the items it set aside, in order."""
 
     reason: StopReason
     message: str
@@ -112,6 +130,7 @@ class Summary:
     remaining: int
     exported: int
     signal: str | None = None
+    set_aside: tuple[str, ...] = ()
 
     @property
     def turns_per_second(self) -> float:
@@ -120,5 +139,12 @@ class Summary:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["reason"] = self.reason.value
+        data["set_aside"] = list(self.set_aside)
         data["turns_per_second"] = round(self.turns_per_second, 3)
         return {"event": "summary", **data}
+
+
+def some(keys: tuple[str, ...], shown: int = 10) -> str:
+    """The first ``shown`` of ``keys``, and how many more there are."""
+    more = f" and {len(keys) - shown} more" if len(keys) > shown else ""
+    return ", ".join(keys[:shown]) + more

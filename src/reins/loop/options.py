@@ -1,4 +1,5 @@
-"""What a loop run may do: concurrency, budget caps, the circuit breaker, leases and timeouts."""
+"""What a loop run may do: concurrency, budget caps, the breakers, setting items aside, leases and
+timeouts."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from reins.turn.drivers import DRIVERS
 
 DEFAULT_BREAKER = 5
 DEFAULT_JUDGE_BREAKER = 3
+DEFAULT_SET_ASIDE = 3
 DEFAULT_TIMEOUT = 300.0
 DEFAULT_LEASE = 60.0
 MAX_BACKOFF = 30.0
@@ -47,7 +49,12 @@ class LoopOptions:
     Args:
         concurrency: items in flight at once, each under its own lease.
         budget: caps on items, turns, tokens and cost.
-        breaker: consecutive generation errors that stop the run (None: never stop).
+        breaker: items in a row whose generation failed (no judged turn between them) that
+            stop the run: the backend itself is failing (None: never stop). One item's errors
+            alone never trip it; that item is set aside.
+        set_aside_after: generation errors in a row on one item after which the run sets it
+            aside: it stays TODO with its tries unchanged, the run goes on with the others and
+            does not lease it again (None: never). The next run tries it again.
         wait: when every item left is leased to other drivers, wait for their leases to run
             out (False: stop, as ``--no-wait`` does).
         judge_breaker: consecutive judge errors (the gate failing on a submission) that stop
@@ -71,6 +78,7 @@ class LoopOptions:
     concurrency: int = 1
     budget: Budget = field(default_factory=Budget)
     breaker: int | None = DEFAULT_BREAKER
+    set_aside_after: int | None = DEFAULT_SET_ASIDE
     judge_breaker: int | None = DEFAULT_JUDGE_BREAKER
     wait: bool = True
     retry: str | None = None
@@ -86,8 +94,10 @@ class LoopOptions:
     def __post_init__(self) -> None:
         if not isinstance(self.concurrency, int) or self.concurrency < 1:
             raise ConfigError(f"concurrency must be a whole number ≥ 1, not {self.concurrency!r}")
-        if self.breaker is not None and (not isinstance(self.breaker, int) or self.breaker < 1):
-            raise ConfigError(f"breaker must be a whole number ≥ 1, not {self.breaker!r}")
+        for name in ("breaker", "set_aside_after"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ConfigError(f"{name} must be a whole number ≥ 1, not {value!r}")
         if self.retry is not None and self.retry not in RETRY_POLICIES:
             raise ConfigError(
                 f"retry policy must be one of {', '.join(RETRY_POLICIES)}, not {self.retry!r}"

@@ -1,8 +1,8 @@
 """Progress: how a loop run shows itself — a live status line, plain lines, or JSON events.
 
-A reporter is called on the event loop: once at the start, after every recorded turn, on a
-timer (``tick``), for notes, and once with the summary. It must be quick; it never decides
-anything.
+A reporter is called on the event loop: once at the start, after every recorded turn, on a timer
+(``tick``), for notes, for each item set aside, and once with the summary. It must be quick; it
+never decides anything.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import shutil
 import time
 from typing import Protocol, TextIO
 
-from reins.loop.events import Status, Summary, TurnEvent
+from reins.loop.events import AsideEvent, Status, Summary, TurnEvent, some
 from reins.store.model import State
 from reins.values import readable_json
 
@@ -30,6 +30,8 @@ class Reporter(Protocol):
 
     def note(self, text: str) -> None: ...
 
+    def aside(self, event: AsideEvent) -> None: ...
+
     def finish(self, summary: Summary) -> None: ...
 
 
@@ -47,6 +49,10 @@ class NullReporter:
 
     def note(self, text: str) -> None:
         pass
+
+    def aside(self, event: AsideEvent) -> None:
+        """An item set aside: a note, unless the reporter writes events of its own."""
+        self.note(aside_text(event))
 
     def finish(self, summary: Summary) -> None:
         pass
@@ -67,6 +73,9 @@ class JsonReporter(NullReporter):
 
     def note(self, text: str) -> None:
         self._emit({"event": "note", "message": text})
+
+    def aside(self, event: AsideEvent) -> None:
+        self._emit(event.to_json())
 
     def finish(self, summary: Summary) -> None:
         self._emit(summary.to_json())
@@ -173,6 +182,15 @@ def turn_line(e: TurnEvent) -> str:
     return f"{head}{e.outcome}{cause} → {e.state}, tries {e.tries}/{e.max_tries} · {via}"
 
 
+def aside_text(e: AsideEvent) -> str:
+    """Why an item was set aside, and what became of it."""
+    errors = f"{e.errors} generation error{'' if e.errors == 1 else 's'}"
+    return (
+        f"set aside {e.key!r} for the rest of this run: {errors} in a row (the last: "
+        f"{e.error}). It stays TODO, tries {e.tries}/{e.max_tries}; the other items go on"
+    )
+
+
 def summary_text(s: Summary) -> str:
     """The final summary, a few lines of text."""
     locked = ", ".join(f"{k} {v}" for k, v in sorted(s.locked.items())) or "none"
@@ -183,6 +201,8 @@ def summary_text(s: Summary) -> str:
         f"in {clock(s.elapsed)}, {s.turns_per_second:.1f} turns/s",
         f"  locked this run: {locked}; {s.remaining} of {s.total} item(s) left",
     ]
+    if s.set_aside:
+        lines.append(f"  set aside this run: {some(s.set_aside)}")
     if s.escalated:
         lines.append(f"  turns on the stronger backend: {s.escalated}")
     if s.input_tokens or s.output_tokens or s.cost:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from reins.loop.events import Status, StopReason, Summary, TurnEvent
+from reins.loop.events import Status, StopReason, Summary, TurnEvent, some
 from reins.loop.options import Budget
 from reins.store.model import AttemptKind, State, Stats
 from reins.turn.record import Recorded
@@ -32,6 +32,9 @@ class Tally:
     cost: float = 0.0
     consecutive_errors: int = 0
     consecutive_judge_errors: int = 0
+    # The items of the generation errors counted in consecutive_errors: the breaker trips on
+    # how many there are, so one stuck item alone never trips it (it is set aside instead).
+    erring: set[str] = field(default_factory=set)
     locked: Counter[str] = field(default_factory=Counter)
     unexported: int = 0
     exported: int = 0
@@ -43,13 +46,16 @@ class Tally:
         if a.judged:
             self.judged += 1
             self.consecutive_errors = self.consecutive_judge_errors = 0
+            self.erring.clear()
         elif a.kind is AttemptKind.JUDGE_ERROR:
             self.judge_errors += 1
             self.consecutive_judge_errors += 1
             self.consecutive_errors = 0  # the generator answered
+            self.erring.clear()
         else:
             self.errors += 1
             self.consecutive_errors += 1
+            self.erring.add(item.key)
         if escalated_by is not None:
             self.escalated += 1
         self.tokens_in += a.usage.input_tokens or 0
@@ -93,6 +99,7 @@ class Tally:
         signal: str | None,
         budget: Budget,
         elapsed: float,
+        set_aside: tuple[str, ...] = (),
     ) -> Summary:
         """How the run ended: the stop reason, or what the ledger says when none was given."""
         remaining = stats.remaining if stats else 0
@@ -101,6 +108,13 @@ class Tally:
         if reason is None:
             if budget.max_items is not None and self.items_started >= budget.max_items:
                 reason, message = StopReason.MAX_ITEMS, f"took up {budget.max_items} item(s)"
+            elif set_aside:
+                reason = StopReason.SET_ASIDE
+                message = (
+                    f"{remaining} item(s) left; set aside this run after generation errors in a "
+                    f"row: {some(set_aside)}. They are TODO with their tries unchanged: see why "
+                    "with `reins log KEY`, then run again"
+                )
             else:
                 reason = StopReason.LEASED
                 message = (
@@ -130,6 +144,7 @@ class Tally:
             remaining=remaining,
             exported=self.exported,
             signal=signal,
+            set_aside=set_aside,
         )
 
 

@@ -96,11 +96,19 @@ class Store(Protocol):
 
     # -- leases ---------------------------------------------------------------------------
 
-    def lease(self, owner: str, *, ttl: float, now: float | None = None) -> Lease | None:
+    def lease(
+        self,
+        owner: str,
+        *,
+        ttl: float,
+        now: float | None = None,
+        excluding: Collection[str] = (),
+    ) -> Lease | None:
         """Lease the next TODO item to ``owner`` for ``ttl`` seconds, or None if none is free.
 
         An owner that holds a live lease gets the same item again (one item in progress per
-        owner); otherwise the oldest TODO item nobody holds or whose lease expired.
+        owner); otherwise the oldest TODO item nobody holds or whose lease expired, and whose
+        key is not in ``excluding`` (the items a loop run has set aside).
         """
         ...
 

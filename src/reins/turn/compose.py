@@ -6,12 +6,17 @@ shows it and an output that passes the gate), and the feedback (the last judged 
 Generation errors never reach a prompt; how a retry uses the log is the retry policy. Each
 backend call also carries a seed derived from (item key, turn number): a retry samples anew, a
 restarted process repeats the call.
+
+What the feedback layer quotes is bounded (invariant 15): the feedback as the gate rendered it
+(:data:`~reins.gate.bounds.FEEDBACK_CAP`; a ledger written by an older reins may hold more) and,
+under ``facts+previous``, at most :data:`PREVIOUS_CAP` characters of the submission that failed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from reins.gate.bounds import FEEDBACK_CAP, clip_block
 from reins.quest import RETRY_POLICIES, Quest
 from reins.store.model import Attempt, Item, State
 from reins.values import Prompt
@@ -20,6 +25,8 @@ FEEDBACK_HEADER = "## Your last submission failed the gate"
 EXAMPLES_HEADER = "## Examples"
 # Not a prefix of FEEDBACK_HEADER: a reader (model or parser) tells the two sections apart.
 PREVIOUS_HEADER = "## The submission that failed"
+PREVIOUS_CAP = 16_000
+"""Characters of the failed submission a ``facts+previous`` prompt quotes; the log keeps all."""
 
 
 def last_judged(log: Sequence[Attempt]) -> Attempt | None:
@@ -52,9 +59,12 @@ def compose(
         coaching = quest.coaching.get(last.root_cause or "")
         if coaching:
             system = f"{system}\n\n{coaching}" if system else coaching
-        user = f"{user}\n\n{FEEDBACK_HEADER}\n\n{last.feedback}"
+        # A no-op on feedback rendered by this reins, which fits already (feedback parity).
+        feedback = clip_block(last.feedback, FEEDBACK_CAP)
+        user = f"{user}\n\n{FEEDBACK_HEADER}\n\n{feedback}"
         if policy == "facts+previous" and last.submission is not None:
-            user = f"{user}\n{PREVIOUS_HEADER}\n\n{last.submission}\n"
+            previous = clip_block(last.submission, PREVIOUS_CAP)
+            user = f"{user}\n{PREVIOUS_HEADER}\n\n{previous}\n"
     return Prompt(system, user, key=item.key, turn=item.turns + 1)
 
 

@@ -1,7 +1,8 @@
 """What a turn can end in besides a verdict: the generator's failure, or the judge's own.
 
 Neither is a verdict. Neither uses a try, locks an item or reaches a prompt; each is recorded so
-that the log says what happened, and N in a row stop the loop (two separate breakers).
+that the log says what happened, and a run of them stops the loop (two separate breakers: judge
+errors in a row, generation errors on N items in a row; one item's alone only set it aside).
 """
 
 from __future__ import annotations

@@ -12,14 +12,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from reins.errors import ReinsError, TurnMoved
-from reins.gate import Verdict, render
+from reins.gate import Verdict
 from reins.quest import Quest
 from reins.store.model import Attempt, AttemptKind, Claim, Draft, Item, Notes
 from reins.store.protocol import Store
 from reins.turn.failures import JudgeFailure
 from reins.turn.human import HUMAN, Action
 from reins.turn.judge import judge
-from reins.turn.record import MOVED_RETRIES, Recorded, storable
+from reins.turn.record import MOVED_RETRIES, Recorded, feedback_text, storable
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,8 +114,9 @@ def act(
         feedback = ""
         if verdict is not None:
             tries = 0 if row.new_round else item.tries
-            text = render(key, verdict, state=row.state, tries=tries, max_tries=quest.max_tries)
-            feedback = storable(text)
+            feedback = feedback_text(
+                key, verdict, state=row.state, tries=tries, max_tries=quest.max_tries
+            )
         draft = Draft(
             key=key,
             kind=AttemptKind.HUMAN,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from reins.errors import TurnMoved
 from reins.gate import Verdict, render
+from reins.gate.bounds import FEEDBACK_CAP, clip_block
 from reins.quest import Quest
 from reins.store import Attempt, AttemptKind, Claim, Draft, Item, Notes, Store, Transition, Usage
 from reins.turn.failures import GenerationFailure, JudgeFailure, Result
@@ -84,6 +85,13 @@ def storable(text: str) -> str:
     return text
 
 
+def feedback_text(key: str, verdict: Verdict, *, state: str, tries: int, max_tries: int) -> str:
+    """The verdict's text as it is recorded, printed and fed back: :func:`render` made
+    :func:`storable`, and still within the feedback cap (escaping lengthens a text)."""
+    text = render(key, verdict, state=state, tries=tries, max_tries=max_tries)
+    return clip_block(storable(text), FEEDBACK_CAP)
+
+
 def draft(
     quest: Quest,
     item: Item,
@@ -102,8 +110,9 @@ def draft(
     tries = item.tries + row.tries_delta
     feedback = ""
     if verdict is not None:
-        text = render(item.key, verdict, state=row.state, tries=tries, max_tries=quest.max_tries)
-        feedback = storable(text)
+        feedback = feedback_text(
+            item.key, verdict, state=row.state, tries=tries, max_tries=quest.max_tries
+        )
     return Draft(
         key=item.key,
         kind=kind,

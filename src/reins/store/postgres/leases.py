@@ -1,12 +1,12 @@
 """Leases in PostgreSQL: one item in progress per owner, expiry returns it to the pool.
 
 Leasing is one statement: the owner's own live lease if it holds one, else the oldest free TODO
-item, taken with ``FOR UPDATE SKIP LOCKED`` so that processes leasing at the same moment each
-lock a different row instead of queueing on the first (a row whose lease another process just
-committed fails the recheck of the ``WHERE`` clause and is passed over); the lease is written
-and the owner's ``drivers`` row counted in the same statement. Every lease, a renewal too,
-gives the item a fresh random token (a second agent leasing under the same driver name makes
-the first one's token stale); a heartbeat keeps it, a release clears it.
+item not in ``excluding``, taken with ``FOR UPDATE SKIP LOCKED`` so that processes leasing at
+the same moment each lock a different row instead of queueing on the first (a row whose lease
+another process just committed fails the recheck of the ``WHERE`` clause and is passed over);
+the lease is written and the owner's ``drivers`` row counted in the same statement. Every lease,
+a renewal too, gives the item a fresh random token (a second agent leasing under the same driver
+name makes the first one's token stale); a heartbeat keeps it, a release clears it.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ WITH own AS (
 ), free AS (
     SELECT id FROM items
     WHERE state = 'TODO' AND (lease_owner IS NULL OR lease_expires <= %(now)s)
+      AND NOT key = ANY(%(excluding)s::text[])
       AND NOT EXISTS (SELECT 1 FROM own)
     ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED
 ), picked AS (
@@ -47,10 +48,19 @@ SELECT taken.*, counted.nexts FROM taken, counted
 """
 
 
-def lease(db: Database, owner: str, *, ttl: float, now: float | None) -> Lease | None:
+def lease(
+    db: Database, owner: str, *, ttl: float, now: float | None, excluding: Collection[str] = ()
+) -> Lease | None:
     t = time.time() if now is None else now
     token = os.urandom(6).hex()
-    args = {"owner": owner, "now": t, "until": t + ttl, "stamp": now_iso(), "token": token}
+    args = {
+        "owner": owner,
+        "now": t,
+        "until": t + ttl,
+        "stamp": now_iso(),
+        "token": token,
+        "excluding": list(excluding),
+    }
     rows = db.write(lambda s: s.rows(_LEASE, args), what=f"leasing an item to {owner!r}")
     if not rows:
         return None

@@ -122,8 +122,15 @@ class SQLiteStore:
     def activity(self, *, samples: int = 48, window: int = 64) -> Activity:
         return items.activity(self._db, samples=samples, window=window)
 
-    def lease(self, owner: str, *, ttl: float, now: float | None = None) -> Lease | None:
-        return leases.lease(self._db, owner, ttl=ttl, now=now)
+    def lease(
+        self,
+        owner: str,
+        *,
+        ttl: float,
+        now: float | None = None,
+        excluding: Collection[str] = (),
+    ) -> Lease | None:
+        return leases.lease(self._db, owner, ttl=ttl, now=now, excluding=excluding)
 
     def heartbeat(self, key: str, owner: str, *, ttl: float, now: float | None = None) -> bool:
         return leases.heartbeat(self._db, key, owner, ttl=ttl, now=now)

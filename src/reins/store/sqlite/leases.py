@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Collection
@@ -12,8 +13,13 @@ from reins.store.model import Lease
 from reins.store.sqlite.connection import Database
 
 
-def lease(db: Database, owner: str, *, ttl: float, now: float | None) -> Lease | None:
+def lease(
+    db: Database, owner: str, *, ttl: float, now: float | None, excluding: Collection[str] = ()
+) -> Lease | None:
     t = time.time() if now is None else now
+    # One JSON parameter however many keys are excluded (SQLite caps the number of parameters).
+    skip = " AND key NOT IN (SELECT value FROM json_each(?))" if excluding else ""
+    keys = (json.dumps(list(excluding)),) if excluding else ()
     with db.write() as conn:
         row = conn.execute(
             # "+state": look the owner up through items_lease; the state index would walk
@@ -26,8 +32,8 @@ def lease(db: Database, owner: str, *, ttl: float, now: float | None) -> Lease |
         if row is None:
             row = conn.execute(
                 f"SELECT {ITEM_COLUMNS} FROM items WHERE state = 'TODO' "
-                "AND (lease_owner IS NULL OR lease_expires <= ?) ORDER BY id LIMIT 1",
-                (t,),
+                f"AND (lease_owner IS NULL OR lease_expires <= ?){skip} ORDER BY id LIMIT 1",
+                (t, *keys),
             ).fetchone()
         if row is None:
             return None

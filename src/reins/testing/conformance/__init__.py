@@ -66,6 +66,7 @@ from reins.testing.conformance.judging import (  # noqa: E402
 )
 from reins.testing.conformance.leases import (  # noqa: E402
     test_a_heartbeat_extends_a_lease,
+    test_a_lease_passes_over_the_keys_it_is_told_to_exclude,
     test_a_live_lease_refuses_another_owners_record,
     test_an_expired_lease_returns_the_item_to_the_pool,
     test_an_owner_gets_its_item_again,
@@ -129,6 +130,7 @@ __all__ = [
     "test_a_failed_migration_leaves_the_ledger_as_it_was",
     "test_a_heartbeat_extends_a_lease",
     "test_a_judge_error_uses_no_try_and_locks_nothing",
+    "test_a_lease_passes_over_the_keys_it_is_told_to_exclude",
     "test_a_ledger_from_before_quests_were_recorded_adopts_the_first_once",
     "test_a_ledger_not_ours_is_refused_and_left_untouched",
     "test_a_ledger_of_another_quest_is_refused_and_left_untouched",

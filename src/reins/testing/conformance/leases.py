@@ -90,6 +90,27 @@ def test_an_owner_gets_its_item_again(store_harness: StoreHarness) -> None:
         assert _lease(one, "bob", T0 + 1).item.key == "b"
 
 
+def test_a_lease_passes_over_the_keys_it_is_told_to_exclude(store_harness: StoreHarness) -> None:
+    """What a loop run has set aside is not leased again, even once its lease has expired;
+    an owner's own live lease still comes first, and other owners see the item as usual."""
+    with opened(store_harness) as store:
+        assert _lease(store, "ann").item.key == "a"
+        free = store.lease("bob", ttl=TTL, now=T0, excluding=["b", "zz"])
+        assert free is not None and free.item.key == "c"
+        assert store.release("c", "bob")
+        assert store.lease("cid", ttl=TTL, now=T0, excluding=["b", "c"]) is None
+        late = store.lease("cid", ttl=TTL, now=T0 + TTL, excluding=("b", "c"))
+        assert late is not None and late.item.key == "a"  # ann's lease ran out
+        own = store.lease("cid", ttl=TTL, now=T0 + TTL, excluding=["a"])
+        assert own is not None and (own.item.key, own.renewed) == ("a", True)
+        odd = ["it's", 'a "quoted" key', "ünï\u00e7ode", "b"]
+        dan = store.lease("dan", ttl=TTL, now=T0 + TTL, excluding=odd)
+        assert dan is not None and dan.item.key == "c"
+        assert store.get("b").lease_owner is None
+        assert _lease(store, "eve", T0 + TTL).item.key == "b"
+        assert_sound(store)
+
+
 def test_an_expired_lease_returns_the_item_to_the_pool(store_harness: StoreHarness) -> None:
     with opened(store_harness) as store:
         for who in ("ann", "bob", "cid"):

@@ -1,0 +1,42 @@
+"""The breakers: when errors in a row stop a run, so that no item and no outage holds it hostage.
+
+Errors use no try and lock nothing, so a run that meets only errors would spin forever. Two
+breakers stop it: N judge errors in a row (the gate itself is broken), and generation errors on
+N items in a row with no judged turn between them (the backend itself is down). One item whose
+generation keeps failing alone (a prompt too long for the model, a refusal) never trips the
+second: after ``set_aside_after`` errors in a row it is set aside for the run instead, and the
+other items go on.
+"""
+
+from __future__ import annotations
+
+from reins.loop.events import StopReason
+from reins.loop.options import LoopOptions
+from reins.loop.tally import Tally
+from reins.store.model import Attempt, AttemptKind
+
+
+def tripped(tally: Tally, options: LoopOptions, last: Attempt) -> tuple[StopReason, str] | None:
+    """The stop reason and message when ``last`` (an error, already counted) trips a breaker."""
+    if last.kind is AttemptKind.JUDGE_ERROR:
+        count, breaker = tally.consecutive_judge_errors, options.judge_breaker
+        what = f"judge breaker: {count} judge errors in a row"
+        reason, advice = StopReason.JUDGE_BREAKER, "The gate itself failed; fix the quest's gate"
+    else:
+        count, breaker = len(tally.erring), options.breaker
+        what = (
+            f"circuit breaker: generation errors on {count} items in a row, "
+            f"{tally.consecutive_errors} errors with no judged turn between them"
+        )
+        reason, advice = StopReason.BREAKER, "Check the backend"
+    if breaker is None or count < breaker:
+        return None
+    return reason, (
+        f"{what} (the last: {last.error}). They used no try and locked nothing. {advice}, "
+        "then run the loop again."
+    )
+
+
+def sets_aside(options: LoopOptions, errors: int) -> bool:
+    """Whether ``errors`` generation errors in a row on one item set it aside for the run."""
+    return options.set_aside_after is not None and errors >= options.set_aside_after
