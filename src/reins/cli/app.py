@@ -13,7 +13,8 @@ Exit codes (documented in the README):
 7     ``loop``: the circuit breaker tripped (nothing was locked by it)
 8     ``replay``: some lines were not recorded
 9     ``ledger check``: an invariant is violated
-10    the gate itself failed (``submit``: a judge error, no try used; ``loop``: N in a row)
+10    the gate itself failed (``submit``, ``replay``: a judge error, no try used; ``loop``: N
+      in a row); for ``replay`` it outranks 8
 11    ``submit``: the item locked without a pass (DONE, REVIEW, SKIPPED, BLOCKED)
 130   ``loop``: stopped by SIGINT (143: SIGTERM), cleanly
 ====  =========================================================================
