@@ -152,8 +152,10 @@ def loop(
     back in the next prompt. A backend error uses no try; after --breaker of them in a row the
     loop stops with nothing locked. A judge error (the gate itself failing on a submission) uses
     no try either; after --judge-breaker of them in a row the loop stops. Ctrl-C stops
-    cleanly, and a rerun resumes where the ledger stands. Prints a live status line on a
-    terminal, a line per turn otherwise, one JSON event per turn with --json, and a summary.
+    cleanly (the same signal again within a second is the same request; a later second
+    Ctrl-C interrupts at once), and a rerun resumes where the ledger stands. Prints a live
+    status line on a terminal, a line per turn otherwise, one JSON event per turn with --json,
+    and a summary.
 
     When the items left are all leased to other drivers, it waits for their leases to run out
     (saying so every 10 s), or with --no-wait stops.
