@@ -161,8 +161,6 @@ class Env:
         self._quest = quest
         self._ledger: Store | None = None
         self.json_errors = False  # set by --json: errors are written as JSON too
-        # A bad reins.toml under `reins hook`: kept for the stop hook to report, not raised.
-        self.config_error: Exception | None = None
 
     @property
     def quest(self) -> Quest:
@@ -174,29 +172,34 @@ class Env:
                 )
             from reins.quest import load_quest
 
-            self._quest = load_quest(ref)
+            self._quest = load_quest(ref, folder=self.settings.quest_folder)
         if self.settings.max_tries is not None and self._quest.max_tries != self.settings.max_tries:
             import dataclasses
 
             self._quest = dataclasses.replace(self._quest, max_tries=self.settings.max_tries)
         return self._quest
 
+    @property
+    def quest_known(self) -> bool:
+        """Whether a quest is given (fixed, by flag, variable or reins.toml), loaded or not."""
+        return self._quest is not None or bool(self.settings.quest_ref)
+
     def quest_if_given(self) -> Quest | None:
         """The quest when one is configured, else None (for commands that can do without)."""
-        if self._quest is None and not self.settings.quest_ref:
-            return None
-        return self.quest
+        return self.quest if self.quest_known else None
 
     @property
     def ledger_location(self) -> str:
         """A file path (SQLite) or a ``postgresql://`` URL."""
-        return self.settings.ledger or f"{self.quest.name}.reins.db"
+        return self.settings.ledger or self.settings.place(f"{self.quest.name}.reins.db")
 
     @property
     def results_path(self) -> Path:
         from pathlib import Path
 
-        return Path(self.settings.results or f"{self.quest.name}-results.jsonl")
+        return Path(
+            self.settings.results or self.settings.place(f"{self.quest.name}-results.jsonl")
+        )
 
     def ledger(self, *, create: bool = False) -> Store:
         if self._ledger is None:
@@ -331,19 +334,18 @@ def make_group(quest: Quest | None = None, name: str = "reins") -> click.Group:
         answers with `submit`; the gate judges every answer and the ledger records it.
         FAIL facts go back for the next try; locked items never change again.
         """
-        from reins.cli.config import Settings, read_config
+        from reins.cli.config import Config, Settings, read_config
         from reins.errors import ConfigError
 
-        broken = None
         try:
             settings = Settings.resolve(quest=quest_ref, ledger=ledger, config=read_config())
-        except ConfigError as exc:
-            # The stop hook must not fail on a bad reins.toml: it lets the agent stop instead.
-            if ctx.invoked_subcommand != "hook":
+        except ConfigError:
+            # `hook stop` reads the reins.toml of the agent's folder itself and tells the agent
+            # what is wrong; `hook install` and `init` need none (init may be what fixes it).
+            if ctx.invoked_subcommand not in ("hook", "init"):
                 raise
-            settings, broken = Settings.resolve(quest=quest_ref, ledger=ledger, config={}), exc
+            settings = Settings.resolve(quest=quest_ref, ledger=ledger, config=Config({}))
         ctx.obj = Env(settings, quest)
-        ctx.obj.config_error = broken
 
     return group
 

@@ -220,7 +220,8 @@ def _check_first(env: Env, data: bytes) -> None:
 
     if not env.settings.quest_ref:
         raise click.UsageError("--check-determinism runs the quest in fresh processes: --quest")
-    found = check(env.settings.quest_ref, outputs(env, data.splitlines(), 10**9))
+    entries = outputs(env, data.splitlines(), 10**9)
+    found = check(env.settings.quest_ref, entries, folder=env.settings.quest_folder)
     for d in found:
         click.echo(f"{d.key}: {', '.join(d.rules)} judged differently in fresh processes", err=True)
     if found:
