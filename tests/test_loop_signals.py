@@ -121,7 +121,8 @@ def test_a_deliberate_second_ctrl_c_interrupts_at_once(tmp_path: Path) -> None:
         assert proc.poll() is None  # the first one is waiting for the lock, cleanly
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=20) == -signal.SIGINT  # ended while the lock is still held
-    proc.communicate()  # close its pipes
+    _, err = proc.communicate()
+    assert "interrupted at once by a second SIGINT: nothing is half-recorded" in err
     check = CliRunner().invoke(
         make_group(), ["--quest", "tests.conftest:TINY", "--ledger", str(path), "ledger", "check"]
     )

@@ -60,9 +60,13 @@ async def drive(
             first.append((sig, now))
             engine.stop(StopReason.INTERRUPTED, signal=sig.name)
             return
-        if first[0][0] is sig and now - first[0][1] < REPEAT_WINDOW:
+        if first[0][0] == sig and now - first[0][1] < REPEAT_WINDOW:
             return  # the same request, delivered twice
         # A deliberate second one is not ours to soften: die of it now, as if unhandled.
+        engine.reporter.note(
+            f"interrupted at once by a second {sig.name}: nothing is half-recorded; the leases "
+            "this loop held run out by themselves"
+        )
         for s in installed:
             loop.remove_signal_handler(s)
         installed.clear()
