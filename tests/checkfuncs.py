@@ -31,3 +31,11 @@ def wrong(ctx: Context, params: Mapping[str, object]) -> object:
 
 
 NOT_CALLABLE = 3
+
+
+def needs_nltk_data(ctx: Context, params: Mapping[str, object]) -> None:
+    """A check that needs an NLTK resource this machine does not have (as IFEval's sentence
+    counting does): NLTK's LookupError message starts with a blank line and a row of stars."""
+    import nltk
+
+    nltk.data.find(f"tokenizers/{params['resource']}/english/")

@@ -139,14 +139,20 @@ def test_a_json_error_names_both_quests(run: Run, harness: StoreHarness) -> None
     assert error["quest"] == {"name": "other", "origin": OTHER_REF}
 
 
-def test_the_stop_hook_lets_the_agent_stop_on_another_quest_s_ledger(
+def test_the_stop_hook_tells_the_agent_once_of_another_quest_s_ledger(
     run: Run, harness: StoreHarness
 ) -> None:
     location = seeded(run, harness)
     same = untouched(harness, location)
-    out = run("--ledger", location, "hook", "stop", input='{"session_id": "s1"}', quest=OTHER_REF)
-    assert out.exit_code == 0 and out.stdout == ""  # no block: a broken setup never traps it
-    assert "belongs to quest 'tiny'" in out.stderr and "letting the agent stop" in out.stderr
+    fresh = '{"session_id": "s1"}'
+    out = run("--ledger", location, "hook", "stop", input=fresh, quest=OTHER_REF)
+    assert out.exit_code == 0  # never 2: Claude Code would read it as a block
+    told = json.loads(out.stdout)  # in the channel the agent reads, not only on stderr
+    assert told["decision"] == "block" and "belongs to quest 'tiny'" in told["reason"]
+    again = '{"session_id": "s1", "stop_hook_active": true}'
+    out = run("--ledger", location, "hook", "stop", input=again, quest=OTHER_REF)
+    assert out.exit_code == 0 and "decision" not in json.loads(out.stdout)  # never trapped
+    assert "belongs to quest 'tiny'" in json.loads(out.stdout)["systemMessage"]
     assert same()
 
 

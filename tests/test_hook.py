@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -42,14 +43,28 @@ def hook(
     folder: Path, payload: dict[str, Any] | str, *args: str
 ) -> subprocess.CompletedProcess[str]:
     """``reins hook stop`` as Claude Code runs it: a process, the payload on stdin."""
+    return run_hook([sys.executable, "-m", "reins.cli", "--quest", TINY, "hook", "stop", *args],
+                    folder, payload)  # fmt: skip
+
+
+def run_hook(
+    command: list[str], cwd: Path, payload: dict[str, Any] | str, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """``command`` run in ``cwd`` with the payload on stdin; ``env`` adds to the environment
+    (none of the caller's REINS_* or CLAUDE_PROJECT_DIR gets in)."""
     text = payload if isinstance(payload, str) else json.dumps(payload)
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("REINS_") and k != "CLAUDE_PROJECT_DIR"
+    }
     return subprocess.run(
-        [sys.executable, "-m", "reins.cli", "--quest", TINY, "hook", "stop", *args],
+        command,
         input=text,
-        cwd=folder,
+        cwd=cwd,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO), "REINS_DRIVER": "ann"},
+        env={**base, "PYTHONPATH": str(REPO), "REINS_DRIVER": "ann", **env},
         check=False,
     )
 
@@ -66,6 +81,15 @@ def allowed(run: subprocess.CompletedProcess[str]) -> str:
     """Why the hook let the agent stop (its stderr); fails if it blocked or exited non-zero."""
     assert run.returncode == 0 and run.stdout == "", (run.returncode, run.stdout)
     return run.stderr
+
+
+def noticed(run: subprocess.CompletedProcess[str]) -> str:
+    """The message shown to the user when the hook let the agent stop on a failure of its own
+    (Claude Code's systemMessage); fails if it blocked, said nothing or exited non-zero."""
+    assert run.returncode == 0, run.stderr
+    output = json.loads(run.stdout)
+    assert set(output) == {"systemMessage"}, output
+    return str(output["systemMessage"])
 
 
 def record(ledger: Path, key: str, answer: str) -> None:
@@ -182,28 +206,110 @@ def test_the_cap_and_a_turn_budget_come_from_reins_toml(tmp_path: Path) -> None:
         ("missing", "no ledger at tiny.reins.db"),
         ("broken", "tiny.reins.db"),
         ("toml", "reins.toml"),
-        ("stdin", "the hook's input is not JSON"),
-        ("payload", "not a JSON object with a session_id"),
+        ("quest", "no module named 'nowhere'"),
     ],
 )
-def test_a_failure_of_its_own_lets_the_agent_stop_and_says_why(
+def test_a_hook_that_cannot_read_its_quest_or_ledger_tells_the_agent_once(
     tmp_path: Path, setup: str, message: str
 ) -> None:
-    """A broken tool must not trap the agent: exit 0, nothing on stdout, the cause on stderr."""
-    payload: dict[str, Any] | str = FIRST_STOP
+    """Told where the agent reads (the block's reason), never only on stderr; and never
+    trapped: the continued stop is let go, with the cause shown to the user."""
     if setup != "missing":
         seeded(tmp_path)
     if setup == "broken":
         (tmp_path / "tiny.reins.db").write_bytes(b"this is not a ledger" * 100)
     if setup == "toml":
         (tmp_path / "reins.toml").write_text("[reins]\nhook_max_blocks = 'many'\n")
-    if setup == "stdin":
-        payload = "{not json"
-    if setup == "payload":
-        payload = {"hook_event_name": "Stop"}
-    why = allowed(hook(tmp_path, payload))
-    assert why.startswith("reins hook: ") and why.rstrip().endswith("letting the agent stop")
-    assert message.lower() in why.lower()
+    command = [sys.executable, "-m", "reins.cli", "--quest", TINY, "hook", "stop"]
+    if setup == "quest":  # a reins.toml naming a quest that does not import
+        (tmp_path / "reins.toml").write_text('[reins]\nquest = "nowhere:quest"\n')
+        command = [sys.executable, "-m", "reins.cli", "hook", "stop"]
+    reason = blocked(run_hook(command, tmp_path, FIRST_STOP))
+    assert reason.startswith("reins: the stop hook cannot read its quest or ledger: ")
+    assert message.lower() in reason.lower()
+    assert "stop again" in reason
+    shown = noticed(run_hook(command, tmp_path, CONTINUED_STOP))
+    assert shown.startswith("reins: the stop hook cannot read its quest or ledger: ")
+    assert message.lower() in shown.lower() and "let the agent stop" in shown
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [("{not json", "the hook's input is not JSON"),
+     ({"hook_event_name": "Stop"}, "not a JSON object with a session_id")],
+)  # fmt: skip
+def test_input_it_cannot_read_lets_the_agent_stop_and_tells_the_user(
+    tmp_path: Path, payload: dict[str, Any] | str, message: str
+) -> None:
+    seeded(tmp_path)
+    shown = noticed(hook(tmp_path, payload))
+    assert message in shown and "let the agent stop" in shown
+
+
+def test_a_hook_with_no_project_and_no_quest_lets_the_agent_stop_quietly(tmp_path: Path) -> None:
+    """Nothing set up here for reins (a hook in the user's own settings, say): nothing to guard."""
+    run = run_hook([sys.executable, "-m", "reins.cli", "hook", "stop"], tmp_path, FIRST_STOP)
+    why = allowed(run)
+    assert why.startswith("reins hook: no quest given") and "letting the agent stop" in why
+
+
+# -- the hook finds the project from anywhere in it ------------------------------------------
+
+
+def project(folder: Path) -> Path:
+    """A project: reins.toml naming the quest and a ledger beside it, and a subfolder."""
+    folder.mkdir()
+    (folder / "reins.toml").write_text(f'[reins]\nquest = "{TINY}"\nledger = "work.reins.db"\n')
+    with SQLiteStore.open(folder / "work.reins.db", create=True) as led:
+        led.add((k, {"word": k}) for k in ("a", "b"))
+    (folder / "src" / "deep").mkdir(parents=True)
+    return folder
+
+
+HOOK = [sys.executable, "-m", "reins.cli", "hook", "stop"]
+
+
+def test_the_hook_guards_from_a_subfolder_of_the_project(tmp_path: Path) -> None:
+    """An agent that cd-ed, or Claude Code started in a subfolder: the guard stays on."""
+    root = project(tmp_path / "proj")
+    payload = {**FIRST_STOP, "cwd": str(root / "src" / "deep")}
+    reason = blocked(run_hook(HOOK, root / "src" / "deep", payload))
+    assert reason.startswith("reins: 2 of 2 item(s) are still to do")
+    assert sorted(p.name for p in (root / "src" / "deep").iterdir()) == []
+
+
+def test_the_hook_looks_from_the_payload_cwd_then_claude_project_dir_then_its_pinned_folder(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path / "proj")
+    elsewhere = tmp_path / "elsewhere"  # the hook's own working folder: no reins.toml above it
+    elsewhere.mkdir()
+    nowhere = {**FIRST_STOP, "cwd": str(tmp_path / "gone")}
+    # Claude Code's payload: the agent's working folder.
+    from_payload = {**FIRST_STOP, "cwd": str(root / "src")}
+    assert "2 of 2 item(s)" in blocked(run_hook(HOOK, elsewhere, from_payload))
+    # Then $CLAUDE_PROJECT_DIR, which Claude Code sets for hooks.
+    env = {"CLAUDE_PROJECT_DIR": str(root / "src" / "deep")}
+    assert "2 of 2 item(s)" in blocked(run_hook(HOOK, elsewhere, nowhere, **env))
+    # Then the folder `hook install` pinned.
+    pinned = [*HOOK, "--project", str(root)]
+    assert "2 of 2 item(s)" in blocked(run_hook(pinned, elsewhere, nowhere))
+    # The payload's folder comes first: another project's there is the one the agent is in.
+    other = project(tmp_path / "other")
+    with SQLiteStore.open(other / "work.reins.db") as led:
+        led.add([("z", {"word": "z"})])
+    there = {**FIRST_STOP, "cwd": str(other)}
+    assert "3 of 3 item(s)" in blocked(run_hook(pinned, elsewhere, there, **env))
+
+
+def test_a_pinned_project_without_its_quest_tells_the_agent(tmp_path: Path) -> None:
+    """Pinned to a project whose reins.toml is gone: a project hook that cannot read its
+    quest, not a hook with nothing to guard."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    run = run_hook([*HOOK, "--project", str(root)], root, FIRST_STOP)
+    reason = blocked(run)
+    assert reason.startswith("reins: the stop hook cannot read its quest or ledger: no quest")
 
 
 def test_it_finds_the_driver_of_the_mcp_session_its_agent_started(tmp_path: Path) -> None:
@@ -258,6 +364,25 @@ def reins(*args: str) -> Any:
     return CliRunner().invoke(make_group(), list(args), catch_exceptions=False)
 
 
+def test_install_pins_the_project_so_its_hook_guards_from_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command `hook install` writes, run as Claude Code would from a subfolder, with a
+    payload naming a folder outside the project and no $CLAUDE_PROJECT_DIR: it still blocks."""
+    root = project(tmp_path / "proj")
+    monkeypatch.chdir(root)
+    out = reins("hook", "install", "claude")
+    assert out.exit_code == 0, out.output
+    settings = json.loads((root / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
+    assert command.endswith(f"hook stop --project {shlex.quote(str(root))}")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    payload = {**FIRST_STOP, "cwd": str(outside)}
+    reason = blocked(run_hook(shlex.split(command), root / "src" / "deep", payload))
+    assert reason.startswith("reins: 2 of 2 item(s) are still to do")
+
+
 def test_install_merges_and_uninstall_restores_every_byte(tmp_path: Path) -> None:
     claude = tmp_path / ".claude"
     claude.mkdir()
@@ -271,7 +396,7 @@ def test_install_merges_and_uninstall_restores_every_byte(tmp_path: Path) -> Non
     stops = settings["hooks"]["Stop"]
     assert stops[0] == {"hooks": [{"type": "command", "command": "say done"}]}
     command = stops[1]["hooks"][0]["command"]
-    assert command.endswith("--quest emails hook stop")
+    assert command.endswith(f"--quest emails hook stop --project {shlex.quote(str(tmp_path))}")
     servers = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]
     assert servers["files"] == {"command": "npx", "args": ["files-server"]}
     assert servers["reins"]["args"][-3:] == ["--quest", "emails", "mcp"]

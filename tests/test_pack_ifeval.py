@@ -28,6 +28,7 @@ from reins.gate import Verdict
 from reins.gate.rule import Context
 from reins.quest import Quest
 from reins.store.model import Item, State
+from reins.turn.failures import JudgeFailure
 from reins.turn.judge import judge
 from reins.values import Fact
 
@@ -281,6 +282,16 @@ def test_a_checker_that_cannot_judge_is_a_judge_error_never_a_verdict() -> None:
         )
     with pytest.raises(JudgeError, match="must name an instruction"):
         checks.instruction(Context(key="x", submission="t", payload={}), {})
+
+
+def test_a_judge_error_names_the_rule_whose_checker_failed() -> None:
+    """57 rules share one check function: the judge error names the one that failed."""
+    item = {**_item("punctuation:no_comma", {"bogus": 1}), "key": "k"}
+    failure, _ = judge(pack_quest(), Item(key="k", state=State.TODO, tries=0, payload=item), "t")
+    assert isinstance(failure, JudgeFailure)
+    assert failure.where == "no_comma"
+    assert failure.cause.startswith("ifeval: cannot build the checker of punctuation:no_comma: ")
+    assert "TypeError: " in failure.cause
 
 
 _OFFLINE = textwrap.dedent(

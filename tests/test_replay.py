@@ -12,6 +12,7 @@ from click.testing import CliRunner, Result
 
 from reins import SQLiteStore, State
 from reins.cli import make_group
+from reins.cli.app import EXIT_JUDGE_ERROR
 from reins.cli.loop import EXIT_REPLAY_INCOMPLETE
 from reins.turn import compose
 from reins.turn.replay import Replayed, read_lines, replay
@@ -89,6 +90,8 @@ def test_replay_judges_exactly_as_submit_does(path: Path, tmp_path: Path) -> Non
             "judged": 0,
         },
         "outcomes": {"FAIL": 1},
+        "judge_errors": 0,
+        "generation_errors": 0,
         "exported": 0,
     }
 
@@ -142,3 +145,92 @@ def test_replay_reads_standard_input(path: Path) -> None:
 def test_a_line_that_is_not_utf8_is_a_bad_line() -> None:
     lines = list(read_lines([b'{"key": "a", "output": "\xff"}\n']))
     assert lines[0].problem is not None and "not UTF-8" in lines[0].problem
+
+
+# --- judge errors: counted, named, and an exit code of their own -------------------------
+
+
+def test_a_replay_whose_every_line_is_a_judge_error_says_so_and_exits_10(
+    path: Path, tmp_path: Path
+) -> None:
+    file = tmp_path / "out.jsonl"
+    file.write_text(jsonl({"key": "a", "output": "explode"}, {"key": "b", "output": "explode"}))
+    out = cli("replay", "--from", str(file))
+    assert out.exit_code == EXIT_JUDGE_ERROR, out.output
+    assert out.stdout.splitlines() == [
+        "a -> judge error: quest.prepare: RuntimeError: prepare blew up",
+        "b -> judge error: quest.prepare: RuntimeError: prepare blew up",
+        "replayed 2 line(s): 2 recorded (judge errors 2)",
+    ]
+    summary = json.loads(cli("replay", "--from", str(file), "--json").stdout.splitlines()[-1])
+    assert (summary["judge_errors"], summary["generation_errors"]) == (
+        2,
+        0,
+    )  # judged again: a judge error is no verdict
+    assert summary["outcomes"] == {}
+
+
+def test_judge_errors_are_counted_beside_the_outcomes_and_outrank_skipped_lines(
+    path: Path, tmp_path: Path
+) -> None:
+    """Both exit codes apply; 10 wins: the gate must be fixed first, and replaying the file
+    again then judges those lines (a judge error is no judged output) and reports the rest."""
+    file = tmp_path / "out.jsonl"
+    file.write_text(
+        jsonl(
+            {"key": "a", "output": "bad"},
+            {"key": "b", "output": "explode"},
+            {"key": "zzz", "output": "good"},
+        )
+    )
+    dry = cli("replay", "--from", str(file), "--dry-run")
+    assert dry.exit_code == EXIT_JUDGE_ERROR
+    assert dry.stdout.splitlines()[-1] == (
+        "replayed 3 line(s): 1 unknown-key, 2 judged (FAIL 1, judge errors 1)"
+    )
+    out = cli("replay", "--from", str(file))
+    assert out.exit_code == EXIT_JUDGE_ERROR, out.output
+    assert out.stdout.splitlines()[-1] == (
+        "replayed 3 line(s): 2 recorded, 1 unknown-key (FAIL 1, judge errors 1)"
+    )
+
+
+NEEDS_NLTK = 'function = "tests.checkfuncs:needs_nltk_data", params = { resource = "reins_absent" }'
+NLTK_GATE = f"""\
+# gate
+
+## Rules
+
+| id | level | check | parameters |
+|----|-------|-------|------------|
+| sentences-first | FAIL | python | function = "tests.checkfuncs:too_long" |
+| sentences-count | FAIL | python | {NEEDS_NLTK} |
+| sentences-last | FAIL | python | {NEEDS_NLTK} |
+"""
+
+
+def test_a_judge_error_line_names_the_rule_and_the_first_line_that_says_something(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two rules share one check function (as IFEval's 57 do): the line names the rule, and
+    NLTK's LookupError (a blank line, then a row of stars) shows its first real line."""
+    pytest.importorskip("nltk")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NLTK_DATA", str(tmp_path / "no-nltk-data"))
+    folder = tmp_path / "sentences"
+    folder.mkdir()
+    (folder / "quest.toml").write_text(
+        'name = "sentences"\n[items]\nsource = "items.jsonl"\nkey = "id"\n'
+        '[prompt]\noutput = "text"\ntemplate = "Write {{ item.id }}."\n'
+    )
+    (folder / "gate.md").write_text(NLTK_GATE)
+    (folder / "items.jsonl").write_text('{"id": "a"}\n')
+    run = CliRunner().invoke
+    assert run(make_group(), ["--quest", "./sentences", "scan"]).exit_code == 0
+    (tmp_path / "out.jsonl").write_text(jsonl({"key": "a", "output": "One. Two."}))
+    out = run(make_group(), ["--quest", "./sentences", "replay", "--from", "out.jsonl"])
+    assert out.exit_code == EXIT_JUDGE_ERROR, out.output
+    line = out.stdout.splitlines()[0]
+    assert line.startswith("a -> judge error: sentences-count: "), line
+    assert "python check tests.checkfuncs:needs_nltk_data" in line
+    assert line.endswith("LookupError: Resource 'reins_absent' not found."), line

@@ -152,6 +152,21 @@ class JudgeError(ReinsError):
         self.cause = cause
 
 
+def cause_of(exc: BaseException) -> str:
+    """``Type: message`` on one line, for a judge error: the message's first line that says
+    something (has a letter or a digit), without terminal colour codes.
+
+    NLTK's LookupError, for one, starts with an empty line and a row of asterisks; its first
+    line alone would show as nothing. Later lines (advice to download, search paths) are left
+    out: a judge error is one line, and the exception's traceback is the check author's.
+    """
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", str(exc))
+    line = next((ln.strip() for ln in text.splitlines() if any(c.isalnum() for c in ln)), "")
+    return f"{type(exc).__name__}: {line}" if line else type(exc).__name__
+
+
 class GroundError(JudgeError):
     """A ground could not be resolved: refused, unreachable, too large, too slow or malformed."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -161,12 +162,14 @@ class Quest:
         return blake2b(text.encode(), digest_size=6).hexdigest()
 
 
-def load_quest(ref: str) -> Quest:
+def load_quest(ref: str, *, folder: str | os.PathLike[str] | None = None) -> Quest:
     """Resolve a quest reference.
 
     ``ref`` is a folder holding ``quest.toml`` (or the path of a quest.toml), the name of a
     shipped pack, ``package.module:attr``, or the name of an installed ``reins.quests`` entry
     point. A quest with examples is refused if one of them does not pass its own gate.
+    ``folder``: where a ``module:attr`` that is no installed module imports from (the folder of
+    the reins.toml that names it); by default the working folder.
 
     Raises:
         NotFound: no such folder, pack, entry point, module or attribute.
@@ -185,7 +188,7 @@ def load_quest(ref: str) -> Quest:
             from reins.packs import load_pack
 
             return load_pack(ref)
-    quest = _resolve(ref)
+    quest = _resolve(ref, folder)
     if quest.examples:
         from reins.declare.examples import check_examples
 
@@ -207,8 +210,6 @@ def quest_origin(ref: str) -> str:
 
 def is_folder_ref(ref: str) -> bool:
     """Whether ``ref`` names a quest folder or a quest.toml rather than a module or a name."""
-    import os.path
-
     if ref.endswith(".toml"):
         return True
     if ":" in ref and not os.path.isdir(ref):
@@ -216,12 +217,14 @@ def is_folder_ref(ref: str) -> bool:
     return os.path.isfile(os.path.join(ref, "quest.toml"))
 
 
-def _resolve(ref: str) -> Quest:
+def _resolve(ref: str, folder: str | os.PathLike[str] | None = None) -> Quest:
     """A Python quest: ``package.module:attr`` or an entry point's name."""
     if ":" in ref:
         module_name, _, attr = ref.partition(":")
-        if "" not in sys.path and "." not in sys.path:
-            sys.path.insert(0, "")  # quests beside reins.toml import like scripts do
+        # Quests beside reins.toml import like scripts do, from wherever a command runs.
+        where = "" if folder is None else os.fspath(folder)
+        if where not in sys.path and not (where == "" and "." in sys.path):
+            sys.path.insert(0, where)
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:

@@ -6,8 +6,9 @@ Printing ``{"decision": "block", "reason": …}`` sends the agent back to work w
 its next instruction; printing nothing lets it stop. :func:`decide` is the whole policy, a pure
 function of the ledger's standing, the payload and the session's block count; :func:`stop`
 reads and writes those. The hook never traps an agent: nothing left for it, a budget reached,
-too many blocks without progress, or any failure of its own lets the agent stop (the last with
-the cause on stderr), and it never exits 2, which Claude Code would read as a block.
+or too many blocks without progress lets the agent stop, and it never exits 2, which Claude
+Code would read as a block. When it cannot read its quest or ledger, :func:`trouble` tells the
+agent once, in a block's reason, and lets its continued stop go (with a message for the user).
 """
 
 from __future__ import annotations
@@ -191,6 +192,35 @@ def stop(
     return decision
 
 
+TROUBLE = "reins: the stop hook cannot read its quest or ledger"
+
+
+def trouble(cause: str, payload: Payload | None) -> Decision:
+    """The hook of a project cannot read its quest or ledger (``cause``): tell the agent.
+
+    A fresh stop is blocked once, with the cause as the agent's next instruction, since the
+    agent may be the one to fix it (run ``reins scan``, fix reins.toml). The count of blocks in
+    a row lives in the ledger that cannot be read, so ``stop_hook_active`` is the count: a stop
+    that already runs on a block is let go, with the cause in ``reason`` for the user
+    (:func:`notice_output`). One block per stop never exceeds ``hook_max_blocks`` (at least 1).
+    Input that is not a payload (``payload`` None) is let go too: nothing says it is a fresh
+    stop.
+    """
+    if payload is not None and not payload.stop_hook_active:
+        reason = (
+            f"{TROUBLE}: {cause}. Fix that (or tell the user what is wrong), then stop again; "
+            "if you stop again without a fix, the hook lets you stop."
+        )
+        return Decision(True, reason, None)
+    return Decision(False, f"{TROUBLE}: {cause}; it let the agent stop", None)
+
+
 def block_output(decision: Decision) -> str:
     """What the hook prints on stdout to block: Claude Code's decision JSON."""
     return json.dumps({"decision": "block", "reason": decision.reason}, ensure_ascii=False)
+
+
+def notice_output(message: str) -> str:
+    """What the hook prints on stdout to let the agent stop with a message shown to the user
+    (Claude Code's ``systemMessage``): a failure of its own is never only on stderr."""
+    return json.dumps({"systemMessage": message}, ensure_ascii=False)

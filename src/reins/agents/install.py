@@ -33,10 +33,13 @@ class Launch:
     program: list[str]  # e.g. ["/venv/bin/reins"] or [python, "-m", "reins.cli"]
     options: list[str]  # e.g. ["--quest", "emails"]
 
-    def hook_command(self) -> str:
+    def hook_command(self, project: Path) -> str:
+        """The stop hook's command, pinned to ``project`` (made absolute): the hook finds the
+        project from there when the agent's own folder does not lead to it."""
         import shlex
 
-        return shlex.join([*self.program, *self.options, "hook", "stop"])
+        pinned = ["--project", os.path.abspath(project)]
+        return shlex.join([*self.program, *self.options, "hook", "stop", *pinned])
 
     def server(self) -> dict[str, Any]:
         return {
@@ -96,7 +99,7 @@ def install(project: Path, launch: Launch) -> list[str]:
     # Everything is checked before anything is written.
     hooks, made_hooks = _child(settings, "hooks", dict, str(settings_path))
     stops, made_stop = _child(hooks, "Stop", list, f"{settings_path} hooks")
-    entry = {"hooks": [{"type": "command", "command": launch.hook_command()}]}
+    entry = {"hooks": [{"type": "command", "command": launch.hook_command(project)}]}
     stops.append(entry)
     table, made_table = _child(servers, "mcpServers", dict, str(servers_path))
     if SERVER_NAME in table:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 
 from reins.checks._common import string
 from reins.checks.spec import BuiltCheck, CheckSpec, Param, Params
-from reins.errors import JudgeError, ParamValueError
+from reins.errors import JudgeError, ParamValueError, cause_of
 from reins.gate.rule import Context
 from reins.values import Fact
 
@@ -58,7 +58,7 @@ def _build(params: Params) -> BuiltCheck:
         except JudgeError:
             raise
         except Exception as exc:
-            raise JudgeError(f"python check {ref}", f"{type(exc).__name__}: {exc}") from exc
+            raise JudgeError(f"python check {ref}", cause_of(exc)) from exc
         return _facts(ref, out)
 
     return check

@@ -12,7 +12,9 @@ from reins.cli.app import Env, ReinsGroup, emit_json, pass_env
 from reins.cli.work import json_option
 
 if TYPE_CHECKING:
+    from reins.agents.hook import Payload
     from reins.agents.install import Launch
+    from reins.cli.config import Settings
 
 
 @click.command()
@@ -55,23 +57,41 @@ def hook() -> None:
     help="The agent's driver [default: the MCP session its agent started, else "
     "$REINS_DRIVER or your user name].",
 )
-@pass_env
-def stop(env: Env, driver: str | None) -> None:
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The project folder, pinned by `hook install`: where reins.toml is looked for when "
+    "neither the payload's cwd nor $CLAUDE_PROJECT_DIR leads to one.",
+)
+@click.pass_context
+def stop(ctx: click.Context, driver: str | None, project: Path | None) -> None:
     """Read the Stop hook's JSON on stdin; print a block decision while work is left.
 
-    Prints nothing (the agent may stop) when every item is locked, when the rest is leased
-    to other drivers, when hook_max_turns is reached, or after hook_max_blocks blocks in a
-    row without a new recorded turn. A failure of its own (no ledger, a broken one, bad
-    input) lets the agent stop too, with the cause on stderr: a broken tool must not trap it.
+    The project is the nearest reins.toml above the payload's cwd (the agent's folder), else
+    above $CLAUDE_PROJECT_DIR, else above --project (or the working folder). Prints nothing
+    (the agent may stop) when every item is locked, when the rest is leased to other drivers,
+    when hook_max_turns is reached, or after hook_max_blocks blocks in a row without a new
+    recorded turn. When it cannot read its quest or ledger, it blocks once with the cause as the
+    reason and lets the agent's next stop go, with the cause shown to the user: a broken tool
+    must not trap the agent. With no project and no quest at all, there is nothing to guard.
     """
     from reins.agents import hook as stop_hook
     from reins.agents import identity
     from reins.cli.config import default_driver
 
+    env = ctx.find_object(Env)
+    assert env is not None
     try:
         payload = stop_hook.Payload.parse(sys.stdin.read())
-        if env.config_error is not None:
-            raise env.config_error
+    except ValueError as exc:  # not Claude Code's payload: nothing says it is a fresh stop
+        why = f"the stop hook cannot read its input: {exc}"
+        click.echo(stop_hook.notice_output(f"reins: {why}; it let the agent stop"))
+        click.echo(f"reins hook: {why}; letting the agent stop", err=True)
+        return
+    found = _project_config(payload, project)
+    try:
+        env.settings = _settings(ctx, found, project)
         store = env.ledger()
         who = driver or identity.agent_driver(store) or default_driver()
         decision = stop_hook.stop(
@@ -83,7 +103,14 @@ def stop(env: Env, driver: str | None) -> None:
         )
     except Exception as exc:  # never exit 2: Claude Code would read it as a block
         why = str(exc).rstrip(". ") or type(exc).__name__
-        click.echo(f"reins hook: {why}; letting the agent stop", err=True)
+        if found is None and project is None and not env.quest_known:
+            # No reins.toml, no pinned project, no quest: a hook with nothing to guard here.
+            click.echo(f"reins hook: {why}; letting the agent stop", err=True)
+            return
+        told = stop_hook.trouble(why, payload)
+        out = stop_hook.block_output(told) if told.block else stop_hook.notice_output(told.reason)
+        click.echo(out)
+        click.echo(f"reins hook: {why}", err=True)
         return
     if decision.block:
         click.echo(stop_hook.block_output(decision))
@@ -91,21 +118,56 @@ def stop(env: Env, driver: str | None) -> None:
         click.echo(f"reins hook: {decision.reason}; the agent may stop", err=True)
 
 
+def _project_config(payload: Payload, project: Path | None) -> Path | None:
+    """The reins.toml of the project the agent works in: the nearest one above the payload's
+    cwd, else above $CLAUDE_PROJECT_DIR, else above ``project`` (or the working folder)."""
+    import os
+
+    from reins.cli.config import find_config
+
+    for start in (payload.cwd, os.environ.get("CLAUDE_PROJECT_DIR"), project or Path.cwd()):
+        if start and Path(start).is_dir():
+            found = find_config(Path(start))
+            if found is not None:
+                return found
+    return None
+
+
+def _settings(ctx: click.Context, found: Path | None, project: Path | None) -> Settings:
+    """This run's settings from the project's reins.toml (``found``) and the command's flags.
+    Without a reins.toml, the default ledger sits in the pinned ``project``.
+
+    Raises:
+        ConfigError: the reins.toml cannot be read or holds a bad value.
+    """
+    from reins.cli.config import Config, Settings, load_config
+
+    config = load_config(found) if found else Config({}, project.absolute() if project else None)
+    params = ctx.find_root().params
+    return Settings.resolve(
+        quest=params.get("quest_ref"), ledger=params.get("ledger"), config=config
+    )
+
+
 def _launch(ctx: click.Context) -> Launch:
     """How the agent should start reins: this installation's executable, with the options
-    this command was given (--quest, --ledger)."""
+    this command was given (--quest, --ledger). Paths among them are made absolute: the agent
+    runs them from its own folder."""
+    import os
     import shutil
 
     from reins.agents.install import Launch
+    from reins.quest import is_folder_ref
 
     found = shutil.which("reins")
     program = [str(Path(found).resolve())] if found else [sys.executable, "-m", "reins.cli"]
     params = ctx.find_root().params
     options: list[str] = []
-    if params.get("quest_ref"):
-        options += ["--quest", str(params["quest_ref"])]
-    if params.get("ledger"):
-        options += ["--ledger", str(params["ledger"])]
+    quest, ledger = params.get("quest_ref"), params.get("ledger")
+    if quest:
+        options += ["--quest", os.path.abspath(quest) if is_folder_ref(quest) else str(quest)]
+    if ledger:
+        options += ["--ledger", str(ledger) if "://" in ledger else os.path.abspath(ledger)]
     return Launch(program, options)
 
 

@@ -13,7 +13,8 @@ Exit codes (documented in the README):
 7     ``loop``: the circuit breaker tripped (generation failed on N items in a row)
 8     ``replay``: some lines were not recorded
 9     ``ledger check``: an invariant is violated
-10    the gate itself failed (``submit``: a judge error, no try used; ``loop``: N in a row)
+10    the gate itself failed (``submit``, ``replay``: a judge error, no try used; ``loop``: N
+      in a row); for ``replay`` it outranks 8
 11    ``submit``: the item locked without a pass (DONE, REVIEW, SKIPPED, BLOCKED)
 12    ``loop``: items are left that this run set aside (their generation kept failing)
 130   ``loop``: stopped by SIGINT (143: SIGTERM), cleanly
@@ -165,8 +166,6 @@ class Env:
         self._origin = origin  # where a quest given as a value came from (for_quest)
         self._ledger: Store | None = None
         self.json_errors = False  # set by --json: errors are written as JSON too
-        # A bad reins.toml under `reins hook`: kept for the stop hook to report, not raised.
-        self.config_error: Exception | None = None
 
     @property
     def quest(self) -> Quest:
@@ -178,18 +177,21 @@ class Env:
                 )
             from reins.quest import load_quest
 
-            self._quest = load_quest(ref)
+            self._quest = load_quest(ref, folder=self.settings.quest_folder)
         if self.settings.max_tries is not None and self._quest.max_tries != self.settings.max_tries:
             import dataclasses
 
             self._quest = dataclasses.replace(self._quest, max_tries=self.settings.max_tries)
         return self._quest
 
+    @property
+    def quest_known(self) -> bool:
+        """Whether a quest is given (fixed, by flag, variable or reins.toml), loaded or not."""
+        return self._quest is not None or bool(self.settings.quest_ref)
+
     def quest_if_given(self) -> Quest | None:
         """The quest when one is configured, else None (for commands that can do without)."""
-        if self._quest is None and not self.settings.quest_ref:
-            return None
-        return self.quest
+        return self.quest if self.quest_known else None
 
     @property
     def owner(self) -> Owner | None:
@@ -209,13 +211,15 @@ class Env:
     @property
     def ledger_location(self) -> str:
         """A file path (SQLite) or a ``postgresql://`` URL."""
-        return self.settings.ledger or f"{self.quest.name}.reins.db"
+        return self.settings.ledger or self.settings.place(f"{self.quest.name}.reins.db")
 
     @property
     def results_path(self) -> Path:
         from pathlib import Path
 
-        return Path(self.settings.results or f"{self.quest.name}-results.jsonl")
+        return Path(
+            self.settings.results or self.settings.place(f"{self.quest.name}-results.jsonl")
+        )
 
     def ledger(self, *, create: bool = False) -> Store:
         """The ledger, opened for this run's quest: one of another quest is refused untouched
@@ -373,19 +377,18 @@ def make_group(
         answers with `submit`; the gate judges every answer and the ledger records it.
         FAIL facts go back for the next try; locked items never change again.
         """
-        from reins.cli.config import Settings, read_config
+        from reins.cli.config import Config, Settings, read_config
         from reins.errors import ConfigError
 
-        broken = None
         try:
             settings = Settings.resolve(quest=quest_ref, ledger=ledger, config=read_config())
-        except ConfigError as exc:
-            # The stop hook must not fail on a bad reins.toml: it lets the agent stop instead.
-            if ctx.invoked_subcommand != "hook":
+        except ConfigError:
+            # `hook stop` reads the reins.toml of the agent's folder itself and tells the agent
+            # what is wrong; `hook install` and `init` need none (init may be what fixes it).
+            if ctx.invoked_subcommand not in ("hook", "init"):
                 raise
-            settings, broken = Settings.resolve(quest=quest_ref, ledger=ledger, config={}), exc
+            settings = Settings.resolve(quest=quest_ref, ledger=ledger, config=Config({}))
         ctx.obj = Env(settings, quest, None if quest is None else origin or "")
-        ctx.obj.config_error = broken
 
     return group
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import getpass
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +29,62 @@ KNOWN_KEYS = {
 DEFAULT_HOOK_MAX_BLOCKS = 3
 
 
-def read_config(folder: Path | None = None) -> dict[str, Any]:
-    """The ``[reins]`` table of ``reins.toml`` in ``folder`` (default: the working directory)."""
-    path = (folder or Path.cwd()) / CONFIG_FILE
-    if not path.exists():
-        return {}
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The ``[reins]`` table of one reins.toml, and the folder holding it: relative paths in it
+    (quest, ledger, results), and the default ledger and results file, start there."""
+
+    table: dict[str, Any]
+    folder: Path | None = None  # None: no reins.toml; paths start at the working folder
+
+    def place(self, path: str) -> str:
+        """``path`` as this project reads it: a relative file path starts at :attr:`folder`.
+
+        Left as it is when it is absolute, a URL, or already right from the working folder.
+        """
+        if self.folder is None or "://" in path or os.path.isabs(path):
+            return path
+        if self.folder == Path.cwd():
+            return path  # the same file, and shown as the user wrote it
+        return str(self.folder / path)
+
+    def quest(self, ref: str) -> str:
+        """A quest reference of reins.toml as its folder reads it: a quest folder or a
+        quest.toml starts there; a module (imported from there, see :attr:`folder`), a pack
+        or an installed quest's name is left as it is."""
+        if self.folder is None:
+            return ref
+        here = self.folder / ref
+        if ":" in ref and not here.is_dir():
+            return ref
+        if ref.endswith(".toml") or "/" in ref or os.sep in ref or (here / "quest.toml").is_file():
+            return self.place(ref)
+        return ref
+
+
+def find_config(start: Path | None = None) -> Path | None:
+    """The nearest reins.toml: in ``start`` (default: the working folder) or in the closest
+    folder above it, as git finds ``.git``; None when there is none up to the root."""
+    here = (start or Path.cwd()).absolute()
+    for folder in (here, *here.parents):
+        path = folder / CONFIG_FILE
+        if path.is_file():
+            return path
+    return None
+
+
+def read_config(start: Path | None = None) -> Config:
+    """The nearest reins.toml above ``start`` (see :func:`find_config`), read and checked."""
+    path = find_config(start)
+    return Config({}) if path is None else load_config(path)
+
+
+def load_config(path: Path) -> Config:
+    """The ``[reins]`` table of the reins.toml at ``path``.
+
+    Raises:
+        ConfigError: the file cannot be read, is not TOML, or holds an unknown table or key.
+    """
     import tomllib  # only when there is a file to read: start-up matters
 
     try:
@@ -55,7 +106,7 @@ def read_config(folder: Path | None = None) -> dict[str, Any]:
             f"{path}: unknown key(s) {', '.join(unknown)} in [reins]. "
             f"Known: {', '.join(sorted(KNOWN_KEYS))}"
         )
-    return table
+    return Config(table, path.parent)
 
 
 def default_driver() -> str:
@@ -71,7 +122,12 @@ def default_driver() -> str:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """Resolved settings; the quest itself is loaded only by commands that need it."""
+    """Resolved settings; the quest itself is loaded only by commands that need it.
+
+    Paths from reins.toml already start at its folder; a flag's or a variable's start at the
+    working folder. ``quest_folder`` is where a ``module:attr`` quest of reins.toml imports
+    from (None: the working folder); ``project`` places the default ledger and results file.
+    """
 
     quest_ref: str | None
     ledger: str | None
@@ -82,11 +138,13 @@ class Settings:
     max_tries: int | None
     hook_max_blocks: int = DEFAULT_HOOK_MAX_BLOCKS
     hook_max_turns: int | None = None
+    quest_folder: str | None = None
+    project: Config = field(default_factory=lambda: Config({}))
 
     @classmethod
-    def resolve(cls, *, quest: str | None, ledger: str | None, config: dict[str, Any]) -> Settings:
+    def resolve(cls, *, quest: str | None, ledger: str | None, config: Config) -> Settings:
         def typed(key: str, kind: type, default: Any) -> Any:
-            value = config.get(key, default)
+            value = config.table.get(key, default)
             # TOML's true is a Python bool, and bool is an int: refuse it where a number goes.
             wrong = isinstance(value, bool) and kind is not bool
             if value is not None and (wrong or not isinstance(value, kind)):
@@ -98,7 +156,7 @@ class Settings:
         max_submission = typed("max_submission", int, DEFAULT_LIMIT)
         if max_submission < 1:
             raise ConfigError(f"{CONFIG_FILE}: max_submission must be positive")
-        lease = config.get("lease", DEFAULT_LEASE)
+        lease = config.table.get("lease", DEFAULT_LEASE)
         if isinstance(lease, bool) or not isinstance(lease, int | float) or lease <= 0:
             raise ConfigError(f"{CONFIG_FILE}: lease must be a positive number of seconds")
         max_tries = typed("max_tries", int, None)
@@ -112,14 +170,22 @@ class Settings:
             raise ConfigError(f"{CONFIG_FILE}: hook_max_turns must be at least 1")
         # Every value is checked, even one a flag overrides: a bad file is a bad file.
         quest_ref, ledger_ref = typed("quest", str, None), typed("ledger", str, None)
+        results = typed("results", str, None)
+        from_file = not quest and quest_ref is not None and config.folder is not None
         return cls(
-            quest_ref=quest or quest_ref,
-            ledger=ledger or ledger_ref,
-            results=typed("results", str, None),
+            quest_ref=quest or (quest_ref and config.quest(quest_ref)),
+            ledger=ledger or (ledger_ref and config.place(ledger_ref)),
+            results=results and config.place(results),
             auto_export=typed("auto_export", bool, True),
             max_submission=max_submission,
             lease=float(lease),
             max_tries=max_tries,
             hook_max_blocks=hook_max_blocks,
             hook_max_turns=hook_max_turns,
+            quest_folder=str(config.folder) if from_file else None,
+            project=config,
         )
+
+    def place(self, path: str) -> str:
+        """A default file name (ledger, results) in the project's folder."""
+        return self.project.place(path)

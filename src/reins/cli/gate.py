@@ -62,7 +62,7 @@ def check(env: Env, source: BinaryIO | None, limit: int, as_json: bool) -> None:
         raise click.UsageError("gate check runs the quest in fresh processes: pass --quest REF")
     from reins.turn.determinism import check as check_gate
 
-    found = check_gate(ref, entries)
+    found = check_gate(ref, entries, folder=env.settings.quest_folder)
     if as_json:
         emit_json(
             {

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from reins.cli.config import CONFIG_FILE
+from reins.cli.config import CONFIG_FILE, find_config
 from reins.errors import ConfigError
 
 STARTER = '''\
@@ -148,7 +148,11 @@ lease = 900                   # seconds an item stays with the driver that took 
 )
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
 def init(name: str, template: str, force: bool) -> None:
-    """Write reins.toml and a starter quest (a NAME/ folder of documents, or NAME.py)."""
+    """Write reins.toml and a starter quest (a NAME/ folder of documents, or NAME.py).
+
+    Every command run in this folder or below it then reads this reins.toml (the nearest one
+    above the working folder, as git finds .git).
+    """
     if not name.isidentifier():
         raise ConfigError(f"--name must be a Python identifier, got {name!r}")
     if template == "declarative":
@@ -180,6 +184,15 @@ def init(name: str, template: str, force: bool) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         click.echo(f"wrote {path}")
+    # A project inside a project is allowed (as a git repository inside another), but every
+    # command below here now reads the new file instead of the outer one: say so.
+    outer = find_config(Path.cwd().parent)
+    if outer is not None:
+        click.echo(
+            f"note: {outer} is the project above this folder; commands run here and below now "
+            f"read this new {CONFIG_FILE} instead (the nearest {CONFIG_FILE} wins)",
+            err=True,
+        )
     click.echo(f"next: reins scan, then reins next (edit {edit} to make it yours)")
 
 

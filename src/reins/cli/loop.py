@@ -9,6 +9,7 @@ Exit codes beyond the shared ones (see :mod:`reins.cli.app`):
 10    ``loop``: the judge breaker tripped (N judge errors in a row)
 12    ``loop``: items are left that this run set aside (their generation kept failing)
 8     ``replay``: some lines were not recorded (bad, unknown key, locked, leased)
+10    ``replay``: the gate failed on a line (a judge error; outranks 8)
 130   ``loop``: stopped by SIGINT (Ctrl-C); 143 by SIGTERM. Nothing half-recorded.
 ====  =========================================================================
 """
@@ -165,9 +166,10 @@ def loop(
     unchanged) and the others go on; when generation fails on --breaker items in a row, the
     loop stops with nothing locked. A judge error (the gate itself failing on a submission)
     uses no try either; after --judge-breaker of them in a row the loop stops. Ctrl-C stops
-    cleanly, and a rerun resumes where the ledger stands (items set aside are tried again).
-    Prints a live status line on a terminal, a line per turn otherwise, one JSON event per
-    turn (and per item set aside) with --json, and a summary.
+    cleanly (the same signal again within a second is the same request; a later second
+    Ctrl-C interrupts at once), and a rerun resumes where the ledger stands (items set aside
+    are tried again). Prints a live status line on a terminal, a line per turn otherwise, one
+    JSON event per turn (and per item set aside) with --json, and a summary.
 
     When the items left are all leased to other drivers, it waits for their leases to run out
     (saying so every 10 s), or with --no-wait stops.
@@ -234,7 +236,8 @@ def _check_first(env: Env, data: bytes) -> None:
 
     if not env.settings.quest_ref:
         raise click.UsageError("--check-determinism runs the quest in fresh processes: --quest")
-    found = check(env.settings.quest_ref, outputs(env, data.splitlines(), 10**9))
+    entries = outputs(env, data.splitlines(), 10**9)
+    found = check(env.settings.quest_ref, entries, folder=env.settings.quest_folder)
     for d in found:
         click.echo(f"{d.key}: {', '.join(d.rules)} judged differently in fresh processes", err=True)
     if found:
@@ -312,8 +315,10 @@ def replay(
     Lines run in order, so several lines for one key are its successive tries. An output
     already judged for its item (in the item's current round) is not judged again, so a file
     replayed twice spends no second try. A bad line, an unknown key, a locked item or one
-    another driver holds is skipped and reported on stderr. Exits 0 when every line was
-    recorded (or repeated), 8 when some were skipped.
+    another driver holds is skipped and reported on stderr. The summary counts the outcomes,
+    the judge errors and the generation errors. Exits 0 when every line was recorded (or
+    repeated), 10 when the gate itself failed on a line (a judge error: no try used), else 8
+    when some were skipped.
     """
     import dataclasses
 
@@ -376,19 +381,30 @@ def replay(
                 "event": "summary",
                 "lines": counts,
                 "outcomes": dict(summary.outcomes),
+                "judge_errors": summary.judge_errors,
+                "generation_errors": summary.generation_errors,
                 "exported": summary.exported,
             }
         )
     else:
         done = sum(summary.lines.values())
         parts = [f"{n} {status}" for status, n in counts.items() if n]
-        outcomes = ", ".join(f"{k} {v}" for k, v in sorted(summary.outcomes.items()))
+        judged = [f"{k} {v}" for k, v in sorted(summary.outcomes.items())]
+        for name, n in (
+            ("judge errors", summary.judge_errors),
+            ("generation errors", summary.generation_errors),
+        ):
+            judged += [f"{name} {n}"] if n else []
         click.echo(
             f"replayed {done} line(s): {', '.join(parts) or 'none'}"
-            + (f" ({outcomes})" if outcomes else "")
+            + (f" ({', '.join(judged)})" if judged else "")
         )
         if summary.exported:
             click.echo(f"exported {summary.exported} record(s) to {results}", err=True)
+    # The gate failing outranks skipped lines: fix the gate first; a rerun judges those lines
+    # again (a judge error is no judged output) and reports the skipped ones again.
+    if summary.judge_errors:
+        sys.exit(EXIT_JUDGE_ERROR)
     if not summary.complete:
         sys.exit(EXIT_REPLAY_INCOMPLETE)
 

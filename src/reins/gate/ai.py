@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, NoReturn
 
-from reins.errors import ConfigError, JudgeError
+from reins.errors import ConfigError, JudgeError, cause_of
 from reins.gate.evaluate import excerpt
 from reins.gate.rule import Context, Fact, Level, Rule
 
@@ -60,7 +60,7 @@ class AICheck:
         return fact
 
     def _doubt(self, expected: str, exc: Exception) -> NoReturn:
-        cause = excerpt(f"expected {expected}; {type(exc).__name__}: {exc}")
+        cause = excerpt(f"expected {expected}; {cause_of(exc)}")
         raise JudgeError(f"ai check {self.rule}", cause) from exc
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
-from reins.errors import JudgeError
+from reins.errors import JudgeError, cause_of
 from reins.gate.bounds import bounded
 from reins.gate.rule import Context, Fact, Level, Rule
 from reins.gate.verdict import Outcome, Verdict
@@ -33,15 +33,19 @@ def fire(rule: Rule, ctx: Context) -> tuple[Fact, ...]:
     """
     try:
         found = _facts(rule.check(ctx))
-    except JudgeError:
-        raise
+    except JudgeError as exc:
+        # A check shared by many rules names itself (python check m:f); say which rule failed.
+        # An AI check's "ai check <rule>" names it already.
+        if exc.where == rule.id or exc.where.endswith(f" {rule.id}"):
+            raise
+        raise JudgeError(rule.id, f"{exc.where}: {exc.cause}") from exc
     except _NotFacts as bad:
         raise JudgeError(
             rule.id,
             f"returned {excerpt(repr(bad.value), 80)}, not a Fact or None (nor Facts)",
         ) from None
     except Exception as exc:
-        raise JudgeError(rule.id, excerpt(f"{type(exc).__name__}: {exc}")) from exc
+        raise JudgeError(rule.id, excerpt(cause_of(exc))) from exc
     if not found:
         return ()
     # An AI check never counts at FAIL, however it was wrapped: the machine locks PASS, an AI

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from reins.errors import ConfigError, JudgeError
+from reins.errors import ConfigError, JudgeError, cause_of
 from reins.gate.ai import cap, is_ai
 from reins.gate.bounds import FACTS_SHOWN, hidden_line
 from reins.gate.evaluate import excerpt, fire, strongest
@@ -214,7 +214,7 @@ class Graph:
         except JudgeError:
             raise
         except Exception as exc:
-            raise JudgeError(GRAPH_RULE, excerpt(f"{type(exc).__name__}: {exc}")) from exc
+            raise JudgeError(GRAPH_RULE, excerpt(cause_of(exc))) from exc
 
     def acceptability(self, ctx: Context) -> dict[str, float]:
         """The h-Categoriser degree of every node; see :meth:`Judgement.acceptability`."""

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import signal
 import threading
+import time
 
 from reins.backends.base import Backend
 from reins.loop.engine import Engine
@@ -16,6 +17,9 @@ from reins.quest import Quest
 from reins.store.protocol import Store
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# The same signal again this soon (seconds) is the same request delivered twice: GNU timeout
+# signals the process and then its whole group, and supervisors often do the same.
+REPEAT_WINDOW = 1.0
 
 
 async def drive(
@@ -37,8 +41,9 @@ async def drive(
     Args:
         strong: the backend an item moves to once it escalates.
         stop: set it to stop the run as SIGINT would (in-flight generations dropped).
-        handle_signals: SIGINT and SIGTERM stop the run cleanly; a second one interrupts at
-            once (recording stays whole: each turn is one transaction).
+        handle_signals: SIGINT and SIGTERM stop the run cleanly. The same signal again within
+            ``REPEAT_WINDOW`` is the same request; any later (or other) one interrupts at once:
+            the process dies of it, and recording stays whole (each turn is one transaction).
 
     Raises:
         Exception: whatever stopped the run with reason ``error`` (a quest that cannot render,
@@ -47,13 +52,26 @@ async def drive(
     engine = Engine(store, quest, backend, strong=strong, options=options, reporter=reporter)
     loop = asyncio.get_running_loop()
     installed: list[signal.Signals] = []
+    first: list[tuple[signal.Signals, float]] = []  # the signal that asked to stop, and when
 
     def on_signal(sig: signal.Signals) -> None:
-        engine.stop(StopReason.INTERRUPTED, signal=sig.name)
-        # The next one is not ours to soften: let Python's own handling stop the process.
+        now = time.monotonic()
+        if not first:
+            first.append((sig, now))
+            engine.stop(StopReason.INTERRUPTED, signal=sig.name)
+            return
+        if first[0][0] == sig and now - first[0][1] < REPEAT_WINDOW:
+            return  # the same request, delivered twice
+        # A deliberate second one is not ours to soften: die of it now, as if unhandled.
+        engine.reporter.note(
+            f"interrupted at once by a second {sig.name}: nothing is half-recorded; the leases "
+            "this loop held run out by themselves"
+        )
         for s in installed:
             loop.remove_signal_handler(s)
         installed.clear()
+        signal.signal(sig, signal.SIG_DFL)
+        signal.raise_signal(sig)
 
     if handle_signals and threading.current_thread() is threading.main_thread():
         for sig in SIGNALS:

@@ -33,9 +33,15 @@ class Difference:
 
 
 def check(
-    quest_ref: str, entries: Iterable[tuple[str, object, str]], *, seeds: tuple[int, ...] = SEEDS
+    quest_ref: str,
+    entries: Iterable[tuple[str, object, str]],
+    *,
+    seeds: tuple[int, ...] = SEEDS,
+    folder: str | None = None,
 ) -> list[Difference]:
     """Judge each ``(key, payload, submission)`` once per seed, each in a fresh process.
+
+    ``folder``: where a ``module:attr`` quest imports from, as for :func:`reins.load_quest`.
 
     Raises:
         ConfigError: a worker failed (the quest does not load, say).
@@ -44,7 +50,7 @@ def check(
         json.dumps({"key": k, "payload": p, "submission": s}, ensure_ascii=True) + "\n"
         for k, p, s in entries
     )
-    runs = [_run(quest_ref, lines, seed) for seed in seeds]
+    runs = [_run([quest_ref, *([folder] if folder else [])], lines, seed) for seed in seeds]
     found = []
     for key in runs[0]:
         verdicts = [run.get(key) or {} for run in runs]
@@ -71,10 +77,10 @@ def _differing(verdicts: list[dict[str, object]]) -> list[str]:
     return [r for r in names if len({frozenset(run.get(r, set())) for run in per_run}) > 1]
 
 
-def _run(quest_ref: str, lines: str, seed: int) -> dict[str, dict[str, object]]:
+def _run(args: list[str], lines: str, seed: int) -> dict[str, dict[str, object]]:
     env = {**os.environ, "PYTHONHASHSEED": str(seed)}
     done = subprocess.run(
-        [sys.executable, "-m", "reins.turn.determinism", quest_ref],
+        [sys.executable, "-m", "reins.turn.determinism", *args],
         input=lines,
         capture_output=True,
         text=True,
@@ -91,13 +97,13 @@ def _run(quest_ref: str, lines: str, seed: int) -> dict[str, dict[str, object]]:
     return out
 
 
-def _worker(quest_ref: str) -> None:
+def _worker(quest_ref: str, folder: str | None) -> None:
     from reins.quest import load_quest
     from reins.store.model import Item, State
     from reins.turn.failures import JudgeFailure
     from reins.turn.judge import judge
 
-    quest = load_quest(quest_ref)
+    quest = load_quest(quest_ref, folder=folder)
     for line in sys.stdin:
         data = json.loads(line)
         item = Item(key=data["key"], state=State.TODO, tries=0, payload=data["payload"])
@@ -114,4 +120,4 @@ def _worker(quest_ref: str) -> None:
 
 
 if __name__ == "__main__":
-    _worker(sys.argv[1])
+    _worker(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)

@@ -6,7 +6,7 @@ The judge's own failures — a ``prepare``, rule, ground or AI check that raises
 
 from __future__ import annotations
 
-from reins.errors import JudgeError
+from reins.errors import JudgeError, cause_of
 from reins.gate import Context, Fact, Outcome, Verdict, excerpt
 from reins.quest import Quest
 from reins.store.model import Item
@@ -81,4 +81,4 @@ def judge(
 
 
 def _broken(where: str, exc: Exception) -> JudgeFailure:
-    return JudgeFailure(where, excerpt(f"{type(exc).__name__}: {exc}"))
+    return JudgeFailure(where, excerpt(cause_of(exc)))

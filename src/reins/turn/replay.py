@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from reins.errors import LeaseConflict, NotFound, NotTodo
+from reins.gate import Verdict
 from reins.quest import Quest
+from reins.store import AttemptKind
 from reins.store.export import export
 from reins.store.protocol import Store
 from reins.turn.compose import compose
@@ -55,22 +57,39 @@ class ReplayLine:
 
 @dataclass(frozen=True, slots=True)
 class ReplayResult:
-    """What one line did; ``recorded`` is set when its turn was recorded."""
+    """What one line did; ``recorded`` is set when its turn was recorded, ``judged`` to what
+    the gate said (a verdict or its own failure) when the line was judged, recorded or not."""
 
     line: int
     key: str | None
     status: Replayed
     message: str
     recorded: Recorded | None = None
+    judged: Verdict | JudgeFailure | None = None
 
 
 @dataclass(slots=True)
 class ReplaySummary:
-    """Counts by status and, for recorded lines, by outcome; and records exported."""
+    """Counts by status; for judged lines, by outcome, beside the judge's and the generator's
+    errors (neither is an outcome); and records exported."""
 
     lines: Counter[Replayed] = field(default_factory=Counter)
     outcomes: Counter[str] = field(default_factory=Counter)
+    judge_errors: int = 0
+    generation_errors: int = 0
     exported: int = 0
+
+    def count(self, result: ReplayResult) -> None:
+        self.lines[result.status] += 1
+        if isinstance(result.judged, JudgeFailure):
+            self.judge_errors += 1
+        elif result.judged is not None:
+            self.outcomes[result.judged.outcome.value] += 1
+        elif (
+            result.recorded is not None
+            and result.recorded.attempt.kind is AttemptKind.GENERATION_ERROR
+        ):
+            self.generation_errors += 1
 
     @property
     def complete(self) -> bool:
@@ -143,7 +162,8 @@ def replay_line(
     if dry_run:
         verdict, _ = judge(quest, item, line.output, limit=limit)
         text = verdict.error if isinstance(verdict, JudgeFailure) else verdict.outcome.value
-        return ReplayResult(n, key, Replayed.JUDGED, f"line {n}: {key} -> {text} (not recorded)")
+        message = f"line {n}: {key} -> {text} (not recorded)"
+        return ReplayResult(n, key, Replayed.JUDGED, message, judged=verdict)
     used = policy or quest.retry
     digest = None
     if DRIVER.prompt is PromptUse.DIGEST:
@@ -161,7 +181,7 @@ def replay_line(
         return ReplayResult(n, key, Replayed.LOCKED, f"line {n}: {key} locked meanwhile")
     except LeaseConflict as exc:
         return ReplayResult(n, key, Replayed.LEASED, f"line {n}: {exc}")
-    return ReplayResult(n, key, Replayed.RECORDED, recorded.text, recorded)
+    return ReplayResult(n, key, Replayed.RECORDED, recorded.text, recorded, verdict)
 
 
 def replay(
@@ -182,9 +202,7 @@ def replay(
         result = replay_line(
             store, quest, line, driver=driver, policy=policy, limit=limit, dry_run=dry_run
         )
-        summary.lines[result.status] += 1
-        if result.recorded is not None and result.recorded.verdict is not None:
-            summary.outcomes[result.recorded.verdict.outcome.value] += 1
+        summary.count(result)
         if on_result is not None:
             on_result(result)
     if results is not None and summary.lines[Replayed.RECORDED]:

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reins.errors import JudgeError
+from reins.errors import JudgeError, cause_of
 from reins.gate.rule import Context
 from reins.values import Fact, readable_json
 
@@ -175,7 +175,9 @@ def _build_once(
             description = checker.build_description(prompt=prompt)
             args = checker.get_instruction_args()
     except Exception as exc:
-        raise JudgeError("ifeval", f"cannot build the checker of {instruction_id}: {exc}") from exc
+        raise JudgeError(
+            "ifeval", f"cannot build the checker of {instruction_id}: {cause_of(exc)}"
+        ) from exc
     return dict(args or {}), str(description), random.getstate() != before
 
 
@@ -253,7 +255,7 @@ def _verdicts(
         loose = evaluation.test_instruction_following_loose(example, response)
     except Exception as exc:
         raise JudgeError(
-            "ifeval", f"the official checker of {instruction_id} raised: {exc}"
+            "ifeval", f"the official checker of {instruction_id} raised {cause_of(exc)}"
         ) from exc
     return (
         bool(strict.follow_instruction_list[0]),

@@ -1,0 +1,138 @@
+"""The project folder: every command finds ``reins.toml`` by walking up from the working folder,
+as git finds ``.git``, and reads the paths in it from the folder that holds it.
+
+Run from a subfolder, a command uses the project's quest, ledger and results file, never a new
+ledger of its own. Flags and ``REINS_*`` variables stay relative to the working folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from reins.cli import make_group
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project made by `reins init --template declarative`, seeded from its own folder."""
+    for var in ("REINS_QUEST", "REINS_LEDGER", "REINS_MODEL", "REINS_STRONG_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("REINS_DRIVER", "ann")
+    root = tmp_path / "project"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    assert cli("init", "--template", "declarative", "--name", "caps").exit_code == 0
+    assert cli("scan").exit_code == 0
+    return root
+
+
+def cli(*args: str, stdin: str | None = None) -> Result:
+    return CliRunner().invoke(make_group(), list(args), input=stdin)
+
+
+def files(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def test_a_command_in_a_subfolder_uses_the_projects_quest_ledger_and_results(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = project / "src" / "deep"
+    deep.mkdir(parents=True)
+    monkeypatch.chdir(deep)
+    status = cli("status", "--json")
+    assert status.exit_code == 0, status.output
+    assert json.loads(status.stdout)["total"] == 3
+    lease = json.loads(cli("next", "--json").stdout)
+    assert lease["key"] == "alpha"
+    done = cli("submit", "-k", "alpha", "-t", lease["token"], stdin='{"answer": "ALPHA"}')
+    assert done.exit_code == 0, done.output
+    assert files(deep) == []  # no ledger, results or anything else of its own
+    results = (project / "caps-results.jsonl").read_text().splitlines()
+    assert [json.loads(r)["key"] for r in results] == ["alpha"]
+
+
+def test_the_nearest_reins_toml_wins(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    inner = project / "inner"
+    (inner / "below").mkdir(parents=True)
+    (inner / "reins.toml").write_text(
+        f'[reins]\nquest = "{project / "caps"}"\nledger = "inner.reins.db"\n'
+    )
+    monkeypatch.chdir(inner / "below")
+    assert cli("scan").exit_code == 0
+    assert (inner / "inner.reins.db").exists() and not (inner / "below" / "inner.reins.db").exists()
+
+
+def test_flags_and_environment_stay_relative_to_the_working_folder(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sub = project / "sub"
+    sub.mkdir()
+    monkeypatch.chdir(sub)
+    assert cli("--ledger", "flag.reins.db", "scan").exit_code == 0
+    monkeypatch.setenv("REINS_LEDGER", "env.reins.db")
+    assert cli("scan").exit_code == 0
+    assert files(sub) == ["env.reins.db", "flag.reins.db"]
+    missing = cli("--quest", "./caps", "status")  # the quest folder is one level up
+    assert missing.exit_code == 2 and "./caps" in missing.stderr
+
+
+def test_a_python_quest_beside_reins_toml_imports_from_a_subfolder(tmp_path: Path) -> None:
+    """`reins init` writes quest = "NAME:quest": the module beside reins.toml must import from
+    anywhere below it (a fresh process: nothing imported or on sys.path from an earlier run)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REINS_")}
+    env.update(PYTHONPATH=str(ROOT / "src"), REINS_DRIVER="ann")
+
+    def reins(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "reins.cli", *args],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    assert reins(tmp_path, "init", "--name", "wordquest").returncode == 0
+    (tmp_path / "notes").mkdir()
+    scanned = reins(tmp_path / "notes", "scan")
+    assert scanned.returncode == 0, scanned.stderr
+    assert "in " + str(tmp_path / "wordquest.reins.db") in scanned.stdout
+    taken = reins(tmp_path / "notes", "next", "--json")
+    assert taken.returncode == 0, taken.stderr
+    assert json.loads(taken.stdout)["key"] == "alpha"
+    (tmp_path / "notes" / "answer.json").write_text('{"answer": "alpha"}')
+    failed = reins(tmp_path / "notes", "submit", "-k", "alpha", "--in", "answer.json")
+    assert failed.returncode == 4, failed.stderr
+    # Fresh judging processes import the quest from the project folder too.
+    checked = reins(tmp_path / "notes", "gate", "check")
+    assert checked.returncode == 0, checked.stderr
+    assert "1 submission(s) judged alike" in checked.stdout
+    assert files(tmp_path / "notes") == ["answer.json"]
+
+
+def test_init_inside_a_project_says_that_the_new_reins_toml_now_applies_below_it(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sub = project / "sub"
+    sub.mkdir()
+    monkeypatch.chdir(sub)
+    out = cli("init", "--name", "nested")
+    assert out.exit_code == 0, out.output
+    assert (sub / "reins.toml").exists()
+    assert f"note: {project / 'reins.toml'}" in out.stderr
+    assert "nearest reins.toml" in out.stderr
+    fresh = project / "elsewhere"
+    fresh.mkdir()
+    (project / "reins.toml").write_text("[reins]\nbroken = 1\n")  # a parent's bad file
+    monkeypatch.chdir(fresh)
+    assert cli("init", "--name", "again").exit_code == 0  # does not stop init in a subfolder
