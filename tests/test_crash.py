@@ -18,6 +18,8 @@ import pytest
 from reins import SQLiteStore, State
 from reins.store.export import export
 from reins.store.walk import iter_items
+from reins.turn import submit
+from tests.conftest import TINY
 
 pytestmark = pytest.mark.slow
 
@@ -95,3 +97,61 @@ def test_killed_submitters_leave_a_sound_ledger_and_exactly_once_export(tmp_path
     lines = results.read_text().splitlines()
     exported = Counter(json.loads(line)["key"] for line in lines)  # no torn line either
     assert set(exported) == terminal and max(exported.values()) == 1
+
+
+REOPENER = """
+import sys
+from reins import SQLiteStore
+from reins.store.export import export
+from reins.store.walk import iter_items
+from reins.turn.lane import reopen
+from tests.conftest import TINY
+path, results = sys.argv[1], sys.argv[2]
+with SQLiteStore.open(path) as led:
+    for item in list(iter_items(led)):
+        if item.round == 1:
+            reopen(led, TINY, item.key, reason="crash test", by="pat")
+            export(led, results)
+"""
+
+
+def test_killed_reopeners_withdraw_each_exported_lock_exactly_once(tmp_path: Path) -> None:
+    """A person's reopens, each followed by an export, killed at random moments: every lock in
+    the file is withdrawn by exactly one TODO record after it."""
+    path, results = tmp_path / "reopen.db", tmp_path / "results.jsonl"
+    with SQLiteStore.open(path, create=True) as led:
+        led.add((f"k{i}", {"word": str(i)}) for i in range(ITEMS))
+        for i in range(ITEMS):
+            submit(led, TINY, f"k{i}", "good", driver="t", results=results)
+    rng = random.Random(20261130)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
+    kills = 0
+    for round_ in range(200):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", REOPENER, str(path), str(results)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        time.sleep(rng.uniform(0.1, 0.4))
+        if proc.poll() is None and round_ < 25:
+            proc.send_signal(signal.SIGKILL)
+            kills += 1
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode in (0, -signal.SIGKILL), err.decode()
+        with SQLiteStore.open(path) as led:
+            assert led.check() == []
+            if all(i.round == 2 for i in iter_items(led)):
+                break
+    assert kills >= 3, "the test never interrupted a reopener"
+    with SQLiteStore.open(path) as led:
+        export(led, results)
+        assert all((i.state, i.round) == (State.TODO, 2) for i in iter_items(led))
+        assert led.exported_count() == 0 and led.open_batch_paths() == []
+    records = [json.loads(line) for line in results.read_text().splitlines()]
+    written = Counter((r["key"], r["state"], r["round"]) for r in records)
+    assert written == Counter(
+        {(f"k{i}", s, n): 1 for i in range(ITEMS) for s, n in (("PASS", 1), ("TODO", 2))}
+    )
+    last = {r["key"]: r["state"] for r in records}
+    assert set(last.values()) == {"TODO"}
