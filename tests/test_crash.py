@@ -100,13 +100,30 @@ def test_killed_submitters_leave_a_sound_ledger_and_exactly_once_export(tmp_path
 
 
 REOPENER = """
-import sys
+import os, signal, sys
 from reins import SQLiteStore
 from reins.store.export import export
 from reins.store.walk import iter_items
 from reins.turn.lane import reopen
 from tests.conftest import TINY
-path, results = sys.argv[1], sys.argv[2]
+path, results, at, when = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+calls = 0
+real_write, real_fsync = os.write, os.fsync
+
+def write(fd, data):
+    global calls
+    calls += 1
+    if when == "mid-write" and calls == at:  # half a batch reaches the file, then death
+        real_write(fd, bytes(data)[: len(data) // 2])
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real_write(fd, data)
+
+def fsync(fd):
+    real_fsync(fd)
+    if when == "before-finish" and calls == at:  # the batch is on disk, never finished
+        os.kill(os.getpid(), signal.SIGKILL)
+
+os.write, os.fsync = write, fsync
 with SQLiteStore.open(path) as led:
     for item in list(iter_items(led)):
         if item.round == 1:
@@ -116,8 +133,8 @@ with SQLiteStore.open(path) as led:
 
 
 def test_killed_reopeners_withdraw_each_exported_lock_exactly_once(tmp_path: Path) -> None:
-    """A person's reopens, each followed by an export, killed at random moments: every lock in
-    the file is withdrawn by exactly one TODO record after it."""
+    """A person's reopens, each followed by an export, killed mid-write or before a batch is
+    finished: every lock in the file is withdrawn by exactly one TODO record after it."""
     path, results = tmp_path / "reopen.db", tmp_path / "results.jsonl"
     with SQLiteStore.open(path, create=True) as led:
         led.add((f"k{i}", {"word": str(i)}) for i in range(ITEMS))
@@ -126,29 +143,29 @@ def test_killed_reopeners_withdraw_each_exported_lock_exactly_once(tmp_path: Pat
     rng = random.Random(20261130)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
     kills = 0
-    for round_ in range(200):
-        proc = subprocess.Popen(
-            [sys.executable, "-c", REOPENER, str(path), str(results)],
+    for round_ in range(40):
+        at, when = rng.randint(1, 30), rng.choice(["mid-write", "before-finish"])
+        if round_ >= 20:
+            when = "never"  # then until done, undisturbed
+        proc = subprocess.run(
+            [sys.executable, "-c", REOPENER, str(path), str(results), str(at), when],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
+            timeout=120,
         )
-        time.sleep(rng.uniform(0.1, 0.4))
-        if proc.poll() is None and round_ < 25:
-            proc.send_signal(signal.SIGKILL)
-            kills += 1
-        _, err = proc.communicate(timeout=120)
-        assert proc.returncode in (0, -signal.SIGKILL), err.decode()
+        assert proc.returncode in (0, -signal.SIGKILL), proc.stderr.decode()
+        kills += proc.returncode == -signal.SIGKILL
         with SQLiteStore.open(path) as led:
             assert led.check() == []
             if all(i.round == 2 for i in iter_items(led)):
                 break
-    assert kills >= 3, "the test never interrupted a reopener"
+    assert kills >= 10, "the test seldom interrupted a reopener"
     with SQLiteStore.open(path) as led:
         export(led, results)
         assert all((i.state, i.round) == (State.TODO, 2) for i in iter_items(led))
         assert led.exported_count() == 0 and led.open_batch_paths() == []
-    records = [json.loads(line) for line in results.read_text().splitlines()]
+    records = [json.loads(line) for line in results.read_text().splitlines()]  # none torn
     written = Counter((r["key"], r["state"], r["round"]) for r in records)
     assert written == Counter(
         {(f"k{i}", s, n): 1 for i in range(ITEMS) for s, n in (("PASS", 1), ("TODO", 2))}
