@@ -18,6 +18,8 @@ import pytest
 from reins import SQLiteStore, State
 from reins.store.export import export
 from reins.store.walk import iter_items
+from reins.turn import submit
+from tests.conftest import TINY
 
 pytestmark = pytest.mark.slow
 
@@ -95,3 +97,78 @@ def test_killed_submitters_leave_a_sound_ledger_and_exactly_once_export(tmp_path
     lines = results.read_text().splitlines()
     exported = Counter(json.loads(line)["key"] for line in lines)  # no torn line either
     assert set(exported) == terminal and max(exported.values()) == 1
+
+
+REOPENER = """
+import os, signal, sys
+from reins import SQLiteStore
+from reins.store.export import export
+from reins.store.walk import iter_items
+from reins.turn.lane import reopen
+from tests.conftest import TINY
+path, results, at, when = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+calls = 0
+real_write, real_fsync = os.write, os.fsync
+
+def write(fd, data):
+    global calls
+    calls += 1
+    if when == "mid-write" and calls == at:  # half a batch reaches the file, then death
+        real_write(fd, bytes(data)[: len(data) // 2])
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real_write(fd, data)
+
+def fsync(fd):
+    real_fsync(fd)
+    if when == "before-finish" and calls == at:  # the batch is on disk, never finished
+        os.kill(os.getpid(), signal.SIGKILL)
+
+os.write, os.fsync = write, fsync
+with SQLiteStore.open(path) as led:
+    for item in list(iter_items(led)):
+        if item.round == 1:
+            reopen(led, TINY, item.key, reason="crash test", by="pat")
+            export(led, results)
+"""
+
+
+def test_killed_reopeners_withdraw_each_exported_lock_exactly_once(tmp_path: Path) -> None:
+    """A person's reopens, each followed by an export, killed mid-write or before a batch is
+    finished: every lock in the file is withdrawn by exactly one TODO record after it."""
+    path, results = tmp_path / "reopen.db", tmp_path / "results.jsonl"
+    with SQLiteStore.open(path, create=True) as led:
+        led.add((f"k{i}", {"word": str(i)}) for i in range(ITEMS))
+        for i in range(ITEMS):
+            submit(led, TINY, f"k{i}", "good", driver="t", results=results)
+    rng = random.Random(20261130)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
+    kills = 0
+    for round_ in range(40):
+        at, when = rng.randint(1, 30), rng.choice(["mid-write", "before-finish"])
+        if round_ >= 20:
+            when = "never"  # then until done, undisturbed
+        proc = subprocess.run(
+            [sys.executable, "-c", REOPENER, str(path), str(results), str(at), when],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=120,
+        )
+        assert proc.returncode in (0, -signal.SIGKILL), proc.stderr.decode()
+        kills += proc.returncode == -signal.SIGKILL
+        with SQLiteStore.open(path) as led:
+            assert led.check() == []
+            if all(i.round == 2 for i in iter_items(led)):
+                break
+    assert kills >= 10, "the test seldom interrupted a reopener"
+    with SQLiteStore.open(path) as led:
+        export(led, results)
+        assert all((i.state, i.round) == (State.TODO, 2) for i in iter_items(led))
+        assert led.exported_count() == 0 and led.open_batch_paths() == []
+    records = [json.loads(line) for line in results.read_text().splitlines()]  # none torn
+    written = Counter((r["key"], r["state"], r["round"]) for r in records)
+    assert written == Counter(
+        {(f"k{i}", s, n): 1 for i in range(ITEMS) for s, n in (("PASS", 1), ("TODO", 2))}
+    )
+    last = {r["key"]: r["state"] for r in records}
+    assert set(last.values()) == {"TODO"}

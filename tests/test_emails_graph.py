@@ -62,6 +62,21 @@ def test_the_mx_counter_fails_a_domain_without_mx_and_looks_each_domain_up_once(
     assert sorted(resolver.calls) == [("mx", "nomx.example"), ("mx", "ok.example")]
 
 
+def test_the_mx_counter_leaves_a_fact_for_each_address_without_mx() -> None:
+    source = "a@nomx.example, c@ok.example and d@gone.example"
+    resolver = FakeResolver(
+        domains={"nomx.example": False, "ok.example": True, "gone.example": False}
+    )
+    graph = build_graph(RULES, mx=True, resolver=resolver)
+    verdict = graph.evaluate(ctx("a@nomx.example", "c@ok.example", "d@gone.example", source=source))
+    assert (verdict.outcome, verdict.root_cause) == (Outcome.FAIL, "address-mx")
+    assert [(f.rule, f.where) for f in verdict.facts] == [
+        ("address-mx", "addresses[0]"),
+        ("address-mx", "addresses[2]"),
+    ]
+    assert "d@gone.example: gone.example has no MX record" in verdict.feedback
+
+
 def test_the_mx_ground_is_not_looked_up_after_a_cheaper_fail() -> None:
     resolver = FakeResolver(domains={"example.org": True})
     graph = build_graph(RULES, mx=True, resolver=resolver)

@@ -15,11 +15,23 @@ import pytest
 from click.testing import CliRunner, Result
 
 from reins.cli import make_group
+from reins.gate import Context, Fact, Level, rule
+from reins.testing import FakeBackend
 from reins.testing.harness import SQLiteHarness, StoreHarness
 from tests.conftest import TINY, not_bad
+from tests.loopkit import registered
 
 # The same quest after its gate changed: "meh" no longer raises doubt.
 LENIENT = dataclasses.replace(TINY, rules=[not_bad])
+
+
+@rule("not-meh", Level.FAIL, "the answer is not 'meh'")
+def no_meh(ctx: Context) -> Fact | None:
+    return Fact(where="answer", expected="good", actual="meh") if "meh" in ctx.submission else None
+
+
+# ... and after it changed the other way: "meh" is wrong.
+STRICT = dataclasses.replace(TINY, rules=[not_bad, no_meh])
 
 Reins = Callable[..., Result]
 
@@ -107,7 +119,76 @@ def test_reopen_starts_a_new_round_with_a_fresh_budget_and_exports_again(reins: 
     assert reins("submit", "--key", "b", input="good").exit_code == 0
     log = json.loads(reins("log", "b", "--json").stdout)
     assert len(log["attempts"]) == 5 and log["round"] == 2  # the old round is kept
-    assert [(r["state"], r["round"]) for r in records("b")] == [("DONE", 1), ("PASS", 2)]
+    assert [(r["state"], r["round"]) for r in records("b")] == [
+        ("DONE", 1),
+        ("TODO", 2),  # the reopen withdrew the DONE record
+        ("PASS", 2),
+    ]
+
+
+def test_a_reopen_withdraws_the_lock_from_the_results_file_at_once(reins: Reins) -> None:
+    """A reader of the results file believes each key's last record: never a withdrawn lock."""
+    assert reins("submit", "--key", "a", input="good").exit_code == 0
+    assert [r["state"] for r in records("a")] == ["PASS"]
+    out = reins("reopen", "a", "--reason", "the gate was wrong", "--by", "bo")
+    assert out.exit_code == 0, out.output
+    assert "exported 1 record(s) to tiny-results.jsonl" in out.stderr
+    withdrawn = records("a")[-1]
+    assert {k: withdrawn[k] for k in ("state", "round", "action", "note", "driver")} == {
+        "state": "TODO",
+        "round": 2,
+        "action": "reopen",
+        "note": "the gate was wrong",
+        "driver": "bo",
+    }
+    assert withdrawn["locked_at"] is None and withdrawn["outcome"] is None
+    assert reins("submit", "--key", "a", input="bad").exit_code == 4  # nothing new to write
+    assert json.loads(reins("export", "--json").stdout)["exported"] == 0
+    assert reins("submit", "--key", "a", input="good").exit_code == 0
+    assert [(r["state"], r["round"]) for r in records("a")] == [
+        ("PASS", 1),
+        ("TODO", 2),
+        ("PASS", 2),
+    ]
+
+
+def test_a_rejudge_that_fails_withdraws_the_lock_with_the_new_verdict(reins: Reins) -> None:
+    assert reins("submit", "--key", "a", input="meh").exit_code == 11  # REVIEW, exported
+    out = reins("rejudge", "--apply", "--json", quest="tests.test_lane:STRICT")
+    assert json.loads(out.stdout)["exported"] == 1
+    withdrawn = records("a")[-1]
+    assert (withdrawn["state"], withdrawn["round"], withdrawn["action"]) == ("TODO", 2, "rejudge")
+    assert (withdrawn["outcome"], withdrawn["root_cause"]) == ("FAIL", "not-meh")
+    assert [r["state"] for r in records("a")] == ["REVIEW", "TODO"]
+
+
+def test_export_and_the_loop_write_a_withdrawal_auto_export_left_unwritten(
+    reins: Reins,
+) -> None:
+    assert reins("submit", "--key", "b", input="good").exit_code == 0
+    assert reins("submit", "--key", "c", input="good").exit_code == 0
+    Path("reins.toml").write_text("[reins]\nauto_export = false\n")
+    assert reins("reopen", "b", "c", "--reason", "second look").exit_code == 0
+    Path("reins.toml").unlink()
+    assert [r["state"] for r in records("b")] == ["PASS"]  # not written yet
+    exported = json.loads(reins("export", "--json").stdout)
+    assert exported == {"exported": 2, "out": "tiny-results.jsonl"}
+    assert [r["state"] for r in records("b")] == ["PASS", "TODO"]
+    assert [r["state"] for r in records("c")] == ["PASS", "TODO"]
+    # Reopened again while auto-export is off; the loop, which locks nothing, writes it.
+    assert reins("submit", "--key", "c", input="good").exit_code == 0
+    Path("reins.toml").write_text("[reins]\nauto_export = false\n")
+    assert reins("reopen", "c", "--reason", "third look").exit_code == 0
+    Path("reins.toml").unlink()
+    with registered(w=FakeBackend({"a": ["bad"]})):
+        out = reins("loop", "--model", "fake:w", "--max-turns", "1", "--json")
+    assert json.loads(out.stdout.splitlines()[-1])["exported"] == 1, out.output
+    assert [(r["state"], r["round"]) for r in records("c")] == [
+        ("PASS", 1),
+        ("TODO", 2),
+        ("PASS", 2),
+        ("TODO", 3),
+    ]
 
 
 def test_reopen_selects_locked_items_by_state(reins: Reins) -> None:

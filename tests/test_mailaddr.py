@@ -120,6 +120,62 @@ def test_a_references_line_of_a_letter_names_referees_not_message_ids() -> None:
     assert mailaddr.addresses(letter) == ["a.mensah@uni-accra.example", "li.wei@tsinghua.example"]
 
 
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("X-Xxmessage-Id", "X-Xxmessage-ID"),
+        ("X-Original-Message-ID", "X-Original-Message-ID"),
+        ("resent-message-id", "Resent-Message-ID"),
+        ("XMessage-ID", "Xmessage-ID"),
+    ],
+)
+def test_a_field_whose_name_ends_in_message_id_holds_ids(name: str, shown: str) -> None:
+    text = f"From: bob@lab.example.org\n{name}: <9a3f00c2e71b@lab.example.org>\n"
+    assert mailaddr.addresses(text) == ["bob@lab.example.org"]
+    assert mailaddr.why_absent(text, "9a3f00c2e71b@lab.example.org") == (
+        f"a message id ({shown} field), not a mailbox"
+    )
+
+
+@pytest.mark.parametrize(
+    ("references", "token"),
+    [
+        ("<1993Nov4.104207.42.7@po.Example.Organization", "1993Nov4.104207.42.7"),  # unclosed
+        ("<a.1@x.example> <1993Nov4.10:42.7@po.Example.Organization", "42.7"),  # cut, a colon
+        ("<1993Nov4.10:42.7@po.Example.Organization>", "42.7"),  # closed, with a colon inside
+        ("<Pine 42.7@po.Example.Organization", "42.7"),  # a space inside
+        ("<a.1@x.example>\n <1993Nov4.\n 42.7@po.Example.Organization", "42.7"),  # folded
+    ],
+)
+def test_nothing_inside_an_open_bracket_of_an_id_list_is_a_mailbox(
+    references: str, token: str
+) -> None:
+    """Ids are not mailboxes: a "<" that no ">" closes before the field ends still opens one.
+    The fields after it are read as themselves."""
+    text = f"References: {references}\nFrom: Bob <bob@lab.example.org>\nTo: ann@example.org\n"
+    assert mailaddr.addresses(text) == ["bob@lab.example.org", "ann@example.org"]
+    assert mailaddr.why_absent(text, f"{token}@po.Example.Organization") == (
+        "a message id (References field), not a mailbox"
+    )
+
+
+def test_a_field_glued_onto_an_id_list_is_read_as_itself() -> None:
+    text = (
+        "References: <a.1@x.example> <b.2@po.Example.Organization Cc: Ann <ann@example.org>\n"
+        "In-Reply-To: <c.3@x.example> From: bob@lab.example.org\n"
+    )
+    assert mailaddr.addresses(text) == ["ann@example.org", "bob@lab.example.org"]
+    fields = {a.text: a.field for a in mailaddr.scan(text)}
+    assert fields["ann@example.org"] == "cc" and fields["b.2@po.Example.Organization"] == (
+        "references"
+    )
+
+
+def test_a_word_with_a_colon_inside_a_closed_id_is_part_of_the_id() -> None:
+    text = "References: <old id: 42.7@po.Example.Organization>\n"
+    assert mailaddr.addresses(text) == []
+
+
 def test_urls_and_scp_targets_are_not_mailboxes_but_mailto_is() -> None:
     text = (
         "Mirror: git@git.corvid.example:quotes/118.git, portal https://guest@portal.corvid.example/q"
@@ -182,6 +238,10 @@ def test_one_mailbox_in_two_spellings_of_its_domain_is_listed_once_as_first_writ
         ("请联系bob@example.com谢谢", "bob@example.com"),
         ("Was it bob@example.com?", "bob@example.com"),
         ("a+tag@example.com", "a+tag@example.com"),
+        ("Mail bob@lab.example.org-- or call", "bob@lab.example.org"),  # a dash, not the domain
+        ("Mail bob@lab.example.org- or call", "bob@lab.example.org"),
+        ("or bob@my-lab.example.org-\n", "bob@my-lab.example.org"),  # the inner hyphen stays
+        ("bob@example.com.--", "bob@example.com"),
         (
             "bounce+srs=x1=ice.example@lists.ice.example",
             "bounce+srs=x1=ice.example@lists.ice.example",
@@ -249,7 +309,7 @@ LABEL = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max
     labels=st.lists(LABEL, min_size=1, max_size=3),
     tld=st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=6),
     before=st.sampled_from(["", " ", "(", "<", "'", "mailto:", "To: ", "> "]),
-    after=st.sampled_from(["", ".", ",", ")", ">", "'s", "!", "...", "\n"]),
+    after=st.sampled_from(["", ".", ",", ")", ">", "'s", "!", "...", "\n", "--", "-"]),
 )
 def test_a_written_address_is_found_whole_and_round_trips(
     local: str, labels: list[str], tld: str, before: str, after: str

@@ -212,3 +212,137 @@ def test_the_pack_folder_is_self_contained(tmp_path: Path) -> None:
         "emails_checks.py",
         "samples",
     } <= names
+
+
+# Old mail, as archives keep it. Each text hides one address, or one id, where a reader of
+# mail would see it and a naive scanner would not (or would make one up).
+SIGNATURE = """\
+From: Bob Lab <lab-desk@example.org>
+Subject: Re: the gateway
+
+The gateway is down until Friday.
+--
+Bob, Example Organization lab
+Mail bob@lab.example.org-- or call +1 555 0142.
+Our other lab: ann@my-lab.example.org-
+"""
+
+PREFIXED_ID = """\
+From: Bob Lab <bob@lab.example.org>
+X-Xxmessage-Id: <9a3f00c2e71b@lab.example.org>
+Subject: the gateway
+
+Down until Friday.
+"""
+
+UNCLOSED_REFERENCES = """\
+From: Bob Lab <bob@lab.example.org>
+References: <1993Nov3.221530.1@mail.example.net> <1993Nov4.10:42.7@po.Example.Organization
+Cc: Ann <ann@my-lab.example.org>
+References: <ok.1@mail.example.net> <1993Nov5.09:13.2@po.Example.Organization To: desk@example.org
+Subject: Re: the gateway
+
+Down until Friday.
+"""
+
+
+@pytest.fixture(params=["python", "pack"])
+def either(request: pytest.FixtureRequest, pack: Quest) -> Quest:
+    """Each emails quest in turn: they must judge alike."""
+    return python_emails.quest if request.param == "python" else pack
+
+
+def test_an_address_before_a_dash_is_read_without_the_dash(either: Quest) -> None:
+    it = item("sig", SIGNATURE)
+    both = ["lab-desk@example.org", "bob@lab.example.org", "ann@my-lab.example.org"]
+    assert judge(either, it, answer(*both)).outcome is Outcome.PASS
+    verdict = judge(either, it, answer("lab-desk@example.org"))
+    assert (verdict.outcome, verdict.root_cause) == (Outcome.FAIL, "address-missing")
+    assert verdict.facts[0].expected == "also bob@lab.example.org, ann@my-lab.example.org"
+    empty = judge(either, item("only", "Mail bob@lab.example.org-- or call.\n"), answer())
+    assert (empty.outcome, empty.root_cause) == (Outcome.FAIL, "address-missing")
+    assert empty.facts[0].expected == "also bob@lab.example.org"
+
+
+def test_a_field_whose_name_ends_in_message_id_holds_an_id(either: Quest) -> None:
+    it = item("prefixed", PREFIXED_ID)
+    assert judge(either, it, answer("bob@lab.example.org")).outcome is Outcome.PASS
+    verdict = judge(either, it, answer("bob@lab.example.org", "9a3f00c2e71b@lab.example.org"))
+    assert (verdict.outcome, verdict.root_cause) == (Outcome.FAIL, "address-in-source")
+    assert verdict.facts[0].actual == (
+        "9a3f00c2e71b@lab.example.org: a message id (X-Xxmessage-ID field), not a mailbox"
+    )
+
+
+def test_an_unclosed_bracket_in_references_makes_no_mailbox(either: Quest) -> None:
+    it = item("unclosed", UNCLOSED_REFERENCES)
+    real = ["bob@lab.example.org", "ann@my-lab.example.org", "desk@example.org"]
+    assert python_emails.find_addresses(UNCLOSED_REFERENCES) == real
+    assert judge(either, it, answer(*real)).outcome is Outcome.PASS
+    made_up = "42.7@po.Example.Organization"
+    verdict = judge(either, it, answer(*real, made_up))
+    assert (verdict.outcome, verdict.root_cause) == (Outcome.FAIL, "address-in-source")
+    assert verdict.facts[0].actual.startswith(made_up + ": a message id (References field)")
+
+
+def test_every_offending_address_leaves_its_own_fact(either: Quest) -> None:
+    """An answer learns of all its bad entries at once, not one per try."""
+    it = item("real", REAL)
+    invented = ["ray@plotholders.example", "CAKw=3f9bT2+q@mail.plotholders.example"]
+    verdict = judge(either, it, answer(*REAL_MAILBOXES, *invented))
+    assert (verdict.outcome, verdict.root_cause) == (Outcome.FAIL, "address-in-source")
+    at = "addresses" if either is python_emails.quest else "submission.addresses"
+    n = len(REAL_MAILBOXES)
+    facts = [f for f in verdict.facts if f.rule == "address-in-source"]
+    assert [(f.where, f.actual.partition(":")[0]) for f in facts] == [
+        (f"{at}[{n}]", invented[0]),
+        (f"{at}[{n + 1}]", invented[1]),
+    ]
+    for i, address in enumerate(invented, n):  # the feedback a retry reads names each one
+        assert f"address-in-source at {at}[{i}]" in verdict.feedback
+        assert f'actual:   "{address}: ' in verdict.feedback
+    bad = judge(either, it, answer(*REAL_MAILBOXES, "ray at plot", "ray@@plot.example"))
+    assert bad.root_cause == "address-syntax"
+    facts = [f for f in bad.facts if f.rule == "address-syntax"]
+    assert [f.actual for f in facts] == ["ray at plot", "ray@@plot.example"]
+    twice = judge(either, it, answer(*REAL_MAILBOXES, *REAL_MAILBOXES[:2]))
+    assert twice.root_cause == "address-duplicate"
+    facts = [f for f in twice.facts if f.rule == "address-duplicate"]
+    assert [f.actual for f in facts] == REAL_MAILBOXES[:2]
+
+
+@pytest.mark.parametrize("quest", ["emails", str(PACK)])
+def test_a_user_submitting_old_mail_meets_the_same_verdicts(
+    quest: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the CLI, for the Python quest and the pack: the right answers lock, an empty
+    answer to a text whose address stands before a dash does not."""
+    from click.testing import CliRunner
+
+    from reins.cli import make_group
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("REINS_QUEST", raising=False)
+    monkeypatch.delenv("REINS_LEDGER", raising=False)
+    texts = {"sig": SIGNATURE, "prefixed": PREFIXED_ID, "unclosed": UNCLOSED_REFERENCES}
+    for key, text in texts.items():
+        (tmp_path / f"{key}.txt").write_text(text)
+    (tmp_path / "dash.txt").write_text("Mail bob@lab.example.org-- or call.\n")
+
+    def reins(*args: str, input: str | None = None) -> tuple[int, str]:
+        argv = ["--quest", quest, "--ledger", str(tmp_path / "l.db"), *args]
+        out = CliRunner().invoke(make_group(), argv, input=input, catch_exceptions=False)
+        return out.exit_code, out.stdout
+
+    assert reins("scan", *(str(tmp_path / f"{k}.txt") for k in [*texts, "dash"]))[0] == 0
+    right = {
+        "sig": ["lab-desk@example.org", "bob@lab.example.org", "ann@my-lab.example.org"],
+        "prefixed": ["bob@lab.example.org"],
+        "unclosed": ["bob@lab.example.org", "ann@my-lab.example.org", "desk@example.org"],
+    }
+    for key, found in right.items():
+        code, out = reins("submit", "--key", key, input=answer(*found))
+        assert (code, out.splitlines()[0]) == (0, f"{key} -> PASS (state PASS, tries 0/3)")
+    code, out = reins("submit", "--key", "dash", input=answer())
+    assert code == 4 and "Root cause: address-missing" in out
+    assert 'expected: "also bob@lab.example.org"' in out

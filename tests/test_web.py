@@ -359,6 +359,19 @@ def test_reins_report_writes_a_self_contained_page(ledger: Ledger, tmp_path: Pat
     assert "REVIEW 3" in text and "remaining 1" in text and "not-meh" in text
 
 
+def test_the_html_report_is_readable_by_its_owner_only(ledger: Ledger, tmp_path: Path) -> None:
+    """It holds submissions and payloads, as the results file does: mode 0600, like it, even
+    over a page an earlier reins wrote world-readable."""
+    target = tmp_path / "report.html"
+    target.write_text("old")
+    target.chmod(0o644)
+    argv = ["--quest", "tests.conftest:TINY", "--ledger", ledger.location]
+    out = CliRunner().invoke(make_group(), [*argv, "report", "--html", str(target)])
+    assert out.exit_code == 0, out.output
+    assert oct(target.stat().st_mode & 0o777) == "0o600"
+    assert "Review queue" in target.read_text()  # with the submissions waiting for a person
+
+
 def test_a_quest_that_cannot_render_an_item_still_shows_its_log(ledger: Ledger) -> None:
     def broken(item: object) -> str:
         raise KeyError("word")

@@ -78,7 +78,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "export": (
         "reins.cli.inspect:export",
-        "Append every locked, not yet exported item to a JSONL file: each exactly once.",
+        "Append every new lock, and a withdrawal of each exported lock a person moved back to "
+        "TODO, to a JSONL file: each exactly once.",
     ),
     "turn": (
         "reins.cli.inspect:turn",

@@ -199,7 +199,13 @@ def rules(env: Env, as_json: bool) -> None:
 @json_option
 @pass_env
 def export(env: Env, out: str | None, as_json: bool) -> None:
-    """Append every locked, not yet exported item to a JSONL file: each exactly once."""
+    """Append every new lock, and a withdrawal of each exported lock a person moved back to TODO,
+    to a JSONL file: each exactly once.
+
+    A lock is the record of a locked item; a withdrawal is a record with state TODO (its round,
+    the person's action and note) that says the key's earlier record no longer stands. The
+    last record of a key is the one to believe.
+    """
     from reins.store.export import export as export_items
 
     target = out or str(env.results_path)

@@ -154,7 +154,8 @@ def reopen(
     """Return locked items to TODO in a new round with a fresh try budget.
 
     Name items by KEY, or select them with --state and/or --rule. The log keeps every earlier
-    attempt; the item is exported again when it locks again.
+    attempt. A lock already in the results file is withdrawn there by a TODO record (with the
+    round, the action and your reason); the item is exported again when it locks again.
     """
     from reins.store.model import State
     from reins.store.walk import iter_items
@@ -246,8 +247,9 @@ def rejudge(
 
 
 def _publish(env: Env, done: list[Any]) -> int:
-    """Export what the actions locked: a moved item is a new record superseding its last one."""
-    if not env.settings.auto_export or not any(r.item.state.terminal for r in done):
+    """Export what the actions moved: a locked item is a new record superseding its last one,
+    an exported lock moved back to TODO is withdrawn by a TODO record."""
+    if not env.settings.auto_export or not done:
         return 0
     from reins.store.export import export
 

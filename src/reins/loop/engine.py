@@ -162,7 +162,7 @@ class Engine:
                 self.store.release_all(owner)
 
         await self.db(release)
-        await self.export_locked()
+        await self.export_locked(final=True)
         self.stats = await self.db(self.store.stats)
 
     async def _slot(self, owner: str) -> None:
@@ -413,12 +413,15 @@ class Engine:
         )
         self.reporter.turn(event, self.status())
 
-    async def export_locked(self) -> None:
-        """Export what this run locked since the last export (on the ledger thread)."""
-        if self.options.results is None or not self.tally.unexported:
+    async def export_locked(self, *, final: bool = False) -> None:
+        """Export what this run locked since the last export (on the ledger thread); at the
+        ``final`` one, also when it locked nothing but the file holds records (a withdrawal a
+        person's reopen owes it)."""
+        results = self.options.results
+        if results is None or not (self.tally.unexported or (final and os.path.exists(results))):
             return
         self.tally.unexported = 0
-        self.tally.exported += await self.db(export, self.store, self.options.results)
+        self.tally.exported += await self.db(export, self.store, results)
 
     # -- reporting -------------------------------------------------------------------------
 

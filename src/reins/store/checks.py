@@ -68,8 +68,9 @@ CHECKS: tuple[tuple[str, str], ...] = (
         "WHERE u.attempts != (SELECT count(*) FROM attempts)",
     ),
     (
-        "only terminal items are marked for export",
-        "SELECT key, state FROM items WHERE state = 'TODO' AND export_batch IS NOT NULL",
+        "a TODO item is marked for export only while its withdrawal is being written",
+        "SELECT i.key, i.state FROM items i JOIN export_batches b ON b.id = i.export_batch "
+        "WHERE i.state = 'TODO' AND b.done <> 0",
     ),
 )
 

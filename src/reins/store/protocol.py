@@ -158,7 +158,10 @@ class Store(Protocol):
     # -- export bookkeeping (the file side is reins.store.export) -------------------------
 
     def claim_batch(self, path: str, offset: int, limit: int) -> ExportBatch | None:
-        """Mark up to ``limit`` terminal, unexported items as a batch written at ``offset``."""
+        """Mark up to ``limit`` items as a batch written at ``offset``: terminal, unexported
+        ones, then TODO ones whose withdrawal is owed to ``path`` (that item's owed entry
+        goes, and so does the entry of an owed item that locked again since: see
+        :mod:`reins.store.withdrawal`)."""
         ...
 
     def open_batches(self, path: str) -> list[ExportBatch]:
@@ -167,7 +170,9 @@ class Store(Protocol):
 
     def open_batch_paths(self) -> list[str]: ...
 
-    def finish_batch(self, batch: int) -> None: ...
+    def finish_batch(self, batch: int) -> None:
+        """Mark ``batch`` written; its TODO items (withdrawals) lose their mark with it."""
+        ...
 
     def exported_count(self) -> int: ...
 

@@ -68,7 +68,9 @@ def apply(item: Item, draft: Draft, claim: Claim, stamp: str) -> tuple[Item, Att
 
     A lease survives a turn that leaves the item TODO (the holder goes on); a lock ends it, and
     so does a person's action. A new round starts with no tries used. An item a person moves
-    is exported again (its export mark is cleared).
+    is exported again (its export mark is cleared), and so is an item that locks while its
+    withdrawal is being written (the only TODO items with a mark: see
+    :mod:`reins.store.withdrawal`).
     """
     state = draft.transition.state
     new_round = draft.transition.new_round
@@ -112,7 +114,7 @@ def apply(item: Item, draft: Draft, claim: Claim, stamp: str) -> tuple[Item, Att
         locked_at=stamp if state.terminal else None,
         lease_owner=item.lease_owner if keep_lease else None,
         lease_expires=item.lease_expires if keep_lease else None,
-        exported=item.exported and not human,
+        exported=item.exported and not human and not state.terminal,
         root_cause=draft.root_cause if judged else item.root_cause,
         round=round_,
         lease_token=item.lease_token if keep_lease else None,

@@ -5,8 +5,9 @@ ids of ``Message-ID``, ``References``, ``In-Reply-To`` and ``Content-ID``, the `
 ``Received`` trace, the route of a news ``Path``, ``tag=value`` pairs of ``DKIM-Signature`` and
 ``Authentication-Results``, ``mid:``/``cid:``/``news:`` URLs, the user of a URL
 (``https://bob@host/``) or of an scp target (``git@host:repo``). :func:`scan` finds every
-``local@host`` token and says which are mailboxes; header fields are recognised on any line,
-``>`` quoting included, so forwarded and quoted headers count too.
+``local@host`` token and says which are mailboxes; which header field a token stands in, and
+what that makes it, is :mod:`reins.verify.mailfields`' to say (fields count on any line, ``>``
+quoting included, so forwarded and quoted headers count too).
 
 A token is a mailbox only as a whole: its local part and domain are maximal (``bob@example.co``
 is not in ``bob@example.com``, nor ``ob@…`` in ``bob@…``), sentence punctuation around it is not
@@ -23,11 +24,11 @@ hosts fold case, but a copy must not rely on it), and quoting is not part of it 
 
 from __future__ import annotations
 
-import bisect
 import re
 import unicodedata
 from dataclasses import dataclass, replace
-from enum import StrEnum
+
+from reins.verify.mailfields import TAG_FIELDS, Field, Fields, Kind, classify, title
 
 _ATEXT = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'*+/=?^_`{|}~-"
@@ -37,39 +38,19 @@ _LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 _LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
 _TLD = re.compile(r"[A-Za-z]{2,63}|xn--[A-Za-z0-9-]{1,59}")
 MAX_LOCAL = 256  # RFC 5321 allows 64 octets; scanning further back is wasted on hostile text
-# Reply quoting at the start of a line ("> ", ">> ", "> > "), and a header field's name.
-_QUOTING = re.compile(r"(?:[ \t]*>)+ ?")
-_NAME = re.compile(r"([A-Za-z][A-Za-z0-9-]*)[ \t]*:(?=[ \t\r\n]|\Z)")  # not "https://"
 
-# Fields whose ``local@host`` tokens are message ids (RFC 5322 §3.6.4, RFC 2045 Content-ID),
-# and fields whose bracketed ``<local@host>`` tokens are: "References: Dr Mensah,
-# a.mensah@uni.example" in a letter names a referee, while a msg-id is always in brackets.
-_ID_FIELDS = frozenset({"message-id", "content-id", "resent-message-id"})
-_ID_LIST_FIELDS = frozenset({"in-reply-to", "references", "supersedes"})
-# Fields of ``tag=value`` pairs: "=" and ";" separate, so "header.i=@x" is no local part.
-_TAG_FIELDS = frozenset(
-    {
-        "dkim-signature",
-        "authentication-results",
-        "arc-authentication-results",
-        "arc-message-signature",
-        "arc-seal",
-        "received-spf",
-    }
-)
-_ROUTE_FIELDS = frozenset({"path", "xref"})
-_ID_SCHEMES = ("mid:", "cid:", "news:", "nntp:")
-_RECEIVED_ID = re.compile(r"\bid\s*<?\Z", re.I)  # "with SMTP id <…@…>"
-_IN_ARTICLE = re.compile(r"\bIn(?: article| message)? <\Z")  # a news or mail attribution
-
-
-class Kind(StrEnum):
-    """What a ``local@host`` token of a text is."""
-
-    MAILBOX = "mailbox"
-    MESSAGE_ID = "message id"
-    ROUTE = "news route"
-    URL = "part of a URL or host path"
+__all__ = [
+    "FREE_MAIL",
+    "Address",
+    "Kind",
+    "addresses",
+    "key",
+    "mailboxes",
+    "parse",
+    "same",
+    "scan",
+    "why_absent",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +81,7 @@ class Address:
         """Why this token is not a mailbox ("" for a mailbox), for a fact."""
         if self.kind is Kind.MAILBOX:
             return ""
-        where = f" ({_title(self.field)} field)" if self.field else ""
+        where = f" ({title(self.field)} field)" if self.field else ""
         return f"a {self.kind}{where}, not a mailbox"
 
 
@@ -118,13 +99,11 @@ def parse(text: str) -> Address | None:
 
 def scan(text: str) -> list[Address]:
     """Every ``local@host`` token of ``text`` that is whole, in order, each with its kind."""
-    fields = _fields(text)
-    starts = [f[0] for f in fields]
+    fields = Fields(text)
     out: list[Address] = []
     at = text.find("@")
     while at >= 0:
-        field = _field_at(fields, starts, at)
-        token = _token(text, at, field)
+        token = _token(text, at, fields.at(at))
         if token is not None:
             out.append(token)
         at = text.find("@", at + 1)
@@ -187,10 +166,6 @@ def why_absent(source: str, address: str) -> str:
         if flat in whole or whole in flat:
             return f"not whole: the text writes {t.text}"
     return "not in the text"
-
-
-def _title(field: str) -> str:
-    return "-".join(part.capitalize() for part in field.split("-")).replace("-Id", "-ID")
 
 
 def _unquote(local: str) -> str:
@@ -277,12 +252,14 @@ def _escaped(text: str, k: int, limit: int) -> bool:
 def _domain_after(text: str, at: int) -> tuple[int, str] | None:
     """The domain that starts after ``at``: (its end, its text), or None if not well formed.
 
-    Trailing dots are sentence punctuation and are not part of it.
+    Trailing dots and hyphens are punctuation, not part of it: a sentence ends
+    (``bob@example.com.``), a dash follows (``bob@example.org-- or call``); no label ends in
+    a hyphen, so ``bob@my-lab.example.org`` keeps its inner one.
     """
     end = at + 1
     while end < len(text) and (text[end] in _LABEL_CHARS or text[end] == "."):
         end += 1
-    while end > at + 1 and text[end - 1] == ".":
+    while end > at + 1 and text[end - 1] in ".-":
         end -= 1
     domain = text[at + 1 : end]
     labels = domain.split(".")
@@ -293,17 +270,17 @@ def _domain_after(text: str, at: int) -> tuple[int, str] | None:
     return end, domain
 
 
-def _token(text: str, at: int, field: str) -> Address | None:
+def _token(text: str, at: int, field: Field | None) -> Address | None:
     """The whole token around the "@" at ``at``, classified, or None if there is none."""
-    local = _local_before(text, at, strip=True, tags=field in _TAG_FIELDS)
+    name = field.name if field else ""
+    local = _local_before(text, at, strip=True, tags=name in TAG_FIELDS)
     domain = _domain_after(text, at)
     if local is None or domain is None:
         return None
     (start, local_text), (end, domain_text) = local, domain
     if not _open_before(text, start) or not _open_after(text, end):
         return None
-    kind = _kind(text, start, end, field)
-    return Address(local_text, domain_text, kind, start, end, field)
+    return Address(local_text, domain_text, classify(text, start, end, field), start, end, name)
 
 
 def _open_before(text: str, start: int) -> bool:
@@ -330,68 +307,6 @@ def _letter_or_digit(ch: str) -> bool:
     if not (ch.isalnum() or unicodedata.category(ch).startswith("M")):
         return False
     return unicodedata.east_asian_width(ch) not in ("W", "F")
-
-
-def _kind(text: str, start: int, end: int, field: str) -> Kind:
-    if field in _ID_FIELDS or field.endswith("-message-id"):
-        return Kind.MESSAGE_ID
-    bracketed = start > 0 and text[start - 1] == "<" and end < len(text) and text[end] == ">"
-    if field in _ID_LIST_FIELDS and bracketed:
-        return Kind.MESSAGE_ID
-    if field in _ROUTE_FIELDS:
-        return Kind.ROUTE
-    # Only the start of the token's line matters; look back a bounded way on a long line.
-    floor = max(0, start - MAX_LOCAL)
-    line_start = max(text.rfind("\n", floor, start) + 1, floor)
-    before = text[line_start:start]
-    if field == "received" and _RECEIVED_ID.search(before):
-        return Kind.MESSAGE_ID
-    if _IN_ARTICLE.search(before):
-        return Kind.MESSAGE_ID
-    if before.lower().endswith(_ID_SCHEMES) or before.lower().endswith(
-        tuple("<" + s for s in _ID_SCHEMES)
-    ):
-        return Kind.MESSAGE_ID
-    chunk = before.split()[-1] if before and not before[-1].isspace() else ""
-    if "://" in chunk:
-        return Kind.URL
-    if end + 1 < len(text) and text[end] == ":" and not text[end + 1].isspace():
-        return Kind.URL  # git@host:repo.git, bob@host:8080
-    return Kind.MAILBOX
-
-
-def _fields(text: str) -> list[tuple[int, int, str]]:
-    """The header fields of ``text`` as (start, end, lower-cased name), in order, on any line.
-
-    A field runs over its line and the folded lines after it: lines that start with white
-    space once the ``>`` quoting (and the one space a quoting adds) is taken off.
-    """
-    out: list[tuple[int, int, str]] = []
-    current: tuple[int, str] | None = None
-    pos = 0
-    for line in text.splitlines(keepends=True):
-        quoting = _QUOTING.match(line)
-        rest = line[quoting.end() :] if quoting else line
-        if current is not None and rest[:1] in (" ", "\t") and rest.strip():
-            pos += len(line)
-            continue
-        if current is not None:
-            out.append((current[0], pos, current[1]))
-            current = None
-        name = _NAME.match(rest)
-        if name:
-            current = (pos, name.group(1).lower())
-        pos += len(line)
-    if current is not None:
-        out.append((current[0], pos, current[1]))
-    return out
-
-
-def _field_at(fields: list[tuple[int, int, str]], starts: list[int], pos: int) -> str:
-    i = bisect.bisect_right(starts, pos) - 1
-    if i >= 0 and fields[i][0] <= pos < fields[i][1]:
-        return fields[i][2]
-    return ""
 
 
 # Public mail providers: an address at one of them is a person's, not an organisation's.

@@ -71,14 +71,18 @@ def html(report: Report, quest: Quest | None) -> str:
 
 
 def write_html(store: Store, quest: Quest | None, path: str | os.PathLike[str]) -> Path:
-    """Write the report to ``path`` (whole or not at all: a temporary file renamed in place)."""
+    """Write the report to ``path`` (whole or not at all: a temporary file renamed in place).
+
+    The file is created with mode 0600, as the results file is: it holds submissions and
+    payloads, which may carry personal data from the inputs.
+    """
     target = Path(path)
     text = html(gather(store, quest), quest)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or Path("."))
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, 0o600)  # mkstemp's mode already; said here so no edit widens it
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -33,11 +33,11 @@ def addresses(ctx: Context) -> list[str] | None:
     return [a.strip() for a in data]
 
 
-def syntax(ctx: Context, params: Mapping[str, object]) -> Fact | None:
+def syntax(ctx: Context, params: Mapping[str, object]) -> list[Fact]:
     return facts.syntax(addresses(ctx) or (), AT)
 
 
-def in_source(ctx: Context, params: Mapping[str, object]) -> Fact | None:
+def in_source(ctx: Context, params: Mapping[str, object]) -> list[Fact]:
     return facts.in_source(addresses(ctx) or (), ctx.source, AT)
 
 
@@ -46,7 +46,7 @@ def missing(ctx: Context, params: Mapping[str, object]) -> Fact | None:
     return None if given is None else facts.missing(given, ctx.source, AT)
 
 
-def duplicate(ctx: Context, params: Mapping[str, object]) -> Fact | None:
+def duplicate(ctx: Context, params: Mapping[str, object]) -> list[Fact]:
     return facts.duplicate(addresses(ctx) or (), AT)
 
 

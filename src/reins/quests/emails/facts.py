@@ -2,8 +2,10 @@
 ``emails`` pack's checks, so the two cannot drift apart.
 
 Each function reads the submitted addresses (already stripped) and, where it needs it, the
-text; ``at`` is where the list sits in the submission (``addresses`` for the Python quest,
-whose ``prepare`` unwraps it; ``submission.addresses`` for the pack's paths).
+text. A rule about entries leaves one fact per offending entry, so an answer learns of all its
+bad entries at once, not of one per try. ``at`` is where the list sits in the submission
+(``addresses`` for the Python quest, whose ``prepare`` unwraps it; ``submission.addresses`` for
+the pack's paths).
 """
 
 from __future__ import annotations
@@ -15,25 +17,27 @@ from reins.verify import mailaddr
 from reins.verify.mailaddr import FREE_MAIL
 
 
-def syntax(given: Sequence[str], at: str) -> Fact | None:
-    """The first entry that is not one well-formed address."""
-    for i, address in enumerate(given):
-        if mailaddr.parse(address) is None:
-            return Fact(where=f"{at}[{i}]", expected="name@domain.tld", actual=address)
-    return None
+def syntax(given: Sequence[str], at: str) -> list[Fact]:
+    """A fact for each entry that is not one well-formed address."""
+    return [
+        Fact(where=f"{at}[{i}]", expected="name@domain.tld", actual=address)
+        for i, address in enumerate(given)
+        if mailaddr.parse(address) is None
+    ]
 
 
-def in_source(given: Sequence[str], source: str, at: str) -> Fact | None:
-    """The first entry that is not a mailbox written whole in the text, and why not."""
+def in_source(given: Sequence[str], source: str, at: str) -> list[Fact]:
+    """A fact for each entry that is not a mailbox written whole in the text, saying why not."""
     found = {a.key for a in mailaddr.mailboxes(source)}
-    for i, address in enumerate(given):
-        if address and mailaddr.key(address) not in found:
-            return Fact(
-                where=f"{at}[{i}]",
-                expected="an address written in the text",
-                actual=f"{address}: {mailaddr.why_absent(source, address)}",
-            )
-    return None
+    return [
+        Fact(
+            where=f"{at}[{i}]",
+            expected="an address written in the text",
+            actual=f"{address}: {mailaddr.why_absent(source, address)}",
+        )
+        for i, address in enumerate(given)
+        if address and mailaddr.key(address) not in found
+    ]
 
 
 def missing(given: Sequence[str], source: str, at: str) -> Fact | None:
@@ -49,15 +53,16 @@ def missing(given: Sequence[str], source: str, at: str) -> Fact | None:
     return None
 
 
-def duplicate(given: Sequence[str], at: str) -> Fact | None:
-    """The first entry that names a mailbox already listed."""
+def duplicate(given: Sequence[str], at: str) -> list[Fact]:
+    """A fact for each entry that names a mailbox already listed."""
     seen: set[object] = set()
+    out = []
     for i, address in enumerate(given):
         same = mailaddr.key(address) or address
         if same in seen:
-            return Fact(where=f"{at}[{i}]", expected="each address once", actual=address)
+            out.append(Fact(where=f"{at}[{i}]", expected="each address once", actual=address))
         seen.add(same)
-    return None
+    return out
 
 
 def free_mail(given: Sequence[str], at: str) -> Fact | None:

@@ -39,17 +39,21 @@ def mx_ground(ctx: Context, snapshot: Snapshot) -> dict[str, bool]:
 
 
 @rule("address-mx", Level.FAIL, "every address's domain accepts mail (has an MX record)")
-def address_mx(ctx: Context) -> Fact | None:
+def address_mx(ctx: Context) -> list[Fact]:
+    """A fact for each address whose domain has no MX record."""
     records = ctx.grounds[MX]
+    out = []
     for i, address in enumerate(ctx.submission):
         domain = address.rpartition("@")[2].strip().lower()
         if domain and not records[domain]:
-            return Fact(
-                where=f"addresses[{i}]",
-                expected="a domain that accepts mail (an MX record)",
-                actual=f"{address}: {domain} has no MX record",
+            out.append(
+                Fact(
+                    where=f"addresses[{i}]",
+                    expected="a domain that accepts mail (an MX record)",
+                    actual=f"{address}: {domain} has no MX record",
+                )
             )
-    return None
+    return out
 
 
 def build_graph(

@@ -194,7 +194,7 @@ class Session:
 
     def batch(
         self,
-        *statements: str | tuple[str, Sequence[Any]],
+        *statements: str | tuple[str, Sequence[Any] | Mapping[str, Any]],
         begin: str | None = None,
         commit: bool = False,
     ) -> list[list[Any]]:

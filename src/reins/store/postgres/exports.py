@@ -10,25 +10,43 @@ from __future__ import annotations
 from reins.store.codec import ATTEMPT_COLUMNS, ITEM_COLUMNS, attempt_of, item_of, now_iso
 from reins.store.model import ExportBatch, ExportEntry
 from reins.store.postgres.connection import SNAPSHOT, Database, Session
+from reins.store.withdrawal import PREFIX
 
-# Each item with the attempt that locked it (its last), in one query.
+# Each item with the attempt its record shows, in one query: for a lock the one that locked it
+# (its last), for a withdrawal the person's action that opened its round.
 _ENTRIES = (
     f"SELECT {', '.join('i.' + c.strip() for c in ITEM_COLUMNS.split(','))}, "
     f"{', '.join('a.' + c.strip() for c in ATTEMPT_COLUMNS.split(','))} "
-    "FROM items i LEFT JOIN attempts a ON a.item_id = i.id AND a.turn = i.turns "
+    "FROM items i LEFT JOIN attempts a ON a.item_id = i.id AND a.turn = CASE "
+    "WHEN i.state = 'TODO' THEN (SELECT min(x.turn) FROM attempts x "
+    "WHERE x.item_id = i.id AND x.round = i.round) ELSE i.turns END "
     "WHERE i.export_batch = %s ORDER BY i.id"
 )
 _ITEM_WIDTH = len(ITEM_COLUMNS.split(","))
-# Up to N unexported terminal items marked as one new batch, none if there is none.
+# Up to N unexported terminal items, then up to N in all with the withdrawals owed to the file
+# (see reins.store.withdrawal), marked as one new batch, none if there is none. An owed item
+# that locked again since is exported as a lock instead: its entry is only dropped. The items
+# are locked before the entries, as a turn locks them, and rechecked once locked, so two
+# exporters never claim one withdrawal.
 _CLAIM = """
 WITH picked AS (
     SELECT id FROM items WHERE state <> 'TODO' AND export_batch IS NULL
-    ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED
+    ORDER BY id LIMIT %(limit)s FOR UPDATE SKIP LOCKED
+), owed AS (
+    SELECT m.key, i.id, i.state = 'TODO' AS todo
+    FROM meta m JOIN items i ON i.key = substr(m.key, %(skip)s)
+    WHERE starts_with(m.key, %(prefix)s) AND m.value = %(path)s
+      AND (i.state <> 'TODO' OR i.export_batch IS NULL)
+    ORDER BY i.id LIMIT (SELECT %(limit)s - count(*) FROM picked) FOR UPDATE OF i SKIP LOCKED
+), dropped AS (
+    DELETE FROM meta WHERE key IN (SELECT key FROM owed)
+), chosen AS (
+    SELECT id FROM picked UNION ALL SELECT id FROM owed WHERE todo
 ), batch AS (
     INSERT INTO export_batches (path, "offset", created_at)
-    SELECT %s, %s, %s WHERE EXISTS (SELECT 1 FROM picked) RETURNING id
+    SELECT %(path)s, %(offset)s, %(now)s WHERE EXISTS (SELECT 1 FROM chosen) RETURNING id
 ), marked AS (
-    UPDATE items i SET export_batch = batch.id FROM batch, picked WHERE i.id = picked.id
+    UPDATE items i SET export_batch = batch.id FROM batch, chosen WHERE i.id = chosen.id
     RETURNING i.id
 )
 SELECT batch.id, (SELECT count(*) FROM marked) FROM batch
@@ -47,7 +65,15 @@ def _batch(s: Session, batch: int, path: str, offset: int) -> ExportBatch:
 
 def claim_batch(db: Database, path: str, offset: int, limit: int) -> ExportBatch | None:
     def claim(s: Session) -> ExportBatch | None:
-        (found,) = s.batch((_CLAIM, (limit, path, offset, now_iso())), begin="BEGIN")
+        args = {
+            "limit": limit,
+            "skip": len(PREFIX) + 1,
+            "prefix": PREFIX,
+            "path": path,
+            "offset": offset,
+            "now": now_iso(),
+        }
+        (found,) = s.batch((_CLAIM, args), begin="BEGIN")
         if not found:
             return None
         return _batch(s, int(found[0][0]), path, offset)
@@ -84,7 +110,16 @@ def open_batch_paths(db: Database) -> list[str]:
 
 def finish_batch(db: Database, batch: int) -> None:
     db.write(
-        lambda s: s.count("UPDATE export_batches SET done = 1 WHERE id = %s", (batch,)),
+        lambda s: s.batch(
+            ("UPDATE export_batches SET done = 1 WHERE id = %s", (batch,)),
+            # A TODO item in a batch is a withdrawal, written now: it owes the file nothing more.
+            (
+                "UPDATE items SET export_batch = NULL WHERE export_batch = %s AND state = 'TODO'",
+                (batch,),
+            ),
+            begin="BEGIN",
+            commit=True,
+        ),
         what=f"finishing export batch {batch}",
     )
 

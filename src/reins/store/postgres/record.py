@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from reins.errors import LedgerError, NotFound
-from reins.store import ratchet
+from reins.store import ratchet, withdrawal
 from reins.store.codec import (
     ATTEMPT_COLUMNS,
     ITEM_COLUMNS,
@@ -38,6 +38,13 @@ _APPEND = f"SELECT reins_append({_ARGS})"
 # reins_turn: reins_append's arguments, then the item's twelve columns after the turn and the
 # lease holder.
 _TURN = f"SELECT reins_turn({_ARGS}, {', '.join(['%s'] * 13)})"
+# A withdrawal owed to the file the item's exported lock went to, read before reins_turn clears
+# the mark (see reins.store.withdrawal).
+_OWE = (
+    "INSERT INTO meta (key, value) SELECT %s, b.path FROM items i "
+    "JOIN export_batches b ON b.id = i.export_batch WHERE i.id = %s "
+    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+)
 
 
 def record(db: Database, draft: Draft, claim: Claim, *, now: float | None) -> tuple[Item, Attempt]:
@@ -74,7 +81,12 @@ def record(db: Database, draft: Draft, claim: Claim, *, now: float | None) -> tu
             after.exported,
             claim.holder,
         )
-        s.batch((_TURN, (*append_args(item_id, attempt), *item_row)), commit=True)
+        owe = (
+            [(_OWE, (withdrawal.meta_key(item.key), item_id))]
+            if withdrawal.owed(item, after)
+            else []
+        )
+        s.batch(*owe, (_TURN, (*append_args(item_id, attempt), *item_row)), commit=True)
         return after, attempt
 
     return db.write(

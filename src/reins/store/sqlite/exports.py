@@ -1,5 +1,5 @@
 """Export bookkeeping in SQLite: claimed batches with their file offsets (the file side is
-:mod:`reins.store.export`)."""
+:mod:`reins.store.export`), of locks and of withdrawals (:mod:`reins.store.withdrawal`)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,24 @@ import sqlite3
 from reins.store.codec import ATTEMPT_COLUMNS, ITEM_COLUMNS, attempt_of, item_of, now_iso
 from reins.store.model import ExportBatch, ExportEntry
 from reins.store.sqlite.connection import Database
+from reins.store.withdrawal import PREFIX, PREFIX_END
 
-# Each item with the attempt that locked it (its last), in one query.
+# Each item with the attempt its record shows, in one query: for a lock the one that locked it
+# (its last), for a withdrawal the person's action that opened its round.
 _ENTRIES = (
     f"SELECT {', '.join('i.' + c.strip() for c in ITEM_COLUMNS.split(','))}, "
     f"{', '.join('a.' + c.strip() for c in ATTEMPT_COLUMNS.split(','))} "
-    "FROM items i LEFT JOIN attempts a ON a.item_id = i.id AND a.turn = i.turns "
+    "FROM items i LEFT JOIN attempts a ON a.item_id = i.id AND a.turn = CASE "
+    "WHEN i.state = 'TODO' THEN (SELECT min(x.turn) FROM attempts x "
+    "WHERE x.item_id = i.id AND x.round = i.round) ELSE i.turns END "
     "WHERE i.export_batch = ? ORDER BY i.id"
+)
+# The withdrawals owed to a file, with their items: TODO and unmarked ones are written; an item
+# that locked again since is exported as a lock instead, so its entry is only dropped.
+_OWED = (
+    "SELECT m.key, i.id, i.state = 'TODO' AND i.export_batch IS NULL FROM meta m "
+    "JOIN items i ON i.key = substr(m.key, ?) WHERE m.key >= ? AND m.key < ? AND m.value = ? "
+    "ORDER BY i.id LIMIT ?"
 )
 _ITEM_WIDTH = len(ITEM_COLUMNS.split(","))
 
@@ -39,6 +50,12 @@ def claim_batch(db: Database, path: str, offset: int, limit: int) -> ExportBatch
                 (limit,),
             )
         ]
+        if len(ids) < limit:
+            owed = conn.execute(
+                _OWED, (len(PREFIX) + 1, PREFIX, PREFIX_END, path, limit - len(ids))
+            ).fetchall()
+            conn.executemany("DELETE FROM meta WHERE key = ?", [(r[0],) for r in owed])
+            ids += [r[1] for r in owed if r[2]]
         if not ids:
             return None
         batch = conn.execute(
@@ -73,6 +90,11 @@ def open_batch_paths(db: Database) -> list[str]:
 def finish_batch(db: Database, batch: int) -> None:
     with db.write() as conn:
         conn.execute("UPDATE export_batches SET done = 1 WHERE id = ?", (batch,))
+        # A TODO item in a batch is a withdrawal, written now: it owes the file nothing more.
+        conn.execute(
+            "UPDATE items SET export_batch = NULL WHERE export_batch = ? AND state = 'TODO'",
+            (batch,),
+        )
 
 
 def exported_count(db: Database) -> int:

@@ -7,7 +7,7 @@ import time
 from collections.abc import Iterable, Sequence
 
 from reins.errors import LedgerError, NotFound
-from reins.store import ratchet
+from reins.store import ratchet, withdrawal
 from reins.store.codec import (
     ATTEMPT_COLUMNS,
     ITEM_COLUMNS,
@@ -32,6 +32,12 @@ _KIND_COLUMN = {
     AttemptKind.HUMAN: "human",
 }
 
+# A withdrawal owed to the file that the item's exported lock went to.
+_OWE = (
+    "INSERT INTO meta (key, value) SELECT ?, b.path FROM items i "
+    "JOIN export_batches b ON b.id = i.export_batch WHERE i.id = ? "
+    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+)
 _PLACES = ", ".join("?" for _ in ATTEMPT_COLUMNS.split(","))
 _ITEM_PLACES = ", ".join("?" for _ in LOAD_COLUMNS.split(","))
 
@@ -54,6 +60,8 @@ def record(db: Database, draft: Draft, claim: Claim, *, now: float | None) -> tu
             raise
         after, attempt = ratchet.apply(item, draft, claim, now_iso())
         write_attempt(conn, item_id, attempt)
+        if withdrawal.owed(item, after):  # read the file the lock went to before its mark goes
+            conn.execute(_OWE, (withdrawal.meta_key(item.key), item_id))
         conn.execute(
             "UPDATE items SET state = ?, tries = ?, turns = ?, updated_at = ?, locked_at = ?, "
             "lease_owner = ?, lease_expires = ?, root_cause = ?, round = ?, lease_token = ?, "

@@ -32,6 +32,7 @@ _MODULES = (
     "pages",
     "ratchet",
     "roundtrip",
+    "withdrawing",
 )
 pytest.register_assert_rewrite(*(f"{__name__}.{name}" for name in _MODULES))
 
@@ -121,6 +122,15 @@ from reins.testing.conformance.roundtrip import (  # noqa: E402
     test_load_refuses_a_ledger_that_is_not_empty,
     test_payloads_of_every_json_type_round_trip,
 )
+from reins.testing.conformance.withdrawing import (  # noqa: E402
+    test_a_lock_reopened_while_its_batch_is_written_is_withdrawn_after_it,
+    test_a_rejudge_that_fails_withdraws_the_lock_with_its_verdict,
+    test_a_reopened_lock_is_withdrawn_once_and_exported_again_when_it_locks,
+    test_a_withdrawal_goes_to_the_file_that_holds_the_lock,
+    test_a_withdrawal_left_open_by_a_crash_is_written_once,
+    test_nothing_is_withdrawn_that_never_reached_the_file,
+    test_two_stores_claiming_at_once_claim_each_withdrawal_once,
+)
 
 __all__ = [
     "test_a_batch_left_open_by_a_crash_is_rewritten_once",
@@ -136,6 +146,7 @@ __all__ = [
     "test_a_ledger_of_another_quest_is_refused_and_left_untouched",
     "test_a_ledger_whose_tables_are_not_its_version_s_says_what_to_do",
     "test_a_live_lease_refuses_another_owners_record",
+    "test_a_lock_reopened_while_its_batch_is_written_is_withdrawn_after_it",
     "test_a_locking_submit_exports_automatically",
     "test_a_missing_ledger_is_not_created_unless_asked",
     "test_a_new_ledger_belongs_to_the_quest_that_made_it",
@@ -143,11 +154,15 @@ __all__ = [
     "test_a_person_reopens_a_locked_item_into_a_new_round",
     "test_a_person_resolves_a_review_item_and_it_is_exported_again",
     "test_a_refused_record_writes_nothing",
+    "test_a_rejudge_that_fails_withdraws_the_lock_with_its_verdict",
+    "test_a_reopened_lock_is_withdrawn_once_and_exported_again_when_it_locks",
     "test_a_retried_action_of_a_person_is_written_once",
     "test_a_retried_record_is_written_once",
     "test_a_shortened_file_is_not_padded",
     "test_a_stale_claim_is_refused_as_turn_moved",
     "test_a_terminal_item_never_changes",
+    "test_a_withdrawal_goes_to_the_file_that_holds_the_lock",
+    "test_a_withdrawal_left_open_by_a_crash_is_written_once",
     "test_activity_reads_a_short_log_whole",
     "test_activity_samples_a_long_log_evenly",
     "test_add_dedupes_by_key_and_leaves_existing_items_untouched",
@@ -173,6 +188,7 @@ __all__ = [
     "test_load_refuses_a_ledger_that_is_not_empty",
     "test_meta_is_kept_and_seen_by_every_store",
     "test_nexts_since_submit_counts_until_a_judged_record",
+    "test_nothing_is_withdrawn_that_never_reached_the_file",
     "test_one_turn_is_one_transaction",
     "test_pages_filter_by_lease_holder",
     "test_pages_filter_by_round",
@@ -188,6 +204,7 @@ __all__ = [
     "test_remaining_never_grows",
     "test_soonest_expiry",
     "test_tries_never_go_down",
+    "test_two_stores_claiming_at_once_claim_each_withdrawal_once",
     "test_two_stores_never_lease_one_item_to_two_owners",
     "test_two_stores_opening_an_old_ledger_at_once_migrate_it_once",
     "test_unknown_keys_are_not_found",

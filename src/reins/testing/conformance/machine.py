@@ -1,6 +1,7 @@
 """Random sequences of leases, turns, expiries, releases, crashes and exports by two owners,
 each through its own store, and of a person's actions (resolving a REVIEW item, reopening a
-locked one), checked step by step against a small in-memory model."""
+locked one, which withdraws its exported lock), checked step by step against a small in-memory
+model."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from reins.testing.conformance._kit import (
     T0,
     TTL,
     assert_sound,
+    jsonl,
     keys_in,
     live_holder,
     make_draft,
@@ -95,6 +97,9 @@ class LedgerMachine(RuleBasedStateMachine):
         self.exported: set[str] = set()  # marked as exported, in a finished batch
         self.lines: Counter[str] = Counter()  # the export file's lines per key
         self.crashed: set[str] = set()  # claimed by a writer that died, not yet exported
+        # Reopened after their lock was claimed for the file: a withdrawal is owed to it (until
+        # the next claim, which writes it, or drops it if the item locked again).
+        self.owed: set[str] = set()
         self.locked: dict[str, tuple[Item, list[Attempt]]] = {}
         self.remaining = len(KEYS)
         self.last: tuple[str, Draft, Claim, Attempt] | None = None
@@ -219,6 +224,8 @@ class LedgerMachine(RuleBasedStateMachine):
         m.state, m.tries, m.turns = state, tries, m.turns + 1
         if state.terminal or m.owner != owner:
             m.owner = m.expires = None  # a lock ends the lease; another's expired one is gone
+        if state.terminal:
+            self.crashed.discard(key)  # locked while its withdrawal was being written: a lock
         assert (after.lease_owner, after.lease_expires) == (m.owner, m.expires)
         if attempt.judged:
             self.nexts[owner] = 0
@@ -267,6 +274,8 @@ class LedgerMachine(RuleBasedStateMachine):
         )
         assert (attempt.turn, after.turns) == (m.turns + 1, m.turns + 1)
         assert after.lease_owner is None and not after.exported
+        if not after.state.terminal and (key in self.exported or key in self.crashed):
+            self.owed.add(key)  # its lock may be in the file: withdrawn by the next export
         self.exported.discard(key)  # its mark is cleared: exported again once it is locked
         self.crashed.discard(key)  # and no longer in the batch a dead writer left open
         self.last = ("bob", d, claim, attempt)
@@ -326,16 +335,32 @@ class LedgerMachine(RuleBasedStateMachine):
     @rule(owner=st.sampled_from(OWNERS))
     def export_results(self, owner: str) -> None:
         terminal = {k for k in KEYS if self.model[k].state.terminal}
+        withdrawn = {k for k in self.owed if not self.model[k].state.terminal}
         n = export(self.stores[owner], self.out)
         event(f"export: {'recovered' if self.crashed else 'plain'}, {min(n, 2)} or more new")
+        event(f"export: {min(len(withdrawn), 2)} or more withdrawn")
         new = terminal - self.exported - self.crashed
-        assert n == len(new)
-        self.lines.update(new | self.crashed)  # a crashed batch is written again, whole
+        assert n == len(new) + len(withdrawn)
+        self.lines.update(new | self.crashed | withdrawn)  # a crashed batch is written again
         self.exported |= terminal
         self.crashed.clear()
-        # Once per lock: an item a person moved is exported again.
+        self.owed.clear()  # written, or dropped for an item that locked again
+        # Once per lock, once per withdrawal: an item a person moved is exported again.
         assert Counter(keys_in(self.out)) == self.lines
         assert self.stores[owner].exported_count() == len(self.exported)
+        # A reader of the file believes the last record of each key: never a withdrawn lock.
+        last = {r["key"]: r for r in jsonl(self.out)}
+        for key, record in last.items():
+            m = self.model[key]
+            if m.state.terminal:
+                assert (record["state"], record["round"]) == (m.state.value, m.round), key
+            else:  # withdrawn (in this round, or an earlier one if its later lock never left)
+                assert (record["state"], record["action"], record["locked_at"]) == (
+                    "TODO",
+                    "reopen",
+                    None,
+                ), key
+                assert record["round"] <= m.round, key
 
     # Exports to one file hold its lock, and each recovers what a dead writer left before it
     # claims anew: so at most one batch per file is ever open.
@@ -346,15 +371,21 @@ class LedgerMachine(RuleBasedStateMachine):
         path = str(self.out.resolve())
         offset = self.out.stat().st_size if self.out.exists() else 0
         batch = self.stores[owner].claim_batch(path, offset, limit)
-        pending = sorted(
+        locks = sorted(
             (k for k in KEYS if self.model[k].state.terminal and k not in self.exported),
             key=KEYS.index,
+        )[:limit]
+        # The withdrawals owed fill the rest, in item order; an item locked since is dropped.
+        owed = sorted(self.owed, key=KEYS.index)[: limit - len(locks)]
+        self.owed -= set(owed)
+        pending = sorted(
+            [*locks, *(k for k in owed if not self.model[k].state.terminal)], key=KEYS.index
         )
         if batch is None:
             assert not pending
             return
         keys = [e.item.key for e in batch.entries]
-        assert keys == pending[:limit] and batch.offset == offset
+        assert keys == pending and batch.offset == offset
         self.crashed |= set(keys)
         with self.out.open("ab") as f:
             f.write(b'{"key":"' + keys[0].encode() + b'","sta')
@@ -373,6 +404,7 @@ class LedgerMachine(RuleBasedStateMachine):
                 m.round,
             ), key
             assert live_holder(item, self.clock) == m.holder(self.clock), key
+            assert item.exported == (key in self.exported or key in self.crashed), key
             if m.holder(self.clock) is not None:
                 assert item.lease_expires == m.expires, key
         stats = store.stats(now=self.clock)
