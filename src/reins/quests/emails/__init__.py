@@ -23,7 +23,6 @@ from reins.packs import folder
 from reins.quest import Quest, Seed
 from reins.quests.emails.graph import build_graph
 from reins.store.model import Item
-from reins.verify import mailaddr
 from reins.verify import mailfacts as facts
 
 SAMPLES = folder("emails") / "samples"  # one copy, the pack's: the two quests judge alike
@@ -43,11 +42,6 @@ COACHING = {
     "address-missing": "Read the whole text again, quoted replies and signatures included.",
     "json-shape": 'Answer with the JSON object only, e.g. {"addresses": ["a@b.example"]}.',
 }
-
-
-def find_addresses(text: str) -> list[str]:
-    """The mailboxes written in ``text``, in order, each once, as first written."""
-    return mailaddr.addresses(text)
 
 
 def seed(args: Sequence[str]) -> Iterator[Seed]:
