@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from reins.backends.base import Backend
+from reins.backends.redact import Redactor
 from reins.loop.generate import GenerationError, generate
 from reins.values import Completion, Prompt
 
@@ -20,6 +21,8 @@ class InFlight:
     def __init__(self) -> None:
         self._hard: asyncio.Future[None] | None = None
         self._calls: set[asyncio.Task[Completion | GenerationError]] = set()
+        # what every call hands back is scrubbed; the environment's secrets are read once, here
+        self._redactor = Redactor()
 
     def open(self) -> None:
         self._hard = asyncio.get_running_loop().create_future()
@@ -49,7 +52,7 @@ class InFlight:
         assert self._hard is not None
         if self._hard.done():
             return None
-        call = generate(backend, prompt, seed=prompt.seed, timeout=timeout)
+        call = generate(backend, prompt, seed=prompt.seed, timeout=timeout, redactor=self._redactor)
         task = asyncio.ensure_future(call)
         self._calls.add(task)
         try:
