@@ -256,17 +256,27 @@ END;
 MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3}
 
 
-def run_script(conn: sqlite3.Connection, version: int) -> None:
-    """Run migration ``version`` inside the caller's transaction, statement by statement."""
-    # executescript would COMMIT the surrounding transaction.
-    script = MIGRATIONS[version]
-    buffer = ""
+def statements(script: str, name: str = "a migration") -> list[str]:
+    """The statements of migration script ``name``, comment lines left out.
+
+    Raises:
+        LedgerError: the script ends with an incomplete statement.
+    """
+    out, buffer = [], ""
     for line in script.splitlines(keepends=True):
         if line.lstrip().startswith("--"):
             continue
         buffer += line
         if sqlite3.complete_statement(buffer):
-            conn.execute(buffer)
+            out.append(buffer)
             buffer = ""
     if buffer.strip():
-        raise LedgerError(f"migration {version} ends with an incomplete statement")
+        raise LedgerError(f"{name} ends with an incomplete statement")
+    return out
+
+
+def run_script(conn: sqlite3.Connection, version: int) -> None:
+    """Run migration ``version`` inside the caller's transaction, statement by statement."""
+    # executescript would COMMIT the surrounding transaction.
+    for statement in statements(MIGRATIONS[version], f"migration {version}"):
+        conn.execute(statement)
