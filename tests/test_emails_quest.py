@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from reins import ConfigError, Item, Outcome, Quest, State, Verdict
-from reins.quests.emails import SAMPLES, find_addresses, quest
+from reins.quests.emails import SAMPLES, quest
 from reins.turn import judge as judge_turn
+from reins.verify.mailaddr import addresses
 
 
 def item(key: str) -> Item:
@@ -41,7 +42,7 @@ def test_seed_refuses_a_missing_path(tmp_path: Path) -> None:
 def test_every_sample_passes_or_reviews_with_its_true_addresses() -> None:
     for key, _ in quest.seed([]):
         it = item(key)
-        verdict, _ = judge(quest, it, answer(*find_addresses(it.payload["text"])))
+        verdict, _ = judge(quest, it, answer(*addresses(it.payload["text"])))
         assert verdict.outcome in (Outcome.PASS, Outcome.REVIEW), (key, verdict)
 
 
@@ -130,7 +131,7 @@ REAL_MAIL = {
 def test_real_mail_yields_its_mailboxes_and_no_ids_routes_or_urls(
     key: str, mailboxes: list[str]
 ) -> None:
-    assert find_addresses(item(key).payload["text"]) == mailboxes
+    assert addresses(item(key).payload["text"]) == mailboxes
     assert judge(quest, item(key), answer(*mailboxes))[0].outcome is Outcome.PASS
 
 
@@ -198,7 +199,7 @@ def test_a_quoted_local_part_is_an_address() -> None:
 def test_sentence_and_markup_punctuation_is_not_part_of_an_address() -> None:
     text = "Mail 'ops@corvid.example' or **desk@corvid.example**. Not help@corvid.example.\n"
     wanted = ["ops@corvid.example", "desk@corvid.example", "help@corvid.example"]
-    assert find_addresses(text) == wanted
+    assert addresses(text) == wanted
     assert judge(quest, _item(text), answer(*wanted))[0].outcome is Outcome.PASS
     trailing = answer("ops@corvid.example", "desk@corvid.example", "help@corvid.example.")
     assert judge(quest, _item(text), trailing)[0].root_cause == "address-syntax"

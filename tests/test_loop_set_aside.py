@@ -16,10 +16,10 @@ from reins.cli import make_group
 from reins.cli.loop import EXIT_SET_ASIDE
 from reins.errors import BackendError, ConfigError
 from reins.loop import LoopOptions, StopReason
-from reins.quests.emails import find_addresses
 from reins.quests.emails import quest as EMAILS
 from reins.store import AttemptKind
 from reins.testing import FakeBackend, FakeCall
+from reins.verify.mailaddr import addresses
 from tests.loopkit import loop, make_ledger, registered
 
 QUEST = "tests.conftest:TINY"
@@ -167,7 +167,7 @@ def test_a_megabyte_answer_to_the_emails_quest_does_not_stop_the_loop(folder: Pa
             return BackendError("fake: the prompt exceeds the context window")
         if call.key == "01-meeting" and call.n == 0:
             return big
-        return json.dumps({"addresses": find_addresses(texts[call.key])})
+        return json.dumps({"addresses": addresses(texts[call.key])})
 
     fake = FakeBackend(context_window)
     with registered(w=fake):

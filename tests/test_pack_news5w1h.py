@@ -16,7 +16,7 @@ from reins import Item, Outcome, Quest, State, Verdict
 from reins.errors import DocumentError
 from reins.gate.graph import Graph
 from reins.packs import folder, load_pack
-from reins.quest import load_quest
+from reins.quests.find import load_quest
 from reins.turn import judge as judge_turn
 
 PACK = folder("news5w1h")

@@ -8,6 +8,8 @@ import secrets
 import pytest
 
 from reins.backends import redact as redaction
+from reins.backends import registry
+from reins.backends._http import HTTPBackend
 from reins.backends.base import Completion
 from reins.backends.redact import REDACTED, read_key, redact, tail
 from reins.errors import BackendError
@@ -103,3 +105,38 @@ def test_generate_scrubs_a_plugin_error_before_cutting_it(key: str, kind: type[E
         assert isinstance(failed, GenerationError)
         assert leaked(key, failed.error) == [], at
         assert REDACTED in failed.error or at != 200, at  # further on, it may be cut off whole
+
+
+# -- when the environment is read ------------------------------------------------------------
+
+
+def token() -> str:
+    return "tok-" + secrets.token_urlsafe(18)
+
+
+def test_a_redactor_reads_the_environment_once_and_learns_every_key_read_later(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    early, late, read = token(), token(), token()
+    monkeypatch.setenv("REINS_EARLY_TOKEN", early)
+    held = redaction.Redactor()
+    monkeypatch.setenv("REINS_LATE_TOKEN", late)
+    monkeypatch.setenv(ENV, read)
+    assert read_key(ENV, backend="test") == read
+    text = f"{early} {late} {read}"
+    # A secret-looking variable set after the redactor was built is not one it knows (it read
+    # the environment once); a key read through read_key is known to every redactor at once.
+    assert held(text) == f"{REDACTED} {late} {REDACTED}"
+    assert redact(text) == f"{REDACTED} {REDACTED} {REDACTED}"  # a fresh one reads it now
+
+
+def test_a_backend_scrubs_the_environment_it_was_built_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    key, early, late = token(), token(), token()
+    monkeypatch.setenv(ENV, key)
+    monkeypatch.setenv("REINS_EARLY_TOKEN", early)
+    backend = registry.resolve(f"openai:m?base_url=http://127.0.0.1:9/v1&key_env={ENV}")
+    monkeypatch.setenv("REINS_LATE_TOKEN", late)
+    assert isinstance(backend, HTTPBackend)
+    failure = backend.fail(f"{key} {early} {late}")
+    assert str(failure) == f"openai: {REDACTED} {REDACTED} {late}"
+    assert backend.snippet(f"{key}/{early}") == f"{REDACTED}/{REDACTED}"

@@ -21,7 +21,7 @@ from reins.store.codec import now_iso
 from reins.store.model import State
 from reins.store.owner import Owner
 from reins.store.sqlite import SQLiteStore
-from reins.store.sqlite.schema import APPLICATION_ID, SCHEMA_VERSION
+from reins.store.sqlite.schema import APPLICATION_ID, SCHEMA_VERSION, run_script
 from reins.store.walk import iter_items
 from reins.testing.conformance._kit import T0, TTL, turn
 from reins.testing.harness import SQLiteHarness
@@ -99,7 +99,7 @@ class Killed(BaseException):
 def test_a_creation_killed_midway_leaves_no_ledger(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = connection.run_script
+    real = run_script
 
     def killed(conn: sqlite3.Connection, version: int) -> None:
         real(conn, version)

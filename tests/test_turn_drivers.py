@@ -30,9 +30,6 @@ def test_the_document_names_each_driver_and_who_generates() -> None:
     ]
     assert rows["loop"].prompt is PromptUse.SENT and rows["replay"].prompt is PromptUse.DIGEST
     assert rows["loop"].leases and not rows["replay"].leases
-    assert DRIVERS.for_command("submit") is rows["manual"]
-    with pytest.raises(TurnTableError, match="no driver runs the command 'dance'"):
-        DRIVERS.for_command("dance")
 
 
 def test_manual_and_unattended_drivers_differ_in_who_generates_only_as_documented() -> None:

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
         Example,
         Quest,
         Seed,
+    )
+    from reins.quests.find import (
         load_quest,
     )
     from reins.store import (
@@ -87,7 +89,7 @@ _WHERE = {
     "Example": "reins.quest",
     "Quest": "reins.quest",
     "Seed": "reins.quest",
-    "load_quest": "reins.quest",
+    "load_quest": "reins.quests.find",
 }
 
 __all__ = [

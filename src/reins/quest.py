@@ -1,28 +1,22 @@
 """The quest contract: how a domain seeds items, describes them, decodes answers and judges them.
 
 A quest is a value, not a base class: build a :class:`Quest` from plain functions and rules.
-References to quests (``package.module:attr`` or an installed ``reins.quests`` entry point) are
-resolved by :func:`load_quest`.
+References to quests (a folder, a pack's name, ``package.module:attr`` or an installed
+``reins.quests`` entry point) are resolved by :func:`reins.quests.find.load_quest`, a layer
+above: the contract imports no document reader and no pack.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
-import os
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
-from reins.errors import ConfigError, NotFound
+from reins.errors import ConfigError
 from reins.gate import CatalogEntry, Context, Rule, Verdict, evaluate
 from reins.store.model import Item
 
-ENTRY_POINT_GROUP = "reins.quests"
-# Built-in quests, also registered as entry points; looked up here first because reading
-# entry points (importlib.metadata) costs about 25 ms at every CLI start.
-BUILTIN_QUESTS = {"emails": "reins.quests.emails:quest"}
 RETRY_POLICIES = ("facts", "facts+previous", "fresh")
 
 
@@ -89,7 +83,8 @@ class Quest:
             into the gate digest every attempt records, beside the catalog's ids, levels,
             descriptions and edges, so ``status`` can count items judged under an older gate.
         examples: worked input/output pairs, composed between the manual and the feedback;
-            :func:`load_quest` refuses a quest whose example does not pass its own gate.
+            :func:`~reins.quests.find.load_quest` refuses a quest whose example does not pass
+            its own gate.
         allow_proposals: coding agents on the MCP server may add TODO items (``propose_item``);
             the gate judges them like any other. Off by default: remaining work then only
             grows by a person's reopen.
@@ -160,113 +155,3 @@ class Quest:
         ]
         text = json.dumps([self.gate_version, entries], ensure_ascii=True)
         return blake2b(text.encode(), digest_size=6).hexdigest()
-
-
-def load_quest(ref: str, *, folder: str | os.PathLike[str] | None = None) -> Quest:
-    """Resolve a quest reference.
-
-    ``ref`` is a folder holding ``quest.toml`` (or the path of a quest.toml), the name of a
-    shipped pack, ``package.module:attr``, or the name of an installed ``reins.quests`` entry
-    point. A quest with examples is refused if one of them does not pass its own gate.
-    ``folder``: where a ``module:attr`` that is no installed module imports from (the folder of
-    the reins.toml that names it); by default the working folder.
-
-    Raises:
-        NotFound: no such folder, pack, entry point, module or attribute.
-        ConfigError: the reference does not name a Quest; a document does not load
-            (:class:`~reins.errors.DocumentError`); an example fails its gate.
-    """
-    ref = BUILTIN_QUESTS.get(ref, ref)
-    if is_folder_ref(ref):
-        from reins.declare.questdoc import load_folder
-
-        return load_folder(ref)  # its examples are checked there, at their lines
-    if ":" not in ref and ref.isidentifier():
-        from reins.packs import HERE
-
-        if (HERE / ref / "quest.toml").is_file():
-            from reins.packs import load_pack
-
-            return load_pack(ref)
-    quest = _resolve(ref, folder)
-    if quest.examples:
-        from reins.declare.examples import check_examples
-
-        check_examples(quest)
-    return quest
-
-
-def quest_origin(ref: str) -> str:
-    """Where ``ref`` loads its quest from, as a reference that loads it again from anywhere: a
-    folder (or a quest file not named quest.toml) as its absolute path, anything else (a
-    pack's name, ``module:attr``, an entry point) as given."""
-    if not is_folder_ref(ref):
-        return ref
-    from pathlib import Path
-
-    path = Path(ref).resolve()
-    return str(path.parent if path.name == "quest.toml" else path)
-
-
-def is_folder_ref(ref: str) -> bool:
-    """Whether ``ref`` names a quest folder or a quest.toml rather than a module or a name."""
-    if ref.endswith(".toml"):
-        return True
-    if ":" in ref and not os.path.isdir(ref):
-        return False
-    return os.path.isfile(os.path.join(ref, "quest.toml"))
-
-
-def _resolve(ref: str, folder: str | os.PathLike[str] | None = None) -> Quest:
-    """A Python quest: ``package.module:attr`` or an entry point's name."""
-    if ":" in ref:
-        module_name, _, attr = ref.partition(":")
-        # Quests beside reins.toml import like scripts do, from wherever a command runs.
-        where = "" if folder is None else os.fspath(folder)
-        if where not in sys.path and not (where == "" and "." in sys.path):
-            sys.path.insert(0, where)
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name and module_name.startswith(exc.name):
-                raise NotFound(f"quest {ref!r}: no module named {exc.name!r}") from exc
-            raise _broken(ref, f"module {module_name} failed to import", exc) from exc
-        except Exception as exc:  # a syntax error, or anything its top level raises
-            raise _broken(ref, f"module {module_name} failed to import", exc) from exc
-        obj: Any = module
-        for part in attr.split("."):
-            try:
-                obj = getattr(obj, part)
-            except AttributeError as exc:
-                raise NotFound(f"quest {ref!r}: module {module_name} has no {attr!r}") from exc
-    else:
-        from importlib.metadata import entry_points
-
-        found = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
-        if ref not in found:
-            known = ", ".join(sorted(found)) or "none installed"
-            raise NotFound(
-                f"no quest named {ref!r}. Known: {known}. "
-                "Or give a reference such as mypackage.module:quest."
-            )
-        try:
-            obj = found[ref].load()
-        except Exception as exc:
-            raise _broken(ref, f"entry point {found[ref].value} failed to load", exc) from exc
-    if callable(obj) and not isinstance(obj, Quest):
-        try:
-            obj = obj()
-        except Exception as exc:
-            raise _broken(ref, "its factory raised", exc) from exc
-    if not isinstance(obj, Quest):
-        raise ConfigError(f"quest {ref!r} is a {type(obj).__name__}, not a reins.Quest")
-    return obj
-
-
-def _broken(ref: str, what: str, exc: BaseException) -> ConfigError:
-    """One line naming the quest and the exception: the traceback is the quest author's."""
-    if isinstance(exc, SyntaxError):
-        detail = f"SyntaxError: {exc.msg} ({exc.filename}, line {exc.lineno})"
-    else:
-        detail = f"{type(exc).__name__}: {exc}"
-    return ConfigError(f"quest {ref!r}: {what}: {detail}")

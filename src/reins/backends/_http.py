@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from reins.backends._common import LIMIT_OPTIONS, PRICE_OPTIONS, Options, Reply
 from reins.backends.limits import estimate_tokens
-from reins.backends.redact import REDACTED, clip, read_key, redact, remember, scrub_logs
+from reins.backends.redact import REDACTED, Redactor, read_key, redact, remember, scrub_logs
 from reins.backends.retry import parse_retry_after
 from reins.errors import BackendError, ConfigError, TransientError, TransientTimeout
 
@@ -55,7 +55,7 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def _error_text(body: bytes, secrets: tuple[str, ...]) -> str:
+def _error_text(body: bytes, redactor: Redactor) -> str:
     """The provider's own error message from an error body: scrubbed, then bounded, one line."""
     text = body.decode("utf-8", "replace")
     try:
@@ -72,7 +72,7 @@ def _error_text(body: bytes, secrets: tuple[str, ...]) -> str:
     if not isinstance(message, str) or not message.strip():
         message = text
     # redacted before the cut: a key straddling it would otherwise leave its head behind
-    message = clip(re.sub(r"\s+", " ", message).strip(), _SNIPPET, secrets)
+    message = redactor.clip(re.sub(r"\s+", " ", message).strip(), _SNIPPET)
     return message or "(empty body)"
 
 
@@ -106,6 +106,8 @@ class HTTPBackend:
         password = urlsplit(self.base_url).password  # a URL may carry basic-auth credentials
         self._secrets: tuple[str, ...] = tuple(s for s in (self.key, password) if s)
         remember(*self._secrets)  # so the loop's own copies of what we return are scrubbed too
+        # the environment's secrets read once, here, not at every call (see reins.backends.redact)
+        self._redactor = Redactor(self._secrets)
         scrub_logs(*_TRANSPORT_LOGGERS)
         self.guard = opts.guard((self.base_url, model))
 
@@ -118,7 +120,7 @@ class HTTPBackend:
         return read_key(env, backend=self.name, required=True)
 
     def __repr__(self) -> str:  # never the key
-        base = redact(self.base_url, self._secrets)
+        base = self._redactor(self.base_url)
         return f"{type(self).__name__}(model={self.model!r}, base_url={base!r})"
 
     # -- what subclasses provide ---------------------------------------------------------
@@ -139,12 +141,12 @@ class HTTPBackend:
     def fail(self, message: str, *, retryable: bool = False) -> BackendError:
         """A scrubbed, non-transient error of this backend."""
         return BackendError(
-            f"{self.name}: {redact(message, self._secrets)}", backend=self.name, retryable=retryable
+            f"{self.name}: {self._redactor(message)}", backend=self.name, retryable=retryable
         )
 
     def snippet(self, value: Any) -> str:
         """A server-sent value as a short text for a message: scrubbed first, then cut."""
-        return clip(str(value), _SNIPPET, self._secrets)
+        return self._redactor.clip(str(value), _SNIPPET)
 
     async def complete(self, prompt: Prompt, *, seed: int, timeout: float) -> Completion:
         """Generate once within ``timeout`` seconds, retrying transient failures meanwhile."""
@@ -190,23 +192,23 @@ class HTTPBackend:
                 backend=self.name,
             ) from None
         except httpx.RequestError as exc:
-            detail = redact(str(exc) or type(exc).__name__, self._secrets)
+            detail = self._redactor(str(exc) or type(exc).__name__)
             raise TransientError(
                 f"{self.name}: {where}: {type(exc).__name__}: {detail}", backend=self.name
             ) from None
         body = b"".join(chunks)
         if status == 429 or status == 408 or status >= 500:
             raise TransientError(
-                f"{self.name}: HTTP {status} from {where}: " + _error_text(body, self._secrets),
+                f"{self.name}: HTTP {status} from {where}: " + _error_text(body, self._redactor),
                 backend=self.name,
                 retry_after=retry_after,
             )
         if not 200 <= status < 300:
-            raise self.fail(f"HTTP {status} from {where}: {_error_text(body, self._secrets)}")
+            raise self.fail(f"HTTP {status} from {where}: {_error_text(body, self._redactor)}")
         try:
             return json.loads(body)
         except ValueError:
-            snippet = _error_text(body, self._secrets)
+            snippet = _error_text(body, self._redactor)
             raise TransientError(
                 f"{self.name}: HTTP {status} from {where} is not JSON: {snippet}",
                 backend=self.name,

@@ -22,7 +22,7 @@ from reins.backends import _process
 from reins.backends._common import LIMIT_OPTIONS, PRICE_OPTIONS, Options, Reply
 from reins.backends._http import dig
 from reins.backends.limits import estimate_tokens
-from reins.backends.redact import clip, redact, tail
+from reins.backends.redact import Redactor
 from reins.errors import BackendError, ConfigError, TransientError, TransientTimeout
 
 if TYPE_CHECKING:
@@ -109,6 +109,8 @@ class CLIBackend:
         if self.cwd is not None and not os.path.isdir(self.cwd):
             raise ConfigError(f"backend {self.name!r}: cwd {self.cwd!r} is not a directory")
         self.guard = opts.guard((self.bin, model))
+        # the environment's secrets read once, here, not at every call (see reins.backends.redact)
+        self._redactor = Redactor()
 
     @classmethod
     def bin_env(cls) -> str:
@@ -147,8 +149,8 @@ class CLIBackend:
     # -- the call ------------------------------------------------------------------------
 
     def _error(self, message: str, stderr: str) -> BackendError:
-        detail = tail(stderr, 1000)  # redacted before it is cut
-        text = redact(message) + (f"; stderr: {detail}" if detail else "")
+        detail = self._redactor.tail(stderr, 1000)  # redacted before it is cut
+        text = self._redactor(message) + (f"; stderr: {detail}" if detail else "")
         if _TRANSIENT.search(message) or _TRANSIENT.search(stderr):
             return TransientError(f"{self.name}: {text}", backend=self.name)
         return BackendError(f"{self.name}: {text}", backend=self.name)
@@ -195,7 +197,7 @@ class CLIBackend:
         model = usage.get("model")
         cost = usage.get("cost")
         # the CLI's word for its model goes into the ledger: scrubbed like any error text
-        served = clip(model, 300) if isinstance(model, str) and model.strip() else ""
+        served = self._redactor.clip(model, 300) if isinstance(model, str) and model.strip() else ""
         return Reply(
             text=text,
             model=served or self.model,
@@ -235,7 +237,9 @@ class ClaudeCLI(CLIBackend):
             return None
         if data.get("is_error") or str(data.get("subtype", "success")) != "success":
             detail = data.get("result") if isinstance(data.get("result"), str) else ""
-            return clip(f"{data.get('subtype') or 'error'}: {detail}".strip(": "), 500)
+            return self._redactor.clip(
+                f"{data.get('subtype') or 'error'}: {detail}".strip(": "), 500
+            )
         usage = data.get("usage") or {}
         input_tokens = _int(dig(usage, "input_tokens"))
         if input_tokens is not None:
@@ -278,9 +282,11 @@ class CodexCLI(CLIBackend):
         for event in _json_objects(stdout):
             kind = dig(event, "type")
             if kind == "error":
-                return clip(str(dig(event, "message") or "error event"), 500)
+                return self._redactor.clip(str(dig(event, "message") or "error event"), 500)
             if kind == "turn.failed":
-                return clip(str(dig(event, "error", "message") or "turn failed"), 500)
+                return self._redactor.clip(
+                    str(dig(event, "error", "message") or "turn failed"), 500
+                )
             if kind == "item.completed":
                 item = dig(event, "item") or {}
                 if dig(item, "type") in ("agent_message", "assistant_message") or dig(
@@ -317,7 +323,7 @@ class GeminiCLI(CLIBackend):
         error = data.get("error")
         if error:
             message = dig(error, "message") if isinstance(error, dict) else error
-            return clip(str(message or "error"), 500)
+            return self._redactor.clip(str(message or "error"), 500)
         input_tokens = output_tokens = None
         models = dig(data, "stats", "models")
         if isinstance(models, dict) and models:
@@ -374,10 +380,10 @@ class GrokCLI(CLIBackend):
         error = data.get("error")
         if error:
             message = dig(error, "message") if isinstance(error, dict) else error
-            return clip(str(message or "error"), 500)
+            return self._redactor.clip(str(message or "error"), 500)
         stop = data.get("stopReason")
         if stop not in (None, "EndTurn", "end_turn"):
-            return clip(f"stop reason {stop}", 500)
+            return self._redactor.clip(f"stop reason {stop}", 500)
         usage = data.get("usage") or {}
         return self.reply(
             data.get("text"),

@@ -157,7 +157,7 @@ def _launch(ctx: click.Context) -> Launch:
     import shutil
 
     from reins.agents.install import Launch
-    from reins.quest import is_folder_ref
+    from reins.quests.find import is_folder_ref
 
     found = shutil.which("reins")
     program = [str(Path(found).resolve())] if found else [sys.executable, "-m", "reins.cli"]

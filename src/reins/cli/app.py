@@ -176,7 +176,7 @@ class Env:
                 raise click.UsageError(
                     "no quest given: pass --quest REF, set REINS_QUEST, or run `reins init`"
                 )
-            from reins.quest import load_quest
+            from reins.quests.find import load_quest
 
             self._quest = load_quest(ref, folder=self.settings.quest_folder)
         if self.settings.max_tries is not None and self._quest.max_tries != self.settings.max_tries:
@@ -201,7 +201,7 @@ class Env:
         quest = self.quest_if_given()
         if quest is None:
             return None
-        from reins.quest import quest_origin
+        from reins.quests.find import quest_origin
         from reins.store.owner import Owner
 
         if self._origin is not None:
@@ -403,7 +403,7 @@ def for_quest(quest: Quest | str, *, name: str | None = None) -> Callable[[], No
 
     def main() -> None:
         from reins.errors import ReinsError
-        from reins.quest import load_quest
+        from reins.quests.find import load_quest
 
         try:
             q = load_quest(quest) if isinstance(quest, str) else quest

@@ -12,13 +12,20 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from reins.errors import ConfigError, DocumentError
 from reins.quest import Seed
 
-if TYPE_CHECKING:
-    from reins.declare.questdoc import Doc
+
+class Doc(Protocol):
+    """What the items table is read from: quest.toml's values, and errors at their lines.
+    :class:`reins.declare.questdoc.Doc` is one (which imports this module, not the reverse)."""
+
+    def get(self, table: str, key: str, kind: type, default: Any) -> Any: ...
+
+    def error(self, table: str, key: str, message: str) -> DocumentError: ...
+
 
 _FUNCTION = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 _GLOB = re.compile(r"[*?\[]")

@@ -14,7 +14,8 @@ from reins.gate.verdict import Outcome, Verdict, render
 if TYPE_CHECKING:
     from reins.errors import GroundError
     from reins.gate.ai import AICheck, ai_rule, is_ai
-    from reins.gate.graph import Counter, Graph, Judgement
+    from reins.gate.counter import Counter
+    from reins.gate.graph import Graph, Judgement
     from reins.gate.ground import (
         FakeResolver,
         NetResolver,
@@ -29,7 +30,7 @@ _LAZY = {
     "AICheck": "reins.gate.ai",
     "ai_rule": "reins.gate.ai",
     "is_ai": "reins.gate.ai",
-    "Counter": "reins.gate.graph",
+    "Counter": "reins.gate.counter",
     "Graph": "reins.gate.graph",
     "Judgement": "reins.gate.graph",
     "FakeResolver": "reins.gate.ground",

@@ -21,50 +21,24 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from reins.errors import ConfigError, JudgeError, cause_of
-from reins.gate.ai import cap, is_ai
-from reins.gate.bounds import FACTS_SHOWN, hidden_line
+from reins.gate.ai import cap
+from reins.gate.counter import Counter
 from reins.gate.evaluate import excerpt, fire, strongest
+from reins.gate.graphcheck import check_acyclic, check_edges, check_nodes, reaches, words
 from reins.gate.ground import Provider, Resolver
 from reins.gate.hcat import h_categoriser
 from reins.gate.rule import CatalogEntry, Context, Fact, Level, Rule
 from reins.gate.staged import judge_staged
-from reins.gate.verdict import Outcome, Verdict, quote
+from reins.gate.verdict import Outcome, Verdict
+from reins.gate.walkthrough import walkthrough
+
+__all__ = ["GRAPH_RULE", "WARRANT", "Counter", "Graph", "Judgement"]
 
 WARRANT = "reins:pass"
 """The node id of the PASS warrant in :meth:`Judgement.acceptability`."""
 
 GRAPH_RULE = "reins:graph"
 """The rule id of the fact left when the graph itself cannot be evaluated."""
-
-RESERVED = "reins:"
-
-
-@dataclass(frozen=True, slots=True)
-class Counter:
-    """One node: a rule whose fact attacks the PASS warrant.
-
-    Args:
-        rule: the rule; its id is the node id and its level the weight of its attack.
-        supersedes: ids of the counters this one removes from the tally while it is active.
-        needs: names of the grounds its check reads from ``ctx.grounds``.
-    """
-
-    rule: Rule
-    supersedes: tuple[str, ...] = ()
-    needs: tuple[str, ...] = ()
-    id: str = field(init=False, repr=False, compare=False)  # the rule's id, read on every tally
-
-    def __post_init__(self) -> None:
-        for name in ("supersedes", "needs"):
-            value = getattr(self, name)
-            items = (value,) if isinstance(value, str) else tuple(value)
-            object.__setattr__(self, name, tuple(dict.fromkeys(items)))
-        object.__setattr__(self, "id", self.rule.id)
-
-    @property
-    def level(self) -> Level:
-        """The level this counter's fact counts at (REVIEW at most for an AI check)."""
-        return cap(self.rule, self.rule.level)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,15 +106,15 @@ class Graph:
         counters = tuple(self.counters)
         object.__setattr__(self, "counters", counters)
         object.__setattr__(self, "grounds", dict(self.grounds))
-        object.__setattr__(self, "_index", _check_nodes(counters))
-        _check_edges(counters, self.grounds)
+        object.__setattr__(self, "_index", check_nodes(counters))
+        check_edges(counters, self.grounds)
         upstream: dict[str, list[str]] = {c.id: [] for c in counters}
         for c in counters:
             for down in c.supersedes:
                 upstream[down].append(c.id)
-        _check_acyclic(counters)
+        check_acyclic(counters)
         object.__setattr__(self, "_upstream", {k: tuple(v) for k, v in upstream.items()})
-        object.__setattr__(self, "_reach", _reaches(counters))
+        object.__setattr__(self, "_reach", reaches(counters))
 
     @classmethod
     def from_rules(
@@ -169,8 +143,8 @@ class Graph:
         counters = [
             Counter(
                 r,
-                supersedes=tuple(_words(edges["supersedes"].get(r.id, ()))),
-                needs=tuple(_words(edges["needs"].get(r.id, ()))),
+                supersedes=tuple(words(edges["supersedes"].get(r.id, ()))),
+                needs=tuple(words(edges["needs"].get(r.id, ()))),
             )
             for r in rules
         ]
@@ -184,6 +158,10 @@ class Graph:
     def reach(self, node: str) -> int:
         """How many counters ``node`` can supersede, directly or through others."""
         return self._reach[node]
+
+    def position(self, node: str) -> int:
+        """Where ``node`` stands in the catalog (0 first)."""
+        return self._index[node]
 
     def catalog(self) -> list[CatalogEntry]:
         """What actually judges: each counter with the level it counts at and its edges."""
@@ -255,7 +233,7 @@ class Graph:
             return Judgement(verdict, self, active, remaining, {}, tuple(skipped), facts, levels)
         outcome = Outcome.FAIL if fails else Outcome.REVIEW
         root = max(pool, key=lambda n: (self._reach[n], -self._index[n]))
-        feedback = _walkthrough(self, outcome, root, remaining, superseded, facts, levels, skipped)
+        feedback = walkthrough(self, outcome, root, remaining, superseded, facts, levels, skipped)
         verdict = Verdict(outcome, tuple(f for r in remaining for f in facts[r]), root, feedback)
         return Judgement(
             verdict,
@@ -267,175 +245,3 @@ class Graph:
             facts,
             levels,
         )
-
-
-def _words(value: Iterable[str]) -> Iterable[str]:
-    return (value,) if isinstance(value, str) else value
-
-
-def _check_nodes(counters: Sequence[Counter]) -> dict[str, int]:
-    index: dict[str, int] = {}
-    dupes: list[str] = []
-    for i, c in enumerate(counters):
-        if not isinstance(c, Counter):
-            raise ConfigError(f"graph nodes must be Counters, got {type(c).__name__}")
-        if c.id.startswith(RESERVED):
-            raise ConfigError(f"graph node {c.id}: ids starting with {RESERVED!r} belong to reins")
-        if is_ai(c.rule) and c.rule.level is not Level.REVIEW:
-            raise ConfigError(f"graph node {c.id}: an AI check may raise REVIEW at most, not FAIL")
-        if c.id in index:
-            dupes.append(c.id)
-        index.setdefault(c.id, i)
-    if dupes:
-        raise ConfigError(f"graph has duplicate nodes: {', '.join(dict.fromkeys(dupes))}")
-    return index
-
-
-def _check_edges(counters: Sequence[Counter], grounds: Mapping[str, Provider]) -> None:
-    ids = {c.id for c in counters}
-    for name, provider in grounds.items():
-        if not isinstance(name, str) or not name or any(ch.isspace() for ch in name):
-            raise ConfigError(f"a ground name must be a non-empty word, got {name!r}")
-        if not callable(provider):
-            raise ConfigError(f"ground {name}: the provider must be callable (ctx, snapshot)")
-    for c in counters:
-        for down in c.supersedes:
-            if down not in ids:
-                raise ConfigError(
-                    f"graph node {c.id} supersedes {down!r}, which is not a node. "
-                    f"Known: {', '.join(sorted(ids))}"
-                )
-        for need in c.needs:
-            if need not in grounds:
-                known = ", ".join(sorted(grounds)) or "none"
-                raise ConfigError(
-                    f"graph node {c.id} needs ground {need!r}, which the graph does not define. "
-                    f"Defined: {known}"
-                )
-        if c.supersedes and is_ai(c.rule):
-            raise ConfigError(
-                f"graph node {c.id}: an AI check may raise doubt but not supersede "
-                f"{', '.join(c.supersedes)}"
-            )
-
-
-def _check_acyclic(counters: Sequence[Counter]) -> None:
-    """Raise ConfigError naming a cycle in ``supersedes``, if there is one."""
-    edges = {c.id: c.supersedes for c in counters}
-    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
-    for start in edges:
-        if start in state:
-            continue
-        path = [start]
-        stack = [iter(edges[start])]
-        state[start] = 1
-        while stack:
-            nxt = next(stack[-1], None)
-            if nxt is None:
-                state[path.pop()] = 2
-                stack.pop()
-            elif state.get(nxt) == 1:
-                cycle = [*path[path.index(nxt) :], nxt]
-                raise ConfigError(f"graph supersedes has a cycle: {' → '.join(cycle)}")
-            elif nxt not in state:
-                state[nxt] = 1
-                path.append(nxt)
-                stack.append(iter(edges[nxt]))
-
-
-def _reaches(counters: Sequence[Counter]) -> dict[str, int]:
-    edges = {c.id: c.supersedes for c in counters}
-    reach: dict[str, int] = {}
-    for c in counters:
-        seen: set[str] = set()
-        todo = list(c.supersedes)
-        while todo:
-            node = todo.pop()
-            if node not in seen and node != c.id:
-                seen.add(node)
-                todo.extend(edges[node])
-        reach[c.id] = len(seen)
-    return reach
-
-
-def _walkthrough(
-    graph: Graph,
-    outcome: Outcome,
-    root: str,
-    remaining: Sequence[str],
-    superseded: Mapping[str, tuple[str, ...]],
-    facts: Mapping[str, tuple[Fact, ...]],
-    levels: Mapping[str, Level],
-    skipped: Sequence[str],
-) -> str:
-    """Why the verdict came out as it did, and what would change it. One line per statement."""
-    reach = graph.reach(root)
-    upstream_of = f", upstream of {reach} rule{'' if reach == 1 else 's'}" if reach else ""
-    lines = [f"{outcome}. Root cause: {root} ({levels[root]}{upstream_of})."]
-    shown = _Shown(FACTS_SHOWN)
-    lines += shown.node(root, levels[root], facts[root], "  ")
-    side = [r for r in remaining if r != root]
-    if side:
-        lines.append("Also remaining:")
-        for r in side:
-            lines += shown.node(f"{r} ({levels[r]})", levels[r], facts[r], "  ")
-    if shown.hidden:
-        lines.append(hidden_line(shown.hidden, "  "))
-    if superseded:
-        lines.append("Superseded while their upstream stands:")
-        by_upstream: dict[str, list[str]] = {}
-        for down, ups in superseded.items():  # downs come in catalog order
-            for up in ups:
-                by_upstream.setdefault(up, []).append(down)
-        for up in sorted(by_upstream, key=graph._index.__getitem__):
-            lines.append(f"  {up} supersedes {_and(by_upstream[up])}.")
-    if skipped:
-        lines.append(f"Not judged yet (they read grounds): {_and(skipped)}.")
-    if outcome is Outcome.REVIEW:
-        # REVIEW locks the item: nothing the generator clears can flip it now, a person decides.
-        lines.append("A person decides: the item waits for `reins resolve --accept|--reject`.")
-        return "\n".join(lines) + "\n"
-    alive = set(levels)
-    rounds: list[str] = []
-    while pick := [r for r in graph.remaining(alive) if levels[r] is Level.FAIL]:
-        rounds.append(_and(pick))
-        alive.difference_update(pick)
-    after = Outcome.REVIEW if graph.remaining(alive) else Outcome.PASS
-    lines.append(f"To flip the verdict to {after}, clear {', then '.join(rounds)}.")
-    return "\n".join(lines) + "\n"
-
-
-class _Shown:
-    """The facts a walkthrough lists, up to ``left`` over all its nodes; it counts the rest."""
-
-    def __init__(self, left: int) -> None:
-        self.left = left
-        self.hidden = 0
-
-    def node(self, name: str, level: Level, facts: Sequence[Fact], indent: str) -> list[str]:
-        """A node's facts while the budget lasts (a fact lighter than the node's weight says
-        its own level); a node whose facts are all left out is still named."""
-        lines: list[str] = []
-        for fact in facts[: self.left]:
-            own = f" ({fact.level})" if fact.level and fact.level != level else ""
-            lines += _fact_lines(f"{name}{own}", fact, indent)
-        listed = min(len(facts), self.left)
-        self.left -= listed
-        self.hidden += len(facts) - listed
-        if not listed:
-            lines.append(f"{indent}{name}: {len(facts)} fact(s), not shown here")
-        return lines
-
-
-def _fact_lines(name: str, fact: Fact, indent: str) -> list[str]:
-    where = fact.where if fact.where.isprintable() else quote(fact.where)
-    return [
-        f"{indent}{name} at {where}" if where else f"{indent}{name}",
-        f"{indent}  expected: {quote(fact.expected)}",
-        f"{indent}  actual:   {quote(fact.actual)}",
-    ]
-
-
-def _and(names: Sequence[str]) -> str:
-    items = list(names)
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

@@ -8,25 +8,40 @@ runs the ground-reading counters with ``ctx.grounds`` filled. Stage-0 checks are
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from reins.errors import GroundError, JudgeError
+from reins.gate.counter import Counter
 from reins.gate.evaluate import excerpt
-from reins.gate.ground import NetResolver, Provider, Snapshot
+from reins.gate.ground import NetResolver, Provider, Resolver, Snapshot
 from reins.gate.rule import Context, Fact, Level
-
-if TYPE_CHECKING:
-    from reins.gate.graph import Counter, Graph
 
 Fired = dict[str, tuple[tuple[Fact, ...], Level]]
 """Counter id → the facts it left and its weight (the level of its strongest fact)."""
 
 
-def judge_staged(graph: Graph, ctx: Context) -> tuple[Fired, tuple[str, ...]]:
+class Staged(Protocol):
+    """What the stages read of a graph (:class:`reins.gate.graph.Graph` is one)."""
+
+    @property
+    def counters(self) -> Sequence[Counter]: ...
+
+    @property
+    def grounds(self) -> Mapping[str, Provider]: ...
+
+    @property
+    def resolver(self) -> Resolver | None: ...
+
+    def fire(self, counter: Counter, ctx: Context) -> tuple[tuple[Fact, ...], Level] | None: ...
+
+    def remaining(self, alive: Collection[str]) -> list[str]: ...
+
+
+def judge_staged(graph: Staged, ctx: Context) -> tuple[Fired, tuple[str, ...]]:
     """The facts and weight of every counter that fired, and the ids of those not judged."""
     fired: Fired = {}
     later: list[Counter] = []
@@ -56,7 +71,7 @@ def judge_staged(graph: Graph, ctx: Context) -> tuple[Fired, tuple[str, ...]]:
 
 
 def settled(
-    graph: Graph, fired: Mapping[str, tuple[tuple[Fact, ...], Level]], later: Sequence[Counter]
+    graph: Staged, fired: Mapping[str, tuple[tuple[Fact, ...], Level]], later: Sequence[Counter]
 ) -> bool:
     """Whether stage 0 left a FAIL that no counter of ``later`` could supersede."""
     reachable = {down for c in later for down in c.supersedes}

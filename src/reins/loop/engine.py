@@ -18,17 +18,18 @@ import secrets
 import socket
 import time
 from collections.abc import Collection
-from concurrent.futures import ThreadPoolExecutor
 
 from reins.backends.base import Backend
 from reins.errors import LeaseConflict, NotTodo, ReinsError
 from reins.loop.breakers import sets_aside, tripped
 from reins.loop.events import AsideEvent, Status, StopReason, Summary
-from reins.loop.generate import GenerationError, generate, usage_of
+from reins.loop.generate import GenerationError
+from reins.loop.inflight import InFlight
 from reins.loop.keeper import keep
 from reins.loop.ledger_thread import LedgerThread
 from reins.loop.options import MAX_BACKOFF, LoopOptions
 from reins.loop.progress import NullReporter, Reporter, clock
+from reins.loop.recording import DRIVER, Recorder
 from reins.loop.tally import Tally, budget_message, move_to_locked, turn_event
 from reins.quest import Quest
 from reins.store.codec import now_iso
@@ -36,18 +37,12 @@ from reins.store.export import export
 from reins.store.model import Attempt, AttemptKind, Item, Stats
 from reins.store.protocol import Store
 from reins.turn.compose import compose
-from reins.turn.drivers import DRIVERS
 from reins.turn.escalate import choose
-from reins.turn.failures import GenerationFailure, Result
-from reins.turn.judge import judge
-from reins.turn.record import Origin, Recorded, record
-from reins.values import Completion, Prompt
+from reins.turn.record import Recorded
+from reins.values import Prompt
 
-DRIVER = DRIVERS["loop"]
 # A slot with nothing free looks again this often while other loops hold the last items.
 POLL = 0.2
-# A gate slower than this (seconds) is judged on its own threads, not the ledger thread.
-QUICK_JUDGE = 0.005
 # While waiting for others' leases, say so this often (seconds).
 WAIT_NOTE_EVERY = 10.0
 
@@ -79,10 +74,11 @@ class Engine:
             f"{self.options.driver}@{socket.gethostname()}:{os.getpid()}.{secrets.token_hex(2)}"
         )
         self.db = LedgerThread()
-        self._judges: ThreadPoolExecutor | None = None
+        self.recorder = Recorder(
+            store, quest, self.db, driver=self.options.driver, policy=self.policy
+        )
+        self.inflight = InFlight()
         self.failure: Exception | None = None
-        self._quick_gate = True
-        self._generations: set[asyncio.Task[Completion | GenerationError]] = set()
         self.held: dict[str, str] = {}  # lease owner → key
         self.set_aside: list[str] = []  # keys this run no longer leases, in order
         self.reason: StopReason | None = None
@@ -91,7 +87,6 @@ class Engine:
         self.tally = Tally()
         self.stats: Stats | None = None
         self._started = time.monotonic()
-        self._hard: asyncio.Future[None] | None = None
         self._waiting_since_note = float("-inf")
 
     # -- stopping --------------------------------------------------------------------------
@@ -105,10 +100,15 @@ class Engine:
             self.reason, self.message = reason, message
             if signal is not None:
                 self.signal = signal
-        if reason.hard and self._hard is not None and not self._hard.done():
-            self._hard.set_result(None)
-            for task in self._generations:
-                task.cancel()
+        if reason.hard:
+            self.inflight.drop()
+
+    def fail(self, exc: Exception) -> None:
+        """Stop the run on a failure (a quest that cannot render, a ledger that fails): loudly.
+        The run still winds up (leases released, summary) and then raises the first one."""
+        if self.failure is None:
+            self.failure = exc
+        self.stop(StopReason.ERROR, describe(exc))
 
     @property
     def stopping(self) -> bool:
@@ -118,12 +118,10 @@ class Engine:
 
     async def run(self) -> Summary:
         """Work until nothing is left, a cap is reached, the breaker trips, or a stop."""
-        self._hard = asyncio.get_running_loop().create_future()
+        self.inflight.open()
         self._started = time.monotonic()
         # Gates may be slow (ground checks fetch pages): judge off the event loop.
-        self._judges = ThreadPoolExecutor(
-            max_workers=min(4, self.options.concurrency), thread_name_prefix="reins-judge"
-        )
+        self.recorder.start(workers=min(4, self.options.concurrency))
         keeper: asyncio.Task[None] | None = None
         try:
             self.stats = await self.db(self.store.stats)
@@ -133,7 +131,7 @@ class Engine:
                     f"escalation on {', '.join(sorted(self.rules))} has no stronger backend "
                     "(--strong): every turn uses the primary one"
                 )
-            keeper = asyncio.create_task(keep(self))
+            keeper = asyncio.create_task(keep(self, self.options))
             slots = [
                 asyncio.create_task(self._slot(f"{self.owner_prefix}#{i}"))
                 for i in range(self.options.concurrency)
@@ -147,7 +145,7 @@ class Engine:
                 await self._wind_up()
             finally:
                 self.db.close()
-                self._judges.shutdown(wait=True)
+                self.recorder.close()
         summary = self._summary()
         self.reporter.finish(summary)
         if self.failure is not None:
@@ -185,11 +183,7 @@ class Engine:
                 finally:
                     self.held.pop(owner, None)
         except Exception as exc:
-            # A quest that cannot render, a ledger that fails: stop everything, loudly. The
-            # run still winds up (leases released, summary) and then raises it.
-            if self.failure is None:
-                self.failure = exc
-            self.stop(StopReason.ERROR, describe(exc))
+            self.fail(exc)
 
     def _take(self, owner: str) -> tuple[Item, list[Attempt]] | None:
         """Lease the next free item and read its log (on the ledger thread, one hop)."""
@@ -230,14 +224,9 @@ class Engine:
 
     async def _sleep(self, seconds: float) -> bool:
         """Sleep unless a hard stop comes first; True when the sleep ran its course."""
-        assert self._hard is not None
-        if seconds <= 0:
-            return not self._hard.done()
-        try:
-            await asyncio.wait_for(asyncio.shield(self._hard), seconds)
-        except TimeoutError:
-            return not self.stopping
-        return False
+        if not await self.inflight.sleep(seconds):
+            return False
+        return seconds <= 0 or not self.stopping
 
     async def _work(self, owner: str, item: Item, log: list[Attempt]) -> None:
         """Turns of one leased item until it locks, the lease is lost, or the run stops.
@@ -254,29 +243,10 @@ class Engine:
                 return
             if item.state.terminal or item.lease_owner != owner:
                 return  # another driver locked or took it
-            backend, cause = choose(log, self.rules, self.backend, self.strong)
-            prompt = compose(self.quest, item, log, policy=self.policy)
-            started_at = now_iso()
-            self.tally.turns_started += 1
-            self.tally.in_flight += 1
-            try:
-                result = await self._generate(backend, prompt)
-            finally:
-                self.tally.in_flight -= 1
-            if result is None:  # dropped by a hard stop: not recorded, so not a turn
-                self.tally.turns_started -= 1
+            recorded = await self._turn(owner, item, log)
+            if recorded is None:
                 return
-            origin = self._origin(prompt, backend, result, started_at, cause)
-            try:
-                if isinstance(result, GenerationError):
-                    failure = GenerationFailure(result.error)
-                    recorded = await self.db(self._record, owner, item, failure, origin, None)
-                else:
-                    recorded = await self._judge_and_record(owner, item, result, origin)
-            except (LeaseConflict, NotTodo):
-                return  # the item moved under us (a lease lost while stalled): leave it
             item, log = recorded.item, [*log, recorded.attempt]
-            self._count(recorded, prompt, backend, cause)
             if recorded.attempt.judged:
                 failures = generation_failures = 0
                 continue
@@ -295,26 +265,31 @@ class Engine:
             if not await self._sleep(pause):
                 return
 
-    def _origin(
-        self,
-        prompt: Prompt,
-        backend: Backend,
-        result: Completion | GenerationError,
-        started_at: str,
-        cause: str | None,
-    ) -> Origin:
-        """How this turn was made: policy, prompt, usage, seed, escalation and model."""
-        model = None
-        if isinstance(result, Completion) and result.model and result.model != backend.name:
-            model = result.model
-        return Origin(
-            policy=self.policy,
-            prompt_digest=prompt.digest(),
-            usage=usage_of(backend.name, result),
-            started_at=started_at,
-            notes=DRIVER.notes(seed=prompt.seed, escalated_by=cause, model=model),
-            gate_digest=self.quest.gate_digest,
-        )
+    async def _turn(self, owner: str, item: Item, log: list[Attempt]) -> Recorded | None:
+        """One turn of a leased item, recorded and counted. None when a hard stop dropped its
+        generation (not recorded, so not a turn) or the item moved under us."""
+        backend, cause = choose(log, self.rules, self.backend, self.strong)
+        prompt = compose(self.quest, item, log, policy=self.policy)
+        started_at = now_iso()
+        self.tally.turns_started += 1
+        self.tally.in_flight += 1
+        try:
+            result = await self.inflight.generate(backend, prompt, timeout=self.options.timeout)
+        finally:
+            self.tally.in_flight -= 1
+        if result is None:
+            self.tally.turns_started -= 1
+            return None
+        origin = self.recorder.origin(prompt, backend, result, started_at, cause)
+        try:
+            if isinstance(result, GenerationError):
+                recorded = await self.recorder.failed(owner, item, result, origin)
+            else:
+                recorded = await self.recorder.judged(owner, item, result, origin)
+        except (LeaseConflict, NotTodo):
+            return None  # the item moved under us (a lease lost while stalled): leave it
+        self._count(recorded, prompt, backend, cause)
+        return recorded
 
     def _tripped(self, recorded: Recorded) -> bool:
         """Stop the run if this error trips a breaker (see :mod:`reins.loop.breakers`)."""
@@ -336,68 +311,6 @@ class Engine:
         )
         self.reporter.aside(event)
         return True
-
-    def _record(
-        self,
-        owner: str,
-        item: Item,
-        result: Result,
-        origin: Origin,
-        submission: str | None,
-    ) -> Recorded:
-        """Record one turn of a leased item (on the ledger thread)."""
-        return record(
-            self.store,
-            self.quest,
-            item,
-            result,
-            origin,
-            driver=self.options.driver,
-            owner=owner,
-            submission=submission,
-        )
-
-    async def _judge_and_record(
-        self, owner: str, item: Item, completion: Completion, origin: Origin
-    ) -> Recorded:
-        """Judge, then record. A quick gate judges on the ledger thread, in the same hop as
-        the record; once a judgment takes longer than ``QUICK_JUDGE``, the gate moves to its own
-        threads so that slow checks (fetches) neither stall the ledger nor each other."""
-
-        def judged_and_recorded() -> Recorded:
-            started = time.perf_counter()
-            verdict, text = judge(self.quest, item, completion.text)
-            if time.perf_counter() - started > QUICK_JUDGE:
-                self._quick_gate = False
-            return self._record(owner, item, verdict, origin, text)
-
-        if self._quick_gate:
-            return await self.db(judged_and_recorded)
-        assert self._judges is not None
-        verdict, text = await asyncio.get_running_loop().run_in_executor(
-            self._judges, judge, self.quest, item, completion.text
-        )
-        return await self.db(self._record, owner, item, verdict, origin, text)
-
-    async def _generate(
-        self, backend: Backend, prompt: Prompt
-    ) -> Completion | GenerationError | None:
-        """The backend's answer, or None when a hard stop dropped the call."""
-        assert self._hard is not None
-        if self._hard.done():
-            return None
-        call = generate(backend, prompt, seed=prompt.seed, timeout=self.options.timeout)
-        task = asyncio.ensure_future(call)
-        self._generations.add(task)
-        try:
-            return await task
-        except asyncio.CancelledError:
-            this = asyncio.current_task()
-            if task.cancelled() and this is not None and not this.cancelling():
-                return None  # the stop cancelled the call, not someone cancelling this slot
-            raise
-        finally:
-            self._generations.discard(task)
 
     def _count(
         self, recorded: Recorded, prompt: Prompt, backend: Backend, cause: str | None
@@ -422,6 +335,24 @@ class Engine:
             return
         self.tally.unexported = 0
         self.tally.exported += await self.db(export, self.store, results)
+
+    # -- the keeper's chores (see :mod:`reins.loop.keeper`) -----------------------------------
+
+    async def renew(self) -> None:
+        """Renew the lease of every item in flight (on the ledger thread)."""
+        held, ttl = dict(self.held), self.options.lease_ttl
+
+        def beat() -> None:
+            for owner, key in held.items():
+                self.store.heartbeat(key, owner, ttl=ttl)
+
+        await self.db(beat)
+
+    async def refresh(self) -> None:
+        self.stats = await self.db(self.store.stats)
+
+    def tick(self) -> None:
+        self.reporter.tick(self.status())
 
     # -- reporting -------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 
 from reins.backends.base import Backend
-from reins.backends.redact import clip, redact
+from reins.backends.redact import Redactor
 from reins.errors import BackendError
 from reins.gate import excerpt
 from reins.store.model import Usage
@@ -34,15 +34,22 @@ class GenerationError:
 
 
 async def generate(
-    backend: Backend, prompt: Prompt, *, seed: int, timeout: float
+    backend: Backend,
+    prompt: Prompt,
+    *,
+    seed: int,
+    timeout: float,
+    redactor: Redactor | None = None,
 ) -> Completion | GenerationError:
     """Ask ``backend`` for a completion of ``prompt``.
 
     Any failure — a :class:`~reins.BackendError`, a deadline passed, an unexpected exception
     from a backend plugin, an answer that is not text — is returned as a
     :class:`GenerationError`, which the turn records without using a try. Cancellation
-    propagates.
+    propagates. ``redactor`` scrubs what the backend hands back (a loop holds one for its
+    run); by default one is built for this call, reading the environment now.
     """
+    redactor = redactor or Redactor()
     started = time.monotonic()
     deadline = asyncio.timeout(timeout + GRACE)
     try:
@@ -53,28 +60,28 @@ async def generate(
             error = f"{backend.name}: no answer within {timeout:g}s"
         else:
             error = f"{backend.name}: {type(exc).__name__}: {exc}"
-        return _failed(error, started)
+        return _failed(error, started, redactor)
     except BackendError as exc:
         error = str(exc) or type(exc).__name__
-        return _failed(error, started)
+        return _failed(error, started, redactor)
     except Exception as exc:
         error = f"{backend.name}: {type(exc).__name__}: {exc}"
-        return _failed(error, started)
+        return _failed(error, started, redactor)
     if not isinstance(completion, Completion) or not isinstance(completion.text, str):
         error = f"{backend.name}: answered {type(completion).__name__}, not a Completion with text"
-        return _failed(error, started)
+        return _failed(error, started, redactor)
     model = completion.model
     if isinstance(model, str):
         # The model name the server reported: the loop records it with the attempt.
-        clean = clip(model, MODEL_LIMIT)
+        clean = redactor.clip(model, MODEL_LIMIT)
         if clean != model:
             completion = dataclasses.replace(completion, model=clean)
     return completion
 
 
-def _failed(error: str, started: float) -> GenerationError:
+def _failed(error: str, started: float, redactor: Redactor) -> GenerationError:
     """The error, scrubbed of every known secret before it is cut (a cut key would survive)."""
-    return GenerationError(excerpt(redact(error), ERROR_LIMIT), time.monotonic() - started)
+    return GenerationError(excerpt(redactor(error), ERROR_LIMIT), time.monotonic() - started)
 
 
 def usage_of(backend: str, result: Completion | GenerationError) -> Usage:

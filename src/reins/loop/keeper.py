@@ -1,38 +1,50 @@
 """The keeper: beside the slots, it renews leases, exports, refreshes counts and redraws.
 
-A failure here stops the run: no lease may silently go unrenewed.
+It says when; what each chore does is the run's (the :class:`Kept` it is given, the engine), so
+the keeper imports no engine. A failure here stops the run: no lease may silently go unrenewed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from reins.loop.events import StopReason
-
-if TYPE_CHECKING:
-    from reins.loop.engine import Engine
+from reins.loop.options import LoopOptions
 
 # The keeper wakes this often to beat, export, refresh counts and redraw.
 TICK = 0.25
 STATS_EVERY = 1.0
 
 
-async def keep(engine: Engine) -> None:
+class Kept(Protocol):
+    """The chores the keeper runs on time (the engine does them)."""
+
+    async def renew(self) -> None:
+        """Renew the lease of every item in flight."""
+
+    async def export_locked(self, *, final: bool = False) -> None:
+        """Export what the run locked since the last export."""
+
+    async def refresh(self) -> None:
+        """Read the ledger's counters again."""
+
+    def tick(self) -> None:
+        """Redraw the progress display."""
+
+    def fail(self, exc: Exception) -> None:
+        """Stop the run with ``exc`` as its failure."""
+
+
+async def keep(kept: Kept, options: LoopOptions) -> None:
     """Run until cancelled; on a failure, stop the run with it."""
     try:
-        await _keep_going(engine)
+        await _keep_going(kept, options)
     except Exception as exc:
-        from reins.loop.engine import describe
-
-        if engine.failure is None:
-            engine.failure = exc
-        engine.stop(StopReason.ERROR, describe(exc))
+        kept.fail(exc)
 
 
-async def _keep_going(engine: Engine) -> None:
-    options = engine.options
+async def _keep_going(kept: Kept, options: LoopOptions) -> None:
     now = time.monotonic()
     next_beat = now + options.beat
     next_export = now + options.export_every
@@ -42,16 +54,11 @@ async def _keep_going(engine: Engine) -> None:
         now = time.monotonic()
         if now >= next_beat:
             next_beat = now + options.beat
-            await engine.db(_renew, engine, dict(engine.held))
+            await kept.renew()
         if now >= next_export:
             next_export = now + options.export_every
-            await engine.export_locked()
+            await kept.export_locked()
         if now >= next_stats:
             next_stats = now + STATS_EVERY
-            engine.stats = await engine.db(engine.store.stats)
-        engine.reporter.tick(engine.status())
-
-
-def _renew(engine: Engine, held: dict[str, str]) -> None:
-    for owner, key in held.items():
-        engine.store.heartbeat(key, owner, ttl=engine.options.lease_ttl)
+            await kept.refresh()
+        kept.tick()

@@ -50,34 +50,9 @@ async def drive(
             a failing ledger), after leases are released and the summary reported.
     """
     engine = Engine(store, quest, backend, strong=strong, options=options, reporter=reporter)
-    loop = asyncio.get_running_loop()
-    installed: list[signal.Signals] = []
-    first: list[tuple[signal.Signals, float]] = []  # the signal that asked to stop, and when
-
-    def on_signal(sig: signal.Signals) -> None:
-        now = time.monotonic()
-        if not first:
-            first.append((sig, now))
-            engine.stop(StopReason.INTERRUPTED, signal=sig.name)
-            return
-        if first[0][0] == sig and now - first[0][1] < REPEAT_WINDOW:
-            return  # the same request, delivered twice
-        # A deliberate second one is not ours to soften: die of it now, as if unhandled.
-        engine.reporter.note(
-            f"interrupted at once by a second {sig.name}: nothing is half-recorded; the leases "
-            "this loop held run out by themselves"
-        )
-        for s in installed:
-            loop.remove_signal_handler(s)
-        installed.clear()
-        signal.signal(sig, signal.SIG_DFL)
-        signal.raise_signal(sig)
-
-    if handle_signals and threading.current_thread() is threading.main_thread():
-        for sig in SIGNALS:
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(sig, on_signal, sig)
-                installed.append(sig)
+    signals = _Signals(engine)
+    if handle_signals:
+        signals.install()
     watcher: asyncio.Task[None] | None = None
     if stop is not None:
 
@@ -92,8 +67,49 @@ async def drive(
         if watcher is not None:
             watcher.cancel()
             await asyncio.gather(watcher, return_exceptions=True)
-        for sig in installed:
-            loop.remove_signal_handler(sig)
+        signals.remove()
+
+
+class _Signals:
+    """SIGINT and SIGTERM as a stop of ``engine``: the first asks it to stop; the same signal
+    again within ``REPEAT_WINDOW`` is the same request; any later (or other) one kills."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.loop = asyncio.get_running_loop()
+        self.installed: list[signal.Signals] = []
+        self.first: tuple[signal.Signals, float] | None = None  # the one that asked, and when
+
+    def install(self) -> None:
+        """Handle the signals, in the main thread only (no other may)."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                self.loop.add_signal_handler(sig, self.on_signal, sig)
+                self.installed.append(sig)
+
+    def remove(self) -> None:
+        for sig in self.installed:
+            self.loop.remove_signal_handler(sig)
+        self.installed.clear()
+
+    def on_signal(self, sig: signal.Signals) -> None:
+        now = time.monotonic()
+        if self.first is None:
+            self.first = (sig, now)
+            self.engine.stop(StopReason.INTERRUPTED, signal=sig.name)
+            return
+        if self.first[0] == sig and now - self.first[1] < REPEAT_WINDOW:
+            return  # the same request, delivered twice
+        # A deliberate second one is not ours to soften: die of it now, as if unhandled.
+        self.engine.reporter.note(
+            f"interrupted at once by a second {sig.name}: nothing is half-recorded; the leases "
+            "this loop held run out by themselves"
+        )
+        self.remove()
+        signal.signal(sig, signal.SIG_DFL)
+        signal.raise_signal(sig)
 
 
 def run(

@@ -29,10 +29,6 @@ def folders() -> dict[str, Path]:
     }
 
 
-PACKS: dict[str, Path] = folders()
-"""The shipped packs when this module was imported: name → folder."""
-
-
 def folder(name: str) -> Path:
     """The folder of pack ``name``.
 

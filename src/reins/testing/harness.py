@@ -160,14 +160,14 @@ class SQLiteHarness:
         return location
 
     def make_at_version(self, version: int) -> str:
-        from reins.store.sqlite.schema import APPLICATION_ID, MIGRATIONS
+        from reins.store.sqlite.schema import APPLICATION_ID, MIGRATIONS, statements
 
         path = self._fresh()
         conn = sqlite3.connect(path, isolation_level=None)
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         conn.execute("BEGIN")
         for v in range(1, version + 1):
-            for statement in _statements(MIGRATIONS[v]):
+            for statement in statements(MIGRATIONS[v]):
                 conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {version}")
         if version >= 1:
@@ -185,18 +185,6 @@ class SQLiteHarness:
             conn.commit()
         finally:
             conn.close()
-
-
-def _statements(script: str) -> list[str]:
-    out, buffer = [], ""
-    for line in script.splitlines(keepends=True):
-        if line.lstrip().startswith("--"):
-            continue
-        buffer += line
-        if sqlite3.complete_statement(buffer):
-            out.append(buffer)
-            buffer = ""
-    return out
 
 
 def _seed_v1(conn: sqlite3.Connection) -> None:

@@ -98,7 +98,7 @@ def _run(args: list[str], lines: str, seed: int) -> dict[str, dict[str, object]]
 
 
 def _worker(quest_ref: str, folder: str | None) -> None:
-    from reins.quest import load_quest
+    from reins.quests.find import load_quest
     from reins.store.model import Item, State
     from reins.turn.failures import JudgeFailure
     from reins.turn.judge import judge

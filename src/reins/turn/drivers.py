@@ -100,13 +100,6 @@ class DriverTable:
     def __iter__(self) -> Iterator[Driver]:
         return iter(self.rows)
 
-    def for_command(self, command: str) -> Driver:
-        """The driver a CLI command enters the turn as. Raises TurnTableError if none."""
-        for row in self.rows:
-            if command in row.commands:
-                return row
-        raise TurnTableError(f"turn.md driver table: no driver runs the command {command!r}")
-
 
 def parse_drivers(text: str) -> DriverTable:
     """Parse the driver table between its begin and end markers in ``text``."""

@@ -3,7 +3,7 @@
 is the pack's so that two packs' checks never share a module name). Each is called as
 ``function(ctx, params)``; none takes parameters.
 
-The facts are :mod:`reins.quests.emails.facts`', which the Python ``emails`` quest's rules
+The facts are :mod:`reins.verify.mailfacts`', which the Python ``emails`` quest's rules
 leave too; what counts as a mailbox of the text, and when two addresses are the same, is
 :mod:`reins.verify.mailaddr`'s to say: message
 ids, news routes and the users of URLs are not mailboxes, an address is in the text only whole,
@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from reins.gate.rule import Context
-from reins.quests.emails import facts
 from reins.values import Fact
+from reins.verify import mailfacts as facts
 
 AT = "submission.addresses"  # where gate.md's paths find the list
 

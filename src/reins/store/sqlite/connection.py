@@ -26,7 +26,7 @@ from reins.store import owner as owners
 from reins.store.codec import now_iso
 from reins.store.owner import Owner, refuse_other
 from reins.store.sqlite import shape
-from reins.store.sqlite.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from reins.store.sqlite.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, run_script
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # The ledger holds what the inputs held (personal data, say): readable by its owner only.
@@ -278,22 +278,6 @@ def _create(path: Path, owner: Owner | None) -> None:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise LedgerError(f"cannot create ledger {path}: {exc.strerror or exc}") from exc
-
-
-def run_script(conn: sqlite3.Connection, version: int) -> None:
-    """Run migration ``version`` inside the caller's transaction, statement by statement."""
-    # executescript would COMMIT the surrounding transaction.
-    script = MIGRATIONS[version]
-    buffer = ""
-    for line in script.splitlines(keepends=True):
-        if line.lstrip().startswith("--"):
-            continue
-        buffer += line
-        if sqlite3.complete_statement(buffer):
-            conn.execute(buffer)
-            buffer = ""
-    if buffer.strip():
-        raise LedgerError(f"migration {version} ends with an incomplete statement")
 
 
 def _use_wal(conn: sqlite3.Connection) -> None:

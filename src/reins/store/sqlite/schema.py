@@ -7,6 +7,10 @@ by hand cannot move a terminal item, and the log is append-only.
 
 from __future__ import annotations
 
+import sqlite3
+
+from reins.errors import LedgerError
+
 APPLICATION_ID = 0x5245494E  # "REIN": marks an SQLite file as a reins ledger
 SCHEMA_VERSION = 3
 
@@ -250,3 +254,29 @@ END;
 """
 
 MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3}
+
+
+def statements(script: str, name: str = "a migration") -> list[str]:
+    """The statements of migration script ``name``, comment lines left out.
+
+    Raises:
+        LedgerError: the script ends with an incomplete statement.
+    """
+    out, buffer = [], ""
+    for line in script.splitlines(keepends=True):
+        if line.lstrip().startswith("--"):
+            continue
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            out.append(buffer)
+            buffer = ""
+    if buffer.strip():
+        raise LedgerError(f"{name} ends with an incomplete statement")
+    return out
+
+
+def run_script(conn: sqlite3.Connection, version: int) -> None:
+    """Run migration ``version`` inside the caller's transaction, statement by statement."""
+    # executescript would COMMIT the surrounding transaction.
+    for statement in statements(MIGRATIONS[version], f"migration {version}"):
+        conn.execute(statement)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import sqlite3
 
-from reins.store.sqlite.schema import SCHEMA_VERSION
+from reins.store.sqlite.schema import SCHEMA_VERSION, run_script
 
 # (type, name) → column names (empty for an index or a trigger).
 Shape = dict[tuple[str, str], frozenset[str]]
@@ -37,8 +37,6 @@ def read(conn: sqlite3.Connection) -> Shape:
 @functools.cache
 def expected(version: int) -> Shape:
     """What a ledger at schema ``version`` holds: its migrations, run on an empty database."""
-    from reins.store.sqlite.connection import run_script
-
     conn = sqlite3.connect(":memory:", isolation_level=None)
     try:
         conn.execute("BEGIN")

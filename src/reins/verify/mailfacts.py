@@ -1,5 +1,5 @@
 """The facts the emails judgement leaves, shared by the Python ``emails`` quest's rules and the
-``emails`` pack's checks, so the two cannot drift apart.
+``emails`` pack's checks, so the two cannot drift apart (both import it from here, below them).
 
 Each function reads the submitted addresses (already stripped) and, where it needs it, the
 text. A rule about entries leaves one fact per offending entry, so an answer learns of all its

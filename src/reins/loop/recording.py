@@ -1,0 +1,111 @@
+"""Judging and recording the loop's turns: where the gate runs, and what each attempt records.
+
+A quick gate judges on the ledger thread, in the same hop as the record; once a judgment takes
+longer than :data:`QUICK_JUDGE`, the gate moves to its own threads so that slow checks
+(fetches) neither stall the ledger nor each other. Every record is one transaction on the
+ledger thread, claimed for the lease the slot holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from reins.backends.base import Backend
+from reins.loop.generate import GenerationError, usage_of
+from reins.loop.ledger_thread import LedgerThread
+from reins.quest import Quest
+from reins.store.model import Item
+from reins.store.protocol import Store
+from reins.turn.drivers import DRIVERS
+from reins.turn.failures import GenerationFailure, Result
+from reins.turn.judge import judge
+from reins.turn.record import Origin, Recorded, record
+from reins.values import Completion, Prompt
+
+DRIVER = DRIVERS["loop"]
+# A gate slower than this (seconds) is judged on its own threads, not the ledger thread.
+QUICK_JUDGE = 0.005
+
+
+class Recorder:
+    """Judges and records one run's turns as ``driver``, with ``policy`` composing them."""
+
+    def __init__(
+        self, store: Store, quest: Quest, db: LedgerThread, *, driver: str, policy: str
+    ) -> None:
+        self.store, self.quest, self.db = store, quest, db
+        self.driver, self.policy = driver, policy
+        self._judges: ThreadPoolExecutor | None = None
+        self._quick_gate = True
+
+    def start(self, workers: int) -> None:
+        """Open the gate's own threads (used once the gate proves slow)."""
+        self._judges = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="reins-judge")
+
+    def close(self) -> None:
+        if self._judges is not None:
+            self._judges.shutdown(wait=True)
+
+    def origin(
+        self,
+        prompt: Prompt,
+        backend: Backend,
+        result: Completion | GenerationError,
+        started_at: str,
+        cause: str | None,
+    ) -> Origin:
+        """How this turn was made: policy, prompt, usage, seed, escalation and model."""
+        model = None
+        if isinstance(result, Completion) and result.model and result.model != backend.name:
+            model = result.model
+        return Origin(
+            policy=self.policy,
+            prompt_digest=prompt.digest(),
+            usage=usage_of(backend.name, result),
+            started_at=started_at,
+            notes=DRIVER.notes(seed=prompt.seed, escalated_by=cause, model=model),
+            gate_digest=self.quest.gate_digest,
+        )
+
+    async def failed(
+        self, owner: str, item: Item, error: GenerationError, origin: Origin
+    ) -> Recorded:
+        """Record a generation error: no try used, nothing locked."""
+        return await self.db(self._record, owner, item, GenerationFailure(error.error), origin)
+
+    async def judged(
+        self, owner: str, item: Item, completion: Completion, origin: Origin
+    ) -> Recorded:
+        """Judge the completion, then record the verdict (or the judge's own failure)."""
+
+        def judged_and_recorded() -> Recorded:
+            started = time.perf_counter()
+            verdict, text = judge(self.quest, item, completion.text)
+            if time.perf_counter() - started > QUICK_JUDGE:
+                self._quick_gate = False
+            return self._record(owner, item, verdict, origin, text)
+
+        if self._quick_gate:
+            return await self.db(judged_and_recorded)
+        assert self._judges is not None
+        verdict, text = await asyncio.get_running_loop().run_in_executor(
+            self._judges, judge, self.quest, item, completion.text
+        )
+        return await self.db(self._record, owner, item, verdict, origin, text)
+
+    def _record(
+        self, owner: str, item: Item, result: Result, origin: Origin, submission: str | None = None
+    ) -> Recorded:
+        """Record one turn of a leased item (on the ledger thread)."""
+        return record(
+            self.store,
+            self.quest,
+            item,
+            result,
+            origin,
+            driver=self.driver,
+            owner=owner,
+            submission=submission,
+        )
