@@ -13,6 +13,7 @@ from reins.gate.graph import Graph
 from reins.packs import folder, load_pack
 from reins.quests import emails as python_emails
 from reins.turn import judge as judge_turn
+from reins.values import JSON
 
 PACK = folder("emails")
 SHAPE_RULES = {"reins:json": "json-shape"}  # the loader's rule for an answer that is not JSON
@@ -27,8 +28,13 @@ def item(key: str, text: str) -> Item:
     return Item(key=key, state=State.TODO, tries=0, payload={"file": f"{key}.txt", "text": text})
 
 
+def text(payload: JSON) -> str:
+    assert isinstance(payload, dict) and isinstance(payload["text"], str)
+    return payload["text"]
+
+
 def samples() -> dict[str, str]:
-    return {key: payload["text"] for key, payload in python_emails.quest.seed([])}
+    return {key: text(payload) for key, payload in python_emails.quest.seed([])}
 
 
 def judge(quest: Quest, it: Item, raw: str) -> Verdict:
@@ -54,7 +60,7 @@ def test_the_pack_loads_with_the_quest_s_rules_and_edges(pack: Quest) -> None:
 
 def test_the_pack_scans_the_python_quest_s_samples(pack: Quest) -> None:
     seeds = {key: payload for key, payload in pack.seed([])}
-    assert {k: p["text"] for k, p in seeds.items()} == samples()
+    assert {k: text(p) for k, p in seeds.items()} == samples()
     for path in (PACK / "samples").glob("*.txt"):
         assert path.read_bytes() == (python_emails.SAMPLES / path.name).read_bytes()
     assert len(seeds) == len(list(python_emails.SAMPLES.glob("*.txt")))

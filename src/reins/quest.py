@@ -18,6 +18,7 @@ from typing import Any, NamedTuple, Protocol
 from reins.errors import ConfigError, NotFound
 from reins.gate import CatalogEntry, Context, Rule, Verdict, evaluate
 from reins.store.model import Item
+from reins.values import JSON
 
 ENTRY_POINT_GROUP = "reins.quests"
 # Built-in quests, also registered as entry points; looked up here first because reading
@@ -30,7 +31,7 @@ class Seed(NamedTuple):
     """One item to add: a key unique within the quest, and any JSON value as payload."""
 
     key: str
-    payload: Any = None
+    payload: JSON = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +43,7 @@ class Example:
     a wrong example teaches the wrong answer.
     """
 
-    input: Any
+    input: JSON
     output: str
     key: str = ""
 
@@ -96,7 +97,7 @@ class Quest:
     """
 
     name: str
-    seed: Callable[[Sequence[str]], Iterable[Seed | tuple[str, Any]]]
+    seed: Callable[[Sequence[str]], Iterable[Seed | tuple[str, JSON]]]
     render: Callable[[Item], str]
     prepare: Callable[[Item, str], Context | Verdict]
     rules: Sequence[Rule]

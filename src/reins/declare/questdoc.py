@@ -19,6 +19,7 @@ from reins.errors import DocumentError
 from reins.gate import Context, Fact, Outcome, Verdict, excerpt
 from reins.quest import RETRY_POLICIES, Example, Quest
 from reins.store.model import Item
+from reins.values import JSON
 
 QUEST_FILE = "quest.toml"
 OUTPUTS = ("json", "text")
@@ -51,7 +52,7 @@ class Decoder:
     source_field: str
 
     def __call__(self, item: Item, raw: str) -> Context | Verdict:
-        submission: Any = raw
+        submission: JSON = raw
         if self.output == "json":
             import json
 
