@@ -230,13 +230,10 @@ def _describe(check: DeclaredCheck) -> str:
     return f"{check.name}: {check.parameters}" if check.parameters else check.name
 
 
-def _build(spec: CheckSpec, cell: Cell, path: str, here: str) -> BuiltCheck:
+def _build(spec: CheckSpec[Any], cell: Cell, path: str, here: str) -> BuiltCheck:
     given = _parameters(cell, path)
     try:
-        params = validate(spec, given)
-        if here:
-            params[BASE] = here
-        return spec.build(params)
+        return spec.build(validate(spec, {**given, BASE: here} if here else given))
     except ParamError as exc:
         line, column = _param_position(cell, exc.param)
         raise DocumentError(
