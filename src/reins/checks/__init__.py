@@ -11,11 +11,12 @@ import importlib
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from reins.checks.spec import BASE, REQUIRED, BuiltCheck, CheckSpec, Param, QuestFolder
+from reins.checks.spec import BASE, CWD, REQUIRED, BuiltCheck, CheckSpec, Param, QuestFolder
 from reins.errors import ConfigError
 
 __all__ = [
     "BASE",
+    "CWD",
     "REQUIRED",
     "STANDARD",
     "BuiltCheck",
