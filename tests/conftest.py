@@ -34,14 +34,14 @@ def tiny_prepare(item: Item, raw: str) -> Context | Verdict:
 
 @rule("not-bad", Level.FAIL, "the answer is not 'bad'")
 def not_bad(ctx: Context) -> Fact | None:
-    if "bad" in ctx.submission:
+    if isinstance(ctx.submission, str) and "bad" in ctx.submission:
         return Fact(where="answer", expected="good", actual=ctx.submission)
     return None
 
 
 @rule("not-meh", Level.REVIEW, "the answer is not 'meh'")
 def not_meh(ctx: Context) -> Fact | None:
-    if "meh" in ctx.submission:
+    if isinstance(ctx.submission, str) and "meh" in ctx.submission:
         return Fact(where="answer", expected="good", actual=ctx.submission)
     return None
 

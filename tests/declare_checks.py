@@ -5,15 +5,49 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import pytest
 
-from reins.checks import STANDARD, BuiltCheck, CheckSpec, Param, Params
+from reins.checks import STANDARD, BuiltCheck, CheckSpec
 from reins.gate import Context, Fact, Level
 
 
-def _has(params: Params) -> BuiltCheck:
-    field = str(params["field"])
+@dataclass(frozen=True, slots=True)
+class Field:
+    field: str
+    """the field"""
+
+
+@dataclass(frozen=True, slots=True)
+class Fields:
+    field: str
+    """submission field"""
+    item_field: str
+    """payload field"""
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    pattern: str
+    """a regex"""
+    flags: str | tuple[str, ...] = ()
+    """unused: one flag or several"""
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    word: str
+    """the word"""
+
+
+@dataclass(frozen=True, slots=True)
+class Nothing:
+    """No parameters."""
+
+
+def _has(params: Field) -> BuiltCheck:
+    field = params.field
 
     def check(ctx: Context) -> Fact | None:
         sub = ctx.submission
@@ -24,8 +58,8 @@ def _has(params: Params) -> BuiltCheck:
     return check
 
 
-def _same(params: Params) -> BuiltCheck:
-    field, item_field = str(params["field"]), str(params["item_field"])
+def _same(params: Fields) -> BuiltCheck:
+    field, item_field = params.field, params.item_field
 
     def check(ctx: Context) -> Fact | None:
         want = ctx.payload.get(item_field) if isinstance(ctx.payload, dict) else None
@@ -37,9 +71,9 @@ def _same(params: Params) -> BuiltCheck:
     return check
 
 
-def _pattern(params: Params) -> BuiltCheck:
+def _pattern(params: Pattern) -> BuiltCheck:
     try:
-        compiled = re.compile(str(params["pattern"]))
+        compiled = re.compile(params.pattern)
     except re.error as exc:
         raise ValueError(f"pattern does not compile: {exc}") from exc
 
@@ -52,7 +86,7 @@ def _pattern(params: Params) -> BuiltCheck:
     return check
 
 
-def _in_source(params: Params) -> BuiltCheck:
+def _in_source(params: Nothing) -> BuiltCheck:
     def check(ctx: Context) -> Iterator[Fact]:
         for word in str(ctx.submission).split():
             if word not in ctx.source:
@@ -61,9 +95,9 @@ def _in_source(params: Params) -> BuiltCheck:
     return check
 
 
-def _strict_loose(params: Params) -> BuiltCheck:
+def _strict_loose(params: Word) -> BuiltCheck:
     """FAIL when the word is missing, REVIEW when it is there only in another case."""
-    word = str(params["word"])
+    word = params.word
 
     def check(ctx: Context) -> Fact | None:
         text = str(ctx.submission)
@@ -75,36 +109,19 @@ def _strict_loose(params: Params) -> BuiltCheck:
     return check
 
 
-def _doubt(params: Params) -> BuiltCheck:
+def _doubt(params: Nothing) -> BuiltCheck:
     def check(ctx: Context) -> Fact | None:
         return Fact(where="submission", expected="sure", actual="doubt", level="FAIL")
 
     return check
 
 
-HAS_FIELD = CheckSpec(
-    "has_field", "the submission has a string field", (Param("field", "str", "the field"),), _has
-)
-SAME = CheckSpec(
-    "same",
-    "a submission field equals an item field",
-    (Param("field", "str", "submission field"), Param("item_field", "str", "payload field")),
-    _same,
-)
-PATTERN = CheckSpec(
-    "pattern",
-    "the submission matches a regex",
-    (Param("pattern", "str", "a regex"), Param("flags", "list[str]", "unused", [])),
-    _pattern,
-)
-IN_SOURCE = CheckSpec("in_source", "every word is in the source", (), _in_source)
-STRICT_LOOSE = CheckSpec(
-    "strict_loose",
-    "a word, strictly or loosely",
-    (Param("word", "str", "the word"),),
-    _strict_loose,
-)
-DOUBT = CheckSpec("doubt", "always doubts", (), _doubt, ceiling=Level.REVIEW)
+HAS_FIELD = CheckSpec("has_field", "the submission has a string field", Field, _has)
+SAME = CheckSpec("same", "a submission field equals an item field", Fields, _same)
+PATTERN = CheckSpec("pattern", "the submission matches a regex", Pattern, _pattern)
+IN_SOURCE = CheckSpec("in_source", "every word is in the source", Nothing, _in_source)
+STRICT_LOOSE = CheckSpec("strict_loose", "a word, strictly or loosely", Word, _strict_loose)
+DOUBT = CheckSpec("doubt", "always doubts", Nothing, _doubt, ceiling=Level.REVIEW)
 
 SPECS = {
     "has_field": "HAS_FIELD",

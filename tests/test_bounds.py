@@ -22,6 +22,7 @@ from reins.cli import make_group
 from reins.gate import Graph
 from reins.packs import HERE as PACKS
 from reins.testing import FakeBackend
+from reins.values import JSON
 from tests.loopkit import registered
 
 FACT_CAP = 2_000
@@ -36,8 +37,13 @@ def _seed(args: Sequence[str]) -> Iterator[Seed]:
         yield Seed(word, {"word": word})
 
 
+def _word(payload: JSON) -> str:
+    assert isinstance(payload, dict) and isinstance(payload["word"], str)
+    return payload["word"]
+
+
 def _render(item: Item) -> str:
-    return f"Write the word {item.payload['word']!r} in capital letters."
+    return f"Write the word {_word(item.payload)!r} in capital letters."
 
 
 def _prepare(item: Item, raw: str) -> Context | Verdict:
@@ -52,7 +58,7 @@ def _prepare(item: Item, raw: str) -> Context | Verdict:
 
 @rule("upper-case", Level.FAIL, "the answer is the word in capital letters")
 def upper_case(ctx: Context) -> Fact | None:
-    want = ctx.payload["word"].upper()
+    want = _word(ctx.payload).upper()
     if ctx.submission != want:
         return Fact(where="answer", expected=want, actual=str(ctx.submission))
     return None
@@ -62,14 +68,14 @@ def upper_case(ctx: Context) -> Fact | None:
 def letters(ctx: Context) -> list[Fact]:
     return [
         Fact(where=f"answer[{i}]", expected="A-Z", actual=c)
-        for i, c in enumerate(ctx.submission)
+        for i, c in enumerate(str(ctx.submission))
         if not "A" <= c <= "Z"
     ]
 
 
 @rule("echo", Level.FAIL, "the answer's JSON field w is empty")
 def echo(ctx: Context) -> Fact | None:
-    w = json.loads(ctx.submission)["w"]  # an escaped lone surrogate decodes to one
+    w = json.loads(str(ctx.submission))["w"]  # an escaped lone surrogate decodes to one
     return Fact(where=w, expected="", actual=w) if w else None
 
 

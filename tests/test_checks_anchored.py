@@ -8,7 +8,7 @@ from reins.checks import spec_of, validate
 from reins.checks.spec import BuiltCheck
 from reins.errors import JudgeError, ParamError, ParamValueError
 from reins.gate.rule import Context
-from reins.values import Fact
+from reins.values import JSON, Fact
 
 SOURCE = (
     "Mayor Jane Smithson of Springfield said on Monday that the bridge,\n"
@@ -21,7 +21,7 @@ def build(**given: object) -> BuiltCheck:
     return spec.build(validate(spec, given))
 
 
-def facts(check: BuiltCheck, submission: object, source: str = SOURCE) -> list[Fact]:
+def facts(check: BuiltCheck, submission: JSON, source: str = SOURCE) -> list[Fact]:
     out = check(Context(key="k", submission=submission, source=source))
     assert isinstance(out, list)
     return out
@@ -29,7 +29,13 @@ def facts(check: BuiltCheck, submission: object, source: str = SOURCE) -> list[F
 
 def test_whole_spans_are_anchored_across_whitespace_and_line_breaks() -> None:
     check = build(path="submission.who[*]")
-    ok = ["Jane Smithson", "Mayor Jane Smithson", "the bridge,  closed", "2019", "Monday"]
+    ok: list[JSON] = [
+        "Jane Smithson",
+        "Mayor Jane Smithson",
+        "the bridge,  closed",
+        "2019",
+        "Monday",
+    ]
     assert facts(check, {"who": ok}) == []
 
 
@@ -121,7 +127,7 @@ def test_hostile_values_do_not_crash() -> None:
         "submission[4]",
         "submission[5]",
     ]
-    deep: object = "Monday"
+    deep: JSON = "Monday"
     for _ in range(5000):
         deep = [deep]
     assert facts(check, [deep]) == []

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from reins.checks.paths import Every, Field, Index, Path, parse
 from reins.gate.rule import Context
+from reins.values import JSON
 
 CTX = Context(
     key="k1",
@@ -67,7 +68,8 @@ def test_every_walks_object_members_too() -> None:
 
 
 def test_resolve_on_non_json_submission_types_reaches_nothing_below_the_root() -> None:
-    for submission in ("text", 3, None, True, [1]):
+    submissions: list[JSON] = ["text", 3, None, True, [1]]
+    for submission in submissions:
         ctx = Context(key="k", submission=submission)
         assert parse("submission.who").resolve(ctx) == []
         assert parse("submission[*]").resolve(ctx) == (
@@ -144,7 +146,7 @@ json_values = st.recursive(
 
 
 @given(json_values, steps)
-def test_every_location_resolves_back_to_its_value(value: object, parts: list[object]) -> None:
+def test_every_location_resolves_back_to_its_value(value: JSON, parts: list[object]) -> None:
     """A location is itself a definite path that reaches exactly the value it labels."""
     ctx = Context(key="k", submission=value)
     for where, found in Path("submission", tuple(parts)).resolve(ctx):  # type: ignore[arg-type]

@@ -49,5 +49,5 @@ def test_parameters_are_validated() -> None:
     spec = spec_of("python")
     with pytest.raises(ParamError, match="missing"):
         validate(spec, {})
-    with pytest.raises(ParamValueError, match="a table"):
-        build("python", function="tests.checkfuncs:too_long", params=[1])
+    with pytest.raises(ParamError, match="expected a table, got list"):  # a type error now
+        validate(spec, {"function": "tests.checkfuncs:too_long", "params": [1]})

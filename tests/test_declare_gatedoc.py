@@ -77,6 +77,16 @@ def test_an_ill_typed_parameter_is_refused_where_it_is_written() -> None:
     assert at(err) == (7, 39) and "array of strings" in err.message
 
 
+def test_a_parameter_of_a_union_type_takes_either_and_is_refused_naming_both() -> None:
+    for flags in ("'i'", "['i', 'm']"):
+        assert load_gate(HEAD + f"| r | FAIL | pattern | pattern = 'a', flags = {flags} | |\n", "g")
+    err = refused(HEAD + "| r | FAIL | pattern | pattern = 'a', flags = true | |\n")
+    assert at(err) == (7, 39)
+    assert err.message == (
+        "check pattern, parameter 'flags': expected a string or an array of strings, got bool True"
+    )
+
+
 def test_a_parameter_the_check_cannot_use_is_refused_where_it_is_written() -> None:
     err = refused(HEAD + "| r | FAIL | pattern | pattern = '(' | |\n")
     assert at(err) == (7, 24) and "does not compile" in err.message

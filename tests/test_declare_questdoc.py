@@ -12,6 +12,7 @@ from reins.errors import ConfigError, DocumentError, NotFound
 from reins.gate import Context, Verdict
 from reins.turn import compose
 from reins.turn.compose import EXAMPLES_HEADER
+from reins.values import JSON
 from tests.declare_checks import (
     CAPITALS_GATE,
     CAPITALS_ITEMS,
@@ -37,7 +38,7 @@ def seeds(quest: Quest, args: list[str] | None = None) -> list[Seed]:
     return [Seed(*s) for s in quest.seed(args or [])]
 
 
-def item(key: str, payload: object) -> Item:
+def item(key: str, payload: JSON) -> Item:
     return Item(key, State.TODO, 0, payload)
 
 
@@ -69,7 +70,7 @@ def test_csv_items(capitals: Path) -> None:
     text = CAPITALS_TOML.replace('source = "items.jsonl"', 'source = "items.csv"')
     (capitals / "quest.toml").write_text(text, encoding="utf-8")
     found = seeds(load_quest(str(capitals)))
-    assert [(s.key, s.payload["capital"]) for s in found] == [("Peru", "Lima")]
+    assert [(s.key, s.payload) for s in found] == [("Peru", {"country": "Peru", "capital": "Lima"})]
 
 
 def test_a_glob_of_text_files_keys_each_by_its_path_and_reads_its_text(tmp_path: Path) -> None:

@@ -18,6 +18,11 @@ def item(key: str) -> Item:
     return Item(key=key, state=State.TODO, tries=0, payload=seeds[key])
 
 
+def text(it: Item) -> str:
+    assert isinstance(it.payload, dict) and isinstance(it.payload["text"], str)
+    return it.payload["text"]
+
+
 def judge(quest: Quest, item: Item, raw: str) -> tuple[Verdict, str]:
     """The quest's verdict; a judge error here would be a bug in the quest."""
     verdict, text = judge_turn(quest, item, raw)
@@ -42,7 +47,7 @@ def test_seed_refuses_a_missing_path(tmp_path: Path) -> None:
 def test_every_sample_passes_or_reviews_with_its_true_addresses() -> None:
     for key, _ in quest.seed([]):
         it = item(key)
-        verdict, _ = judge(quest, it, answer(*addresses(it.payload["text"])))
+        verdict, _ = judge(quest, it, answer(*addresses(text(it))))
         assert verdict.outcome in (Outcome.PASS, Outcome.REVIEW), (key, verdict)
 
 
@@ -131,7 +136,7 @@ REAL_MAIL = {
 def test_real_mail_yields_its_mailboxes_and_no_ids_routes_or_urls(
     key: str, mailboxes: list[str]
 ) -> None:
-    assert addresses(item(key).payload["text"]) == mailboxes
+    assert addresses(text(item(key))) == mailboxes
     assert judge(quest, item(key), answer(*mailboxes))[0].outcome is Outcome.PASS
 
 

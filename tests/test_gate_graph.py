@@ -35,6 +35,7 @@ def make(id: str, level: Level | str = Level.FAIL, where: str = "answer") -> Rul
     """A rule that fires when its id is in the submission and raises when ``id!`` is."""
 
     def check(ctx: Context) -> Fact | None:
+        assert isinstance(ctx.submission, list)
         if f"{id}!" in ctx.submission:
             raise RuntimeError(f"{id} broke")
         if id in ctx.submission:
@@ -45,7 +46,7 @@ def make(id: str, level: Level | str = Level.FAIL, where: str = "answer") -> Rul
 
 
 def ctx(*firing: str) -> Context:
-    return Context(key="k", submission=set(firing))
+    return Context(key="k", submission=list(firing))
 
 
 def go_graph() -> Graph:
@@ -321,7 +322,7 @@ def test_the_graph_plugs_into_a_quest_as_its_gate() -> None:
         name="g",
         seed=lambda args: [],
         render=lambda item: "",
-        prepare=lambda item, raw: Context(key=item.key, submission={raw}),
+        prepare=lambda item, raw: Context(key=item.key, submission=[raw]),
         rules=graph.rules,
         gate=graph,
     )

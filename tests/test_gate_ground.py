@@ -99,6 +99,7 @@ def test_the_fake_resolver_refuses_what_it_was_not_told() -> None:
 
 def fires_on(id: str, level: Level = Level.FAIL) -> Rule:
     def check(ctx: Context) -> Fact | None:
+        assert isinstance(ctx.submission, list)
         return (
             Fact(where="answer", expected=f"no {id}", actual=id) if id in ctx.submission else None
         )
@@ -142,7 +143,7 @@ def staged(resolver: FakeResolver) -> Graph:
 
 def test_a_fail_before_any_ground_costs_zero_resolver_calls() -> None:
     resolver = FakeResolver(pages={URL: "old banned"})
-    judgement = staged(resolver).judge(Context("k", {"fmt"}))
+    judgement = staged(resolver).judge(Context("k", ["fmt"]))
     assert judgement.verdict.outcome is Outcome.FAIL
     assert judgement.verdict.root_cause == "fmt"
     assert resolver.calls == []
@@ -155,7 +156,7 @@ def test_a_fail_before_any_ground_costs_zero_resolver_calls() -> None:
 def test_several_readers_of_a_ground_cost_one_resolver_call() -> None:
     resolver = FakeResolver(pages={URL: "old banned untitled"})
     graph = staged(resolver)
-    judgement = graph.judge(Context("k", set()))
+    judgement = graph.judge(Context("k", []))
     assert judgement.remaining == ("stale", "banned", "title")
     assert resolver.calls == [("fetch", URL)]  # two grounds, three readers, one URL
     assert [graph.grounds[name].calls for name in ("page", "head")] == [["k"], ["k"]]  # type: ignore[attr-defined]
@@ -163,7 +164,7 @@ def test_several_readers_of_a_ground_cost_one_resolver_call() -> None:
 
 def test_a_review_before_the_grounds_still_resolves_them() -> None:
     resolver = FakeResolver(pages={URL: "old"})
-    verdict = staged(resolver).evaluate(Context("k", {"vague"}))
+    verdict = staged(resolver).evaluate(Context("k", ["vague"]))
     assert (verdict.outcome, verdict.root_cause) == (Outcome.FAIL, "stale")
     assert len(resolver.calls) == 1
 
@@ -172,7 +173,7 @@ def test_a_ground_that_cannot_be_resolved_is_a_judge_error_naming_it() -> None:
     """The outside world not answering is the judge's failure, never a verdict on the item."""
     resolver = FakeResolver(pages={URL: OSError("connection reset")})
     with pytest.raises(JudgeError) as caught:
-        staged(resolver).evaluate(Context("k", set()))
+        staged(resolver).evaluate(Context("k", []))
     assert caught.value.where == "ground page"
     assert "OSError: connection reset" in caught.value.cause
     assert resolver.calls == [("fetch", URL)]
@@ -182,12 +183,12 @@ def test_a_ground_that_fails_after_a_stage_zero_review_is_still_a_judge_error() 
     """A REVIEW before the grounds does not settle the verdict, so the failing ground decides."""
     resolver = FakeResolver(pages={URL: OSError("connection reset")})
     with pytest.raises(JudgeError, match="ground page"):
-        staged(resolver).judge(Context("k", {"vague"}))
+        staged(resolver).judge(Context("k", ["vague"]))
 
 
 def test_a_ground_that_is_never_needed_cannot_fail_the_judge() -> None:
     resolver = FakeResolver(pages={URL: OSError("connection reset")})
-    verdict = staged(resolver).evaluate(Context("k", {"fmt"}))
+    verdict = staged(resolver).evaluate(Context("k", ["fmt"]))
     assert (verdict.outcome, verdict.root_cause) == (Outcome.FAIL, "fmt")
     assert resolver.calls == []
 
@@ -202,7 +203,7 @@ def test_a_provider_that_raises_is_a_judge_error_naming_its_ground() -> None:
         resolver=FakeResolver(),
     )
     with pytest.raises(JudgeError) as caught:
-        graph.evaluate(Context("k", set()))
+        graph.evaluate(Context("k", []))
     assert caught.value.where == "ground page"
     assert "KeyError: 'addresses'" in caught.value.cause
 
@@ -222,7 +223,7 @@ def test_a_ground_reader_that_supersedes_a_cheap_fail_is_still_consulted() -> No
         grounds={"page": CountingProvider(URL)},
         resolver=resolver,
     )
-    verdict = graph.evaluate(Context("k", {"holder"}))
+    verdict = graph.evaluate(Context("k", ["holder"]))
     assert (verdict.outcome, verdict.root_cause) == (Outcome.REVIEW, "excused")
     assert resolver.calls == [("fetch", URL)]
 

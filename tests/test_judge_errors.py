@@ -63,14 +63,14 @@ def broken_prepare(item: Item, raw: str) -> Context | Verdict:
 
 @rule("crashy", Level.FAIL, "a rule with a bug")
 def crashy(ctx: Context) -> Fact | None:
-    if "crash" in ctx.submission:
+    if "crash" in str(ctx.submission):
         return Fact(where="answer", expected="x", actual=str(1 // 0))
     return None
 
 
 @rule("junky", Level.REVIEW, "a rule that returns the wrong type")
 def junky(ctx: Context) -> Fact | None:
-    return "junk" if "junk" in ctx.submission else None  # type: ignore[return-value]
+    return "junk" if "junk" in str(ctx.submission) else None  # type: ignore[return-value]
 
 
 def ask_model(question: str) -> str:
@@ -101,7 +101,7 @@ def page_ok(ctx: Context) -> Fact | None:
 
 
 def page(ctx: Context, snapshot: Snapshot) -> str:
-    return snapshot.fetch(DOWN if "offline" in ctx.submission else UP)
+    return snapshot.fetch(DOWN if "offline" in str(ctx.submission) else UP)
 
 
 BROKEN = dataclasses.replace(

@@ -27,7 +27,11 @@ LENIENT = dataclasses.replace(TINY, rules=[not_bad])
 
 @rule("not-meh", Level.FAIL, "the answer is not 'meh'")
 def no_meh(ctx: Context) -> Fact | None:
-    return Fact(where="answer", expected="good", actual="meh") if "meh" in ctx.submission else None
+    return (
+        Fact(where="answer", expected="good", actual="meh")
+        if "meh" in str(ctx.submission)
+        else None
+    )
 
 
 # ... and after it changed the other way: "meh" is wrong.

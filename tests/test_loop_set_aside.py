@@ -19,6 +19,7 @@ from reins.loop import LoopOptions, StopReason
 from reins.quests.emails import quest as EMAILS
 from reins.store import AttemptKind
 from reins.testing import FakeBackend, FakeCall
+from reins.values import JSON
 from reins.verify.mailaddr import addresses
 from tests.loopkit import loop, make_ledger, registered
 
@@ -155,11 +156,16 @@ def test_set_aside_after_is_a_whole_number_of_at_least_one(folder: Path) -> None
         LoopOptions(set_aside_after=0)
 
 
+def _text(payload: JSON) -> str:
+    assert isinstance(payload, dict) and isinstance(payload["text"], str)
+    return payload["text"]
+
+
 def test_a_megabyte_answer_to_the_emails_quest_does_not_stop_the_loop(folder: Path) -> None:
     """The reported defect: a 1 MB answer made a 1 MB FAIL text and a 1 MB next prompt, every
     later turn of that item failed to generate, and the breaker stopped the whole run."""
     assert cli("scan", quest="emails").exit_code == 0
-    texts = {key: payload["text"] for key, payload in EMAILS.seed([])}
+    texts = {key: _text(payload) for key, payload in EMAILS.seed([])}
     big = json.dumps({"addresses": ["x" * 1_000_000 + "@example.org"]})
 
     def context_window(call: FakeCall) -> str | BackendError:

@@ -13,6 +13,7 @@ from reins.gate.graph import Graph
 from reins.packs import folder, load_pack
 from reins.quests import emails as python_emails
 from reins.turn import judge as judge_turn
+from reins.values import JSON
 from reins.verify.mailaddr import addresses
 
 PACK = folder("emails")
@@ -28,8 +29,13 @@ def item(key: str, text: str) -> Item:
     return Item(key=key, state=State.TODO, tries=0, payload={"file": f"{key}.txt", "text": text})
 
 
+def text(payload: JSON) -> str:
+    assert isinstance(payload, dict) and isinstance(payload["text"], str)
+    return payload["text"]
+
+
 def samples() -> dict[str, str]:
-    return {key: payload["text"] for key, payload in python_emails.quest.seed([])}
+    return {key: text(payload) for key, payload in python_emails.quest.seed([])}
 
 
 def judge(quest: Quest, it: Item, raw: str) -> Verdict:
@@ -55,7 +61,7 @@ def test_the_pack_loads_with_the_quest_s_rules_and_edges(pack: Quest) -> None:
 
 def test_the_pack_and_the_python_quest_scan_the_one_copy_of_the_samples(pack: Quest) -> None:
     seeds = {key: payload for key, payload in pack.seed([])}
-    assert {k: p["text"] for k, p in seeds.items()} == samples()
+    assert {k: text(p) for k, p in seeds.items()} == samples()
     assert python_emails.SAMPLES == PACK / "samples"  # the pack's, so the two cannot drift
     assert len(seeds) == len(list(python_emails.SAMPLES.glob("*.txt"))) == 11
 

@@ -18,6 +18,7 @@ from reins.gate.graph import Graph
 from reins.packs import folder, load_pack
 from reins.quests.find import load_quest
 from reins.turn import judge as judge_turn
+from reins.values import JSON
 
 PACK = folder("news5w1h")
 FIELD_RULES = (
@@ -179,22 +180,30 @@ def test_the_pack_loads_its_rules_edges_and_examples(quest: Quest) -> None:
     assert len(quest.examples) >= 2  # each one passed this gate when the pack loaded
 
 
+def fields(it: Item) -> dict[str, str]:
+    """An article's payload: every field of the pack's items is text."""
+    assert isinstance(it.payload, dict)
+    texts = {k: v for k, v in it.payload.items() if isinstance(v, str)}
+    assert len(texts) == len(it.payload), it.payload
+    return texts
+
+
 def test_the_items_are_a_dozen_dated_news_texts_of_several_kinds(items: dict[str, Item]) -> None:
     assert len(items) >= 12
-    topics = {it.payload["topic"] for it in items.values()}
+    topics = {fields(it)["topic"] for it in items.values()}
     assert {"politics", "science", "sport", "business", "local"} <= topics
-    texts = [it.payload["text"] for it in items.values()]
+    texts = [fields(it)["text"] for it in items.values()]
     assert len(set(texts)) == len(texts)
     for it in items.values():
-        date.fromisoformat(it.payload["date"])
-        assert 40 <= len(it.payload["text"].split()) <= 200, it.key
-        assert it.payload["headline"]
+        date.fromisoformat(fields(it)["date"])
+        assert 40 <= len(fields(it)["text"].split()) <= 200, it.key
+        assert fields(it)["headline"]
 
 
 def test_the_prompt_shows_the_article_and_its_date(quest: Quest, items: dict[str, Item]) -> None:
     it = items["probe-ice-moon"]
     prompt = quest.render(it)
-    assert "2026-02-20" in prompt and it.payload["text"] in prompt
+    assert "2026-02-20" in prompt and fields(it)["text"] in prompt
 
 
 @pytest.mark.parametrize("key", sorted(GOOD))
@@ -275,7 +284,7 @@ def test_unanchored_when_words_supersede_the_date(quest: Quest, items: dict[str,
 def test_an_undated_article_goes_to_a_person_not_to_a_fail(
     quest: Quest, items: dict[str, Item]
 ) -> None:
-    payload = {k: v for k, v in items["bridge-closure"].payload.items() if k != "date"}
+    payload: JSON = {k: v for k, v in fields(items["bridge-closure"]).items() if k != "date"}
     undated = Item(key="undated", state=State.TODO, tries=0, payload=payload)
     judgement = graph(quest).judge(_context(quest, undated, **GOOD["bridge-closure"]))
     assert (judgement.verdict.outcome, judgement.verdict.root_cause) == (
@@ -288,8 +297,8 @@ def test_an_undated_article_goes_to_a_person_not_to_a_fail(
 def test_an_article_dated_with_a_time_is_dated_as_the_temporal_check_reads_it(
     quest: Quest, items: dict[str, Item]
 ) -> None:
-    payload = dict(items["bridge-closure"].payload)
-    payload["date"] += "T10:00:00"
+    payload: dict[str, JSON] = dict(fields(items["bridge-closure"]))
+    payload["date"] = fields(items["bridge-closure"])["date"] + "T10:00:00"
     timed = Item(key="timed", state=State.TODO, tries=0, payload=payload)
     verdict = quest.judge.evaluate(_context(quest, timed, **GOOD["bridge-closure"]))
     assert verdict.outcome is Outcome.PASS, verdict.facts

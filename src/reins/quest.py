@@ -11,11 +11,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 from reins.errors import ConfigError
 from reins.gate import CatalogEntry, Context, Rule, Verdict, evaluate
 from reins.store.model import Item
+from reins.values import JSON
 
 RETRY_POLICIES = ("facts", "facts+previous", "fresh")
 
@@ -24,7 +25,7 @@ class Seed(NamedTuple):
     """One item to add: a key unique within the quest, and any JSON value as payload."""
 
     key: str
-    payload: Any = None
+    payload: JSON = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +37,7 @@ class Example:
     a wrong example teaches the wrong answer.
     """
 
-    input: Any
+    input: JSON
     output: str
     key: str = ""
 
@@ -91,7 +92,7 @@ class Quest:
     """
 
     name: str
-    seed: Callable[[Sequence[str]], Iterable[Seed | tuple[str, Any]]]
+    seed: Callable[[Sequence[str]], Iterable[Seed | tuple[str, JSON]]]
     render: Callable[[Item], str]
     prepare: Callable[[Item, str], Context | Verdict]
     rules: Sequence[Rule]

@@ -1,4 +1,4 @@
-"""The values every layer passes: a prompt, a completion, a fact. Nothing of reins is imported.
+"""The values every layer passes: JSON, a prompt, a completion, a fact. Nothing of reins imported.
 
 They sit at the bottom so that a backend, a store or a gate can name them without loading any
 other layer: ``import reins.backends.base`` must not load sqlite3, the store or turn.md.
@@ -7,6 +7,14 @@ other layer: ``import reins.backends.base`` must not load sqlite3, the store or 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypeAlias
+
+JSON: TypeAlias = bool | int | float | str | list["JSON"] | dict[str, "JSON"] | None
+"""A JSON value as ``json.loads`` returns it: an item's payload, a decoded submission, a seed.
+
+Named once so that every layer says the same thing. It is a type, not a check: nothing
+validates a value against it at run time (the data is validated where it enters).
+"""
 
 
 @dataclass(frozen=True, slots=True)

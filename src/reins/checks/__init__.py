@@ -1,40 +1,34 @@
 """The standard check library: named, parameterised checks that ``gate.md`` rules call.
 
 Checks are imported on first use (a CLI start imports none). :func:`spec_of` finds a check by
-name; :func:`validate` checks the parameters a document gives against its :class:`Param` list.
-Each check is documented in ``docs/checks.md``.
+name; :func:`validate` reads the parameters a document gives into the check's parameters
+dataclass (:mod:`reins.checks.params`). Each check is documented in ``docs/checks.md``.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
+from typing import Any, TypeVar
 
-from reins.checks.spec import (
-    BASE,
-    REQUIRED,
-    BuiltCheck,
-    CheckSpec,
-    Param,
-    Params,
-    ParamType,
-    base_dir,
-)
-from reins.errors import ConfigError, ParamError
+from reins.checks.spec import BASE, CWD, REQUIRED, BuiltCheck, CheckSpec, Param, QuestFolder
+from reins.errors import ConfigError
 
 __all__ = [
     "BASE",
+    "CWD",
     "REQUIRED",
     "STANDARD",
     "BuiltCheck",
     "CheckSpec",
     "Param",
-    "ParamType",
-    "Params",
-    "base_dir",
+    "QuestFolder",
+    "parameters",
     "spec_of",
     "validate",
 ]
+
+P = TypeVar("P")
 
 # name → "module:attribute" of its CheckSpec. One module per check (or per family of checks).
 STANDARD: dict[str, str] = {
@@ -54,7 +48,7 @@ STANDARD: dict[str, str] = {
 }
 
 
-def spec_of(name: str) -> CheckSpec:
+def spec_of(name: str) -> CheckSpec[Any]:
     """The check called ``name``.
 
     Raises:
@@ -70,65 +64,23 @@ def spec_of(name: str) -> CheckSpec:
     return spec
 
 
-_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
-    "str": (str,),
-    "path": (str,),
-    "int": (int,),
-    "float": (int, float),
-    "bool": (bool,),
-}
-
-
-def validate(spec: CheckSpec, given: Mapping[str, object]) -> dict[str, object]:
-    """The parameters for ``spec``: ``given`` checked and completed with defaults.
+def validate(spec: CheckSpec[P], given: Mapping[str, object]) -> P:
+    """The parameters for ``spec``: ``given`` read into its dataclass, defaults filled in.
 
     Raises:
-        ParamError: a parameter is unknown, missing or of the wrong type. A ``path`` is only
-            checked to be a string here; :mod:`reins.checks.paths` parses it when the check is
-            built. The reserved :data:`BASE` (the quest folder) passes through unchecked.
+        ParamError: a parameter is unknown, missing or of the wrong type (a
+            :class:`~reins.errors.ParamValueError` for a value of the right type that cannot
+            be used: a path that does not parse, a string its ``Literal`` does not list). The
+            reserved :data:`BASE` (the quest folder) goes to a :data:`QuestFolder` field.
     """
-    known = {p.name: p for p in spec.params}
-    for name in given:
-        if name not in known and name != BASE:
-            names = ", ".join(known) or "none"
-            raise ParamError(spec.name, name, f"unknown parameter (this check takes: {names})")
-    out: dict[str, object] = {}
-    for p in spec.params:
-        if p.name not in given:
-            if p.default is REQUIRED:
-                raise ParamError(spec.name, p.name, f"missing; expected {_describe(p.type)}")
-            out[p.name] = p.default
-            continue
-        value = given[p.name]
-        if not _fits(p.type, value):
-            raise ParamError(
-                spec.name,
-                p.name,
-                f"expected {_describe(p.type)}, got {type(value).__name__} {value!r:.60}",
-            )
-        out[p.name] = float(value) if p.type == "float" else value  # type: ignore[arg-type]
-    if BASE in given:
-        out[BASE] = given[BASE]
-    return out
+    from reins.checks.params import validate as read
+
+    return read(spec, given)
 
 
-def _fits(kind: ParamType, value: object) -> bool:
-    if kind == "json":
-        return True
-    if kind == "list[str]":
-        return isinstance(value, list) and all(isinstance(v, str) for v in value)
-    if isinstance(value, bool) and kind != "bool":  # TOML true is not the number 1
-        return False
-    return isinstance(value, _PYTHON_TYPES[kind])
+def parameters(spec: CheckSpec[P]) -> tuple[Param, ...]:
+    """The parameters a rule may write for ``spec``, as ``docs/checks.md`` lists them: derived
+    from its dataclass (names, types, defaults, the docstring under each field)."""
+    from reins.checks.params import declared
 
-
-def _describe(kind: ParamType) -> str:
-    return {
-        "str": "a string",
-        "path": 'a path such as "submission.who" or "item.date"',
-        "int": "a whole number",
-        "float": "a number",
-        "bool": "true or false",
-        "list[str]": "an array of strings",
-        "json": "any TOML value",
-    }[kind]
+    return declared(spec.params)

@@ -1,13 +1,11 @@
-"""What the library's checks share: typed reads of validated parameters, and value helpers."""
+"""What the library's checks share: how values are shown in facts, and walked."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
 
-from reins.checks.paths import Path, member, parse
-from reins.checks.spec import Params
-from reins.errors import ParamValueError
+from reins.checks.paths import Path, member
 from reins.gate.rule import Context
 from reins.values import Fact
 
@@ -42,49 +40,6 @@ def type_name(value: object) -> str:
     if isinstance(value, dict):
         return "object"
     return type(value).__name__
-
-
-def path_param(check: str, params: Params, name: str) -> Path:
-    """The parsed path of parameter ``name``. Raises ParamValueError on bad syntax."""
-    try:
-        return parse(str(params[name]))
-    except ValueError as exc:
-        raise ParamValueError(check, name, str(exc)) from None
-
-
-def opt_path(check: str, params: Params, name: str) -> Path | None:
-    return None if params.get(name) is None else path_param(check, params, name)
-
-
-def string(params: Params, name: str) -> str:
-    value = params[name]
-    assert isinstance(value, str), name
-    return value
-
-
-def flag(params: Params, name: str) -> bool:
-    value = params[name]
-    assert isinstance(value, bool), name
-    return value
-
-
-def opt_int(params: Params, name: str) -> int | None:
-    value = params.get(name)
-    assert value is None or isinstance(value, int), name
-    return value
-
-
-def opt_float(params: Params, name: str) -> float | None:
-    value = params.get(name)
-    assert value is None or isinstance(value, int | float), name
-    return None if value is None else float(value)
-
-
-def choice(check: str, params: Params, name: str, allowed: tuple[str, ...]) -> str:
-    value = string(params, name)
-    if value not in allowed:
-        raise ParamValueError(check, name, f"expected one of {', '.join(allowed)}, got {value!r}")
-    return value
 
 
 def texts(path: Path, ctx: Context) -> Iterator[tuple[str, str | None, object]]:

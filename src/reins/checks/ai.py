@@ -18,11 +18,12 @@ import asyncio
 import re
 import threading
 from collections.abc import Coroutine
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from reins.checks._common import excerpt, opt_float, string, to_json
+from reins.checks._common import excerpt, to_json
 from reins.checks.regex import compile_pattern
-from reins.checks.spec import BuiltCheck, CheckSpec, Param, Params
+from reins.checks.spec import BuiltCheck, CheckSpec
 from reins.errors import ConfigError, ParamValueError
 from reins.gate.ai import AICheck
 from reins.gate.rule import Context, Level
@@ -92,19 +93,33 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
     return box["value"]  # type: ignore[no-any-return]
 
 
-def _build(params: Params) -> BuiltCheck:
-    spec = string(params, "backend")
+@dataclass(frozen=True, slots=True)
+class AIParams:
+    backend: str
+    """the model spec, e.g. ollama:llama3"""
+    question: str
+    """the question; {submission}, {source}, {key}, {raw} replaced"""
+    doubt_when: str
+    """a regex: an answer it matches parks the item for review"""
+    flags: str = "i"
+    """regex flags for doubt_when: letters of imsxa"""
+    timeout: float = 60.0
+    """seconds to wait for the answer"""
+
+
+def _build(params: AIParams) -> BuiltCheck:
+    spec = params.backend
     try:
         from reins.backends.registry import parse_spec
 
         parse_spec(spec)
     except ConfigError as exc:
         raise ParamValueError(NAME, "backend", str(exc)) from None
-    template = string(params, "question")
+    template = params.question
     if not template.strip():
         raise ParamValueError(NAME, "question", "expected a question")
-    doubt = compile_pattern(NAME, string(params, "doubt_when"), string(params, "flags"))
-    timeout = opt_float(params, "timeout") or 0.0
+    doubt = compile_pattern(NAME, params.doubt_when, params.flags)
+    timeout = params.timeout
     if timeout <= 0:
         raise ParamValueError(NAME, "timeout", "expected a number of seconds above 0")
 
@@ -124,13 +139,7 @@ def _build(params: Params) -> BuiltCheck:
 AI = CheckSpec(
     name=NAME,
     summary="a model's answer to a question about the submission raises doubt (REVIEW at most)",
-    params=(
-        Param("backend", "str", "the model spec, e.g. ollama:llama3"),
-        Param("question", "str", "the question; {submission}, {source}, {key}, {raw} replaced"),
-        Param("doubt_when", "str", "a regex: an answer it matches parks the item for review"),
-        Param("flags", "str", "regex flags for doubt_when: letters of imsxa", "i"),
-        Param("timeout", "float", "seconds to wait for the answer", 60.0),
-    ),
+    params=AIParams,
     build=_build,
     ceiling=Level.REVIEW,
 )

@@ -22,16 +22,18 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
 
-from reins.checks._common import choice, excerpt, flag, leaves, path_param, type_name
-from reins.checks.paths import Path
-from reins.checks.spec import BuiltCheck, CheckSpec, Param, Params
+from reins.checks._common import excerpt, leaves, type_name
+from reins.checks.paths import SOURCE, Path
+from reins.checks.spec import BuiltCheck, CheckSpec
 from reins.errors import JudgeError
 from reins.gate.rule import Context
 from reins.values import Fact
 
 NAME = "anchored"
-MODES = ("words", "whitespace")
+Mode = Literal["words", "whitespace"]
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 # A run of non-space characters: leading punctuation, the core, trailing punctuation.
 _CHUNK = re.compile(r"([^\w\s]*)(\S*?)([^\w\s]*)(?=\s|\Z)")
@@ -76,11 +78,21 @@ class Index:
         return bool(needle) and f" {' '.join(needle)} " in self.joined
 
 
-def _build(params: Params) -> BuiltCheck:
-    path = path_param(NAME, params, "path")
-    source = path_param(NAME, params, "source")
-    casefold = not flag(params, "case_sensitive")
-    mode = choice(NAME, params, "tokens", MODES)
+@dataclass(frozen=True, slots=True)
+class AnchoredParams:
+    path: Path
+    """where the extracted strings are (arrays and objects are walked)"""
+    source: Path = SOURCE
+    """the text they must come from"""
+    case_sensitive: bool = True
+    """whether case must match too"""
+    tokens: Mode = "words"
+    """words (split at punctuation) or whitespace (split at spaces)"""
+
+
+def _build(params: AnchoredParams) -> BuiltCheck:
+    path, source, mode = params.path, params.source, params.tokens
+    casefold = not params.case_sensitive
 
     def check(ctx: Context) -> list[Fact]:
         index = Index(_source_text(source, ctx), casefold=casefold, mode=mode)
@@ -113,13 +125,6 @@ def _unanchored(path: Path, ctx: Context, index: Index) -> Iterator[Fact]:
 ANCHORED = CheckSpec(
     name=NAME,
     summary="every string at the path occurs in the source as a whole token sequence",
-    params=(
-        Param("path", "path", "where the extracted strings are (arrays and objects are walked)"),
-        Param("source", "path", "the text they must come from", "source"),
-        Param("case_sensitive", "bool", "whether case must match too", True),
-        Param(
-            "tokens", "str", "words (split at punctuation) or whitespace (split at spaces)", "words"
-        ),
-    ),
+    params=AnchoredParams,
     build=_build,
 )

@@ -35,11 +35,12 @@ import subprocess
 import sys
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path as FilePath
 from typing import IO
 
-from reins.checks._common import excerpt, flag, opt_float, opt_int, string
-from reins.checks.spec import BuiltCheck, CheckSpec, Param, Params, base_dir
+from reins.checks._common import excerpt
+from reins.checks.spec import CWD, BuiltCheck, CheckSpec, QuestFolder
 from reins.errors import JudgeError, ParamValueError
 from reins.gate.rule import Context
 from reins.values import Fact
@@ -68,38 +69,50 @@ def isolation() -> tuple[str, ...] | None:
     return None
 
 
-def _build(params: Params) -> BuiltCheck:
-    argv = params["run"]
-    assert isinstance(argv, list)
-    if not argv or not all(isinstance(a, str) for a in argv) or not argv[0]:
+@dataclass(frozen=True, slots=True)
+class CommandParams:
+    run: tuple[str, ...]
+    """the argument vector; {file}, {dir} and {base} are replaced"""
+    file: str = "submission.txt"
+    """the name of the file the submission is written to"""
+    timeout: float = 10.0
+    """seconds before the run is killed (a fact)"""
+    pass_codes: tuple[int, ...] = (0,)
+    """the exit codes that pass"""
+    output_chars: int = 4000
+    """how much of each output stream to keep"""
+    network: bool = False
+    """let the program use the network"""
+    require_isolation: bool = False
+    """refuse to run where the network cannot be cut"""
+    base: QuestFolder = CWD
+
+
+def _build(params: CommandParams) -> BuiltCheck:
+    argv = params.run
+    if not argv or not argv[0]:
         raise ParamValueError(NAME, "run", "expected a non-empty argument vector")
-    name = string(params, "file")
+    name = params.file
     if not name or "/" in name or "\\" in name or name in (".", ".."):
         raise ParamValueError(NAME, "file", f"expected a plain file name, got {name!r}")
-    timeout = opt_float(params, "timeout") or 0.0
-    if timeout <= 0:
+    if params.timeout <= 0:
         raise ParamValueError(NAME, "timeout", "expected a number of seconds above 0")
-    codes = params["pass_codes"]
-    if not isinstance(codes, list) or not codes or not all(_is_int(c) for c in codes):
-        raise ParamValueError(NAME, "pass_codes", "expected an array of whole numbers")
-    keep = opt_int(params, "output_chars") or 0
-    if keep < 1:
-        raise ParamValueError(NAME, "output_chars", f"expected at least 1, got {keep}")
-    run = Run(
-        argv=tuple(str(a) for a in argv),
+    if not params.pass_codes:
+        raise ParamValueError(NAME, "pass_codes", "expected at least one exit code")
+    if params.output_chars < 1:
+        raise ParamValueError(
+            NAME, "output_chars", f"expected at least 1, got {params.output_chars}"
+        )
+    return Run(
+        argv=argv,
         file=name,
-        timeout=timeout,
-        pass_codes=frozenset(int(c) for c in codes),
-        keep=keep,
-        base=os.path.abspath(base_dir(params)),
-        network=flag(params, "network"),
-        require_isolation=flag(params, "require_isolation"),
+        timeout=params.timeout,
+        pass_codes=frozenset(params.pass_codes),
+        keep=params.output_chars,
+        base=os.path.abspath(params.base),
+        network=params.network,
+        require_isolation=params.require_isolation,
     )
-    return run
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 class Run:
@@ -245,14 +258,6 @@ def _tail(out: str, err: str, limit: int = 600) -> str:
 COMMAND = CheckSpec(
     name=NAME,
     summary="a program run on the submission in a temporary folder exits with a passing code",
-    params=(
-        Param("run", "list[str]", "the argument vector; {file}, {dir} and {base} are replaced"),
-        Param("file", "str", "the name of the file the submission is written to", "submission.txt"),
-        Param("timeout", "float", "seconds before the run is killed (a fact)", 10.0),
-        Param("pass_codes", "json", "the exit codes that pass, an array of whole numbers", [0]),
-        Param("output_chars", "int", "how much of each output stream to keep", 4000),
-        Param("network", "bool", "let the program use the network", False),
-        Param("require_isolation", "bool", "refuse to run where the network cannot be cut", False),
-    ),
+    params=CommandParams,
     build=_build,
 )

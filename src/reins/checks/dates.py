@@ -17,11 +17,12 @@ from __future__ import annotations
 import calendar
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import date, datetime
 
-from reins.checks._common import excerpt, flag, opt_int, path_param, type_name
+from reins.checks._common import excerpt, type_name
 from reins.checks.paths import Path
-from reins.checks.spec import BuiltCheck, CheckSpec, Param, Params
+from reins.checks.spec import BuiltCheck, CheckSpec
 from reins.errors import JudgeError, ParamValueError
 from reins.gate.rule import Context
 from reins.values import Fact
@@ -32,11 +33,21 @@ _ISO_DAY = re.compile(r"([0-9]{4})(?:-([0-9]{2})(?:-([0-9]{2}))?)?")
 WANTED = "a date YYYY[-MM[-DD]], an interval START/END, or a time spec"
 
 
-def _build(params: Params) -> BuiltCheck:
-    path = path_param(NAME, params, "path")
-    reference = path_param(NAME, params, "reference")
-    not_after = flag(params, "not_after_reference")
-    days = opt_int(params, "max_days_before")
+@dataclass(frozen=True, slots=True)
+class TemporalParams:
+    path: Path
+    """the dates: ISO text, START/END intervals or time specs"""
+    reference: Path
+    """the reference date, e.g. item.date (ISO 8601)"""
+    not_after_reference: bool = True
+    """a date may not start after the reference"""
+    max_days_before: int | None = None
+    """a date may not end more days before it"""
+
+
+def _build(params: TemporalParams) -> BuiltCheck:
+    path, reference = params.path, params.reference
+    not_after, days = params.not_after_reference, params.max_days_before
     if days is not None and days < 0:
         raise ParamValueError(NAME, "max_days_before", f"expected 0 or more, got {days}")
 
@@ -140,11 +151,6 @@ def _shown(value: object, first: date, last: date) -> str:
 TEMPORAL = CheckSpec(
     name=NAME,
     summary="dates at the path are consistent with a reference date (not after it, not too old)",
-    params=(
-        Param("path", "path", "the dates: ISO text, START/END intervals or time specs"),
-        Param("reference", "path", "the reference date, e.g. item.date (ISO 8601)"),
-        Param("not_after_reference", "bool", "a date may not start after the reference", True),
-        Param("max_days_before", "int", "a date may not end more days before it", None),
-    ),
+    params=TemporalParams,
     build=_build,
 )

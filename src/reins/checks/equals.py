@@ -10,15 +10,17 @@ on both sides: ``whitespace`` (NFC, runs of whitespace folded to one space, ends
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import dataclass
+from typing import Literal
 
-from reins.checks._common import choice, excerpt, nothing_at, opt_path, path_param
-from reins.checks.spec import BuiltCheck, CheckSpec, Param, Params
+from reins.checks._common import excerpt, nothing_at
+from reins.checks.paths import Path
+from reins.checks.spec import BuiltCheck, CheckSpec
 from reins.errors import JudgeError, ParamValueError
 from reins.gate.rule import Context
-from reins.values import Fact
+from reins.values import JSON, Fact
 
 NAME = "equals"
-MODES = ("none", "whitespace", "casefold", "both")
 
 
 def normalised(value: object, mode: str) -> object:
@@ -50,16 +52,26 @@ def same(a: object, b: object) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _build(params: Params) -> BuiltCheck:
-    path = path_param(NAME, params, "path")
+@dataclass(frozen=True, slots=True)
+class EqualsParams:
+    path: Path
+    """the value to compare"""
+    expected: JSON = None
+    """the expected value (any TOML value)"""
+    expected_path: Path | None = None
+    """where to read the expected value, e.g. item.answer"""
+    normalise: Literal["none", "whitespace", "casefold", "both"] = "none"
+    """none, whitespace, casefold or both (applies to strings)"""
+
+
+def _build(params: EqualsParams) -> BuiltCheck:
     # TOML has no null, so None can only mean "not given"
-    given, source = params.get("expected"), opt_path(NAME, params, "expected_path")
+    path, given, source, mode = params.path, params.expected, params.expected_path, params.normalise
     if (given is None) == (source is None):
         raise ParamValueError(NAME, "expected", "give expected or expected_path (one of them)")
-    mode = choice(NAME, params, "normalise", MODES)
 
     def check(ctx: Context) -> list[Fact]:
-        target = given
+        target: object = given
         if source is not None:
             found = source.resolve(ctx)
             if len(found) != 1:
@@ -84,13 +96,6 @@ def _build(params: Params) -> BuiltCheck:
 EQUALS = CheckSpec(
     name=NAME,
     summary="the value at the path equals the expected value (optionally normalised)",
-    params=(
-        Param("path", "path", "the value to compare"),
-        Param("expected", "json", "the expected value (any TOML value)", None),
-        Param("expected_path", "path", "where to read the expected value, e.g. item.answer", None),
-        Param(
-            "normalise", "str", "none, whitespace, casefold or both (applies to strings)", "none"
-        ),
-    ),
+    params=EqualsParams,
     build=_build,
 )

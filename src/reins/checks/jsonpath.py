@@ -8,8 +8,11 @@ bound how many values it reaches (write ``[*]`` to count the elements of an arra
 
 from __future__ import annotations
 
-from reins.checks._common import excerpt, flag, opt_int, path_param, string, type_name
-from reins.checks.spec import BuiltCheck, CheckSpec, Param, Params
+from dataclasses import dataclass
+
+from reins.checks._common import excerpt, type_name
+from reins.checks.paths import Path
+from reins.checks.spec import BuiltCheck, CheckSpec
 from reins.errors import ParamValueError
 from reins.gate.rule import Context
 from reins.values import Fact
@@ -27,13 +30,25 @@ def has_type(value: object, kind: str) -> bool:
     return type_name(value) == kind
 
 
-def _build(params: Params) -> BuiltCheck:
-    path = path_param(NAME, params, "path")
-    exists = flag(params, "exists")
-    kind = string(params, "type")
+@dataclass(frozen=True, slots=True)
+class JsonPathParams:
+    path: Path
+    """what to look for"""
+    exists: bool = True
+    """whether the path must reach something (or nothing)"""
+    type: str = ""
+    """string, number, integer, boolean, null, array or object"""
+    count_min: int | None = None
+    """the fewest values the path may reach"""
+    count_max: int | None = None
+    """the most values the path may reach"""
+
+
+def _build(params: JsonPathParams) -> BuiltCheck:
+    path, exists, kind = params.path, params.exists, params.type
     if kind not in TYPES:
         raise ParamValueError(NAME, "type", f"expected one of {', '.join(TYPES[:-1])}")
-    low, high = opt_int(params, "count_min"), opt_int(params, "count_max")
+    low, high = params.count_min, params.count_max
     if low is not None and high is not None and low > high:
         raise ParamValueError(NAME, "count_max", f"count_max {high} is below count_min {low}")
     if not exists and (kind or low or high):
@@ -67,12 +82,6 @@ def _build(params: Params) -> BuiltCheck:
 JSON_PATH = CheckSpec(
     name=NAME,
     summary="the path reaches something (or nothing), of a JSON type, a number of times",
-    params=(
-        Param("path", "path", "what to look for"),
-        Param("exists", "bool", "whether the path must reach something (or nothing)", True),
-        Param("type", "str", "string, number, integer, boolean, null, array or object", ""),
-        Param("count_min", "int", "the fewest values the path may reach", None),
-        Param("count_max", "int", "the most values the path may reach", None),
-    ),
+    params=JsonPathParams,
     build=_build,
 )

@@ -9,32 +9,53 @@ not in "concatenate"). Scripts written without spaces have no such runs: use
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
 
-from reins.checks._common import choice, flag, not_text, nothing_at, opt_int, path_param
-from reins.checks.paths import Path
-from reins.checks.spec import BuiltCheck, CheckSpec, Param, Params
+from reins.checks._common import not_text, nothing_at
+from reins.checks.paths import SUBMISSION, Path
+from reins.checks.spec import BuiltCheck, CheckSpec
 from reins.errors import ParamValueError
 from reins.gate.rule import Context
 from reins.values import Fact
 from reins.verify.textmatch import count
 
 
-def _keywords(check: str, params: Params) -> list[str]:
-    words = params["keywords"]
-    assert isinstance(words, list)
-    if not words or not all(w.strip() for w in words):
+@dataclass(frozen=True, slots=True)
+class AbsentParams:
+    keywords: tuple[str, ...]
+    """the keywords that must not occur"""
+    path: Path = SUBMISSION
+    """the text to search"""
+    word_boundary: bool = True
+    """a keyword may not cut a run of letters or digits"""
+    case_sensitive: bool = False
+    """whether case must match"""
+
+
+@dataclass(frozen=True, slots=True)
+class ContainsParams(AbsentParams):
+    keywords: tuple[str, ...]
+    """the keywords to find"""
+    min_count: int = 1
+    """how many times each keyword must occur"""
+    mode: Literal["all", "any"] = "all"
+    """all (every keyword) or any (at least one)"""
+
+
+def _keywords(check: str, params: AbsentParams) -> list[str]:
+    if not params.keywords or not all(w.strip() for w in params.keywords):
         raise ParamValueError(check, "keywords", "expected at least one non-blank keyword")
-    return [str(w) for w in words]
+    return list(params.keywords)
 
 
-def _build_contains(params: Params) -> BuiltCheck:
+def _build_contains(params: ContainsParams) -> BuiltCheck:
     keywords = _keywords("contains", params)
-    path = path_param("contains", params, "path")
-    words, casefold = flag(params, "word_boundary"), not flag(params, "case_sensitive")
-    need = opt_int(params, "min_count") or 0
+    path, words, casefold = params.path, params.word_boundary, not params.case_sensitive
+    need = params.min_count
     if need < 1:
         raise ParamValueError("contains", "min_count", f"expected at least 1, got {need}")
-    every = choice("contains", params, "mode", ("all", "any")) == "all"
+    every = params.mode == "all"
 
     def check(ctx: Context) -> list[Fact]:
         return list(_lacking(path, ctx, keywords, need, every, words, casefold))
@@ -69,10 +90,9 @@ def _lacking(
             yield Fact(where=where, expected=f"{listed}{times}", actual="none of them")
 
 
-def _build_absent(params: Params) -> BuiltCheck:
+def _build_absent(params: AbsentParams) -> BuiltCheck:
     keywords = _keywords("absent", params)
-    path = path_param("absent", params, "path")
-    words, casefold = flag(params, "word_boundary"), not flag(params, "case_sensitive")
+    path, words, casefold = params.path, params.word_boundary, not params.case_sensitive
 
     def check(ctx: Context) -> list[Fact]:
         facts: list[Fact] = []
@@ -93,27 +113,16 @@ def _seen(n: int) -> str:
     return {0: "not found", 1: "found once"}.get(n, f"found {n} times")
 
 
-_COMMON = (
-    Param("path", "path", "the text to search", "submission"),
-    Param("word_boundary", "bool", "a keyword may not cut a run of letters or digits", True),
-    Param("case_sensitive", "bool", "whether case must match", False),
-)
-
 CONTAINS = CheckSpec(
     name="contains",
     summary='the text at the path holds every keyword (or any, with mode = "any")',
-    params=(
-        Param("keywords", "list[str]", "the keywords to find"),
-        *_COMMON,
-        Param("min_count", "int", "how many times each keyword must occur", 1),
-        Param("mode", "str", "all (every keyword) or any (at least one)", "all"),
-    ),
+    params=ContainsParams,
     build=_build_contains,
 )
 
 ABSENT = CheckSpec(
     name="absent",
     summary="the text at the path holds none of the keywords",
-    params=(Param("keywords", "list[str]", "the keywords that must not occur"), *_COMMON),
+    params=AbsentParams,
     build=_build_absent,
 )

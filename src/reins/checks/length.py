@@ -16,9 +16,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
 
-from reins.checks._common import choice, not_text, nothing_at, opt_int, path_param
-from reins.checks.spec import BuiltCheck, CheckSpec, Param, Params
+from reins.checks._common import not_text, nothing_at
+from reins.checks.paths import SUBMISSION, Path
+from reins.checks.spec import BuiltCheck, CheckSpec
 from reins.errors import ParamValueError
 from reins.gate.rule import Context
 from reins.values import Fact
@@ -46,7 +49,8 @@ def _bullets(text: str) -> int:
     return sum(1 for _ in _BULLET.finditer(text))
 
 
-COUNTERS: dict[str, Callable[[str], int]] = {
+Unit = Literal["chars", "words", "sentences", "paragraphs", "bullets"]
+COUNTERS: dict[Unit, Callable[[str], int]] = {
     "chars": _chars,
     "words": _words,
     "sentences": sentences.count,
@@ -55,10 +59,20 @@ COUNTERS: dict[str, Callable[[str], int]] = {
 }
 
 
-def _build(params: Params) -> BuiltCheck:
-    path = path_param(NAME, params, "path")
-    unit = choice(NAME, params, "unit", tuple(COUNTERS))
-    low, high = opt_int(params, "min"), opt_int(params, "max")
+@dataclass(frozen=True, slots=True)
+class LengthParams:
+    unit: Unit
+    """chars, words, sentences, paragraphs or bullets"""
+    path: Path = SUBMISSION
+    """the text to measure"""
+    min: int | None = None
+    """the fewest units allowed (none: no lower bound)"""
+    max: int | None = None
+    """the most units allowed (none: no upper bound)"""
+
+
+def _build(params: LengthParams) -> BuiltCheck:
+    path, unit, low, high = params.path, params.unit, params.min, params.max
     if low is None and high is None:
         raise ParamValueError(NAME, "min", "give min, max or both")
     if low is not None and high is not None and low > high:
@@ -94,11 +108,6 @@ def _describe(low: int | None, high: int | None, unit: str) -> str:
 LENGTH = CheckSpec(
     name=NAME,
     summary="the text at the path is min to max chars, words, sentences, paragraphs or bullets",
-    params=(
-        Param("unit", "str", "chars, words, sentences, paragraphs or bullets"),
-        Param("path", "path", "the text to measure", "submission"),
-        Param("min", "int", "the fewest units allowed (none: no lower bound)", None),
-        Param("max", "int", "the most units allowed (none: no upper bound)", None),
-    ),
+    params=LengthParams,
     build=_build,
 )

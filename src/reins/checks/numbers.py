@@ -9,9 +9,11 @@ must be JSON numbers: a numeric string such as ``"42"``, ``true``, NaN or an inf
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
-from reins.checks._common import excerpt, nothing_at, opt_float, opt_path, path_param, type_name
-from reins.checks.spec import BuiltCheck, CheckSpec, Param, Params
+from reins.checks._common import excerpt, nothing_at, type_name
+from reins.checks.paths import Path
+from reins.checks.spec import BuiltCheck, CheckSpec
 from reins.errors import JudgeError, ParamValueError
 from reins.gate.rule import Context
 from reins.values import Fact
@@ -30,14 +32,27 @@ def number(value: object) -> float | None:
     return result if math.isfinite(result) else None
 
 
-def _build(params: Params) -> BuiltCheck:
-    path = path_param(NAME, params, "path")
-    fixed, source = opt_float(params, "expected"), opt_path(NAME, params, "expected_path")
+@dataclass(frozen=True, slots=True)
+class NumericParams:
+    path: Path
+    """the numbers to check"""
+    expected: float | None = None
+    """the expected number"""
+    expected_path: Path | None = None
+    """where to read the expected number, e.g. item.total"""
+    tolerance: float = 0.0
+    """the absolute difference allowed"""
+    relative: float | None = None
+    """the difference allowed, as a fraction of expected"""
+
+
+def _build(params: NumericParams) -> BuiltCheck:
+    path, fixed, source = params.path, params.expected, params.expected_path
     if (fixed is None) == (source is None):
         raise ParamValueError(NAME, "expected", "give expected or expected_path (one of them)")
     if fixed is not None and not math.isfinite(fixed):
         raise ParamValueError(NAME, "expected", f"expected a finite number, got {fixed}")
-    tolerance, relative = opt_float(params, "tolerance") or 0.0, opt_float(params, "relative")
+    tolerance, relative = params.tolerance, params.relative
     if tolerance < 0 or (relative is not None and relative < 0):
         raise ParamValueError(NAME, "tolerance", "tolerances may not be negative")
 
@@ -71,12 +86,6 @@ def _build(params: Params) -> BuiltCheck:
 NUMERIC = CheckSpec(
     name=NAME,
     summary="numbers at the path equal the expected number within a tolerance",
-    params=(
-        Param("path", "path", "the numbers to check"),
-        Param("expected", "float", "the expected number", None),
-        Param("expected_path", "path", "where to read the expected number, e.g. item.total", None),
-        Param("tolerance", "float", "the absolute difference allowed", 0.0),
-        Param("relative", "float", "the difference allowed, as a fraction of expected", None),
-    ),
+    params=NumericParams,
     build=_build,
 )

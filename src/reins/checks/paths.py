@@ -89,6 +89,12 @@ class Path:
         return list(_walk(self.root, start, self.steps))
 
 
+SUBMISSION = Path("submission")
+"""The whole submission: the default of a check's ``path``."""
+SOURCE = Path("source")
+"""The item's source text."""
+
+
 def parse(text: str) -> Path:
     """The path ``text`` spells.
 

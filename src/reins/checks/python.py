@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
-from reins.checks._common import string
-from reins.checks.spec import BuiltCheck, CheckSpec, Param, Params
+from reins.checks.spec import BuiltCheck, CheckSpec
 from reins.errors import JudgeError, ParamValueError, cause_of
 from reins.gate.rule import Context
-from reins.values import Fact
+from reins.values import JSON, Fact
 
 NAME = "python"
 
@@ -44,13 +44,18 @@ def load(ref: str) -> Callable[..., object]:
     return target
 
 
-def _build(params: Params) -> BuiltCheck:
-    ref = string(params, "function")
+@dataclass(frozen=True, slots=True)
+class PythonParams:
+    function: str
+    """the function, as module:function"""
+    params: dict[str, JSON] = field(default_factory=dict)
+    """a table passed to the function as its second argument"""
+
+
+def _build(params: PythonParams) -> BuiltCheck:
+    ref = params.function
     function = load(ref)
-    given = params["params"]
-    if not isinstance(given, dict):
-        raise ParamValueError(NAME, "params", "expected a table")
-    options = dict(given)
+    options = dict(params.params)
 
     def check(ctx: Context) -> list[Fact]:
         try:
@@ -79,9 +84,6 @@ def _facts(ref: str, out: object) -> list[Fact]:
 PYTHON = CheckSpec(
     name=NAME,
     summary="a Python function module:function(ctx, params) returns facts or None",
-    params=(
-        Param("function", "str", "the function, as module:function"),
-        Param("params", "json", "a table passed to the function as its second argument", {}),
-    ),
+    params=PythonParams,
     build=_build,
 )

@@ -1,4 +1,4 @@
-"""The parameter tables of ``docs/checks.md``, generated from the checks' own specs.
+"""The parameter tables of ``docs/checks.md``, generated from the checks' parameters dataclasses.
 
 ``python -m reins.checks.reference docs/checks.md`` rewrites every table between
 ``<!-- params:NAME -->`` and ``<!-- /params -->``; a test checks the page is up to date.
@@ -8,31 +8,40 @@ from __future__ import annotations
 
 import re
 import sys
+from typing import Any
 
-from reins.checks import STANDARD, spec_of
-from reins.checks.spec import REQUIRED, CheckSpec
+from reins.checks import STANDARD, parameters, spec_of
+from reins.checks.paths import Path
+from reins.checks.spec import CheckSpec
 
 _BLOCK = re.compile(r"(<!-- params:(\w+) -->\n).*?(<!-- /params -->)", re.DOTALL)
 
 
-def table(spec: CheckSpec) -> str:
+def table(spec: CheckSpec[Any]) -> str:
     """The Markdown table of ``spec``'s parameters: name, type, default, meaning."""
     rows = ["| parameter | type | default | meaning |", "|---|---|---|---|"]
-    for p in spec.params:
-        default = "required" if p.default is REQUIRED else _toml(p.default)
-        meaning = p.help.replace("|", "\\|")
-        rows.append(f"| `{p.name}` | {p.type} | {default} | {meaning} |")
+    for p in parameters(spec):
+        default = "required" if p.required else "none" if p.default is None else _toml(p.default)
+        kind, meaning = p.type.replace("|", "\\|"), p.help.replace("|", "\\|")
+        rows.append(f"| `{p.name}` | {kind} | {default} | {meaning} |")
     return "\n".join(rows) + "\n"
 
 
 def _toml(value: object) -> str:
-    if value is None:
-        return "none"
+    return f"`{_value(value)}`"
+
+
+def _value(value: object) -> str:
+    """``value`` as TOML writes it (a default: a scalar, a path, an array or a table)."""
     if isinstance(value, bool):
-        return f"`{str(value).lower()}`"
-    if isinstance(value, str):
-        return f'`"{value}"`'
-    return f"`{value!r}`"
+        return str(value).lower()
+    if isinstance(value, str | Path):
+        return f'"{value}"'
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(map(_value, value)) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_value(v)}" for k, v in value.items()) + "}"
+    return repr(value)
 
 
 def refresh(text: str) -> str:

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
 
-from reins.checks._common import choice, excerpt, not_text, nothing_at, opt_int, path_param, string
-from reins.checks.paths import Path
-from reins.checks.spec import BuiltCheck, CheckSpec, Param, Params
+from reins.checks._common import excerpt, not_text, nothing_at
+from reins.checks.paths import SUBMISSION, Path
+from reins.checks.spec import BuiltCheck, CheckSpec
 from reins.errors import ParamValueError
 from reins.gate.rule import Context
 from reins.values import Fact
 
 NAME = "regex"
-MODES = ("must_match", "must_not_match")
 FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE, "a": re.ASCII}
 
 
@@ -36,11 +37,23 @@ def compile_pattern(check: str, pattern: str, flags: str) -> re.Pattern[str]:
         raise ParamValueError(check, "pattern", f"does not compile: {exc}") from None
 
 
-def _build(params: Params) -> BuiltCheck:
-    regex = compile_pattern(NAME, string(params, "pattern"), string(params, "flags"))
-    path = path_param(NAME, params, "path")
-    must_match = choice(NAME, params, "mode", MODES) == "must_match"
-    limit = opt_int(params, "max_chars") or 0
+@dataclass(frozen=True, slots=True)
+class RegexParams:
+    pattern: str
+    """a Python regular expression (write it in 'single quotes')"""
+    path: Path = SUBMISSION
+    """the text to search"""
+    mode: Literal["must_match", "must_not_match"] = "must_match"
+    """must_match or must_not_match"""
+    flags: str = ""
+    """letters: i (ignore case), m, s, x, a"""
+    max_chars: int = 100_000
+    """longer texts are not searched but leave a fact"""
+
+
+def _build(params: RegexParams) -> BuiltCheck:
+    regex = compile_pattern(NAME, params.pattern, params.flags)
+    path, must_match, limit = params.path, params.mode == "must_match", params.max_chars
     if limit < 1:
         raise ParamValueError(NAME, "max_chars", f"expected at least 1, got {limit}")
 
@@ -82,12 +95,6 @@ def _facts(
 REGEX = CheckSpec(
     name=NAME,
     summary="the text at the path must (or must not) match a regular expression",
-    params=(
-        Param("pattern", "str", "a Python regular expression (write it in 'single quotes')"),
-        Param("path", "path", "the text to search", "submission"),
-        Param("mode", "str", "must_match or must_not_match", "must_match"),
-        Param("flags", "str", "letters: i (ignore case), m, s, x, a", ""),
-        Param("max_chars", "int", "longer texts are not searched but leave a fact", 100_000),
-    ),
+    params=RegexParams,
     build=_build,
 )

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path as FilePath
 from typing import TYPE_CHECKING, Any, cast
 
-from reins.checks._common import excerpt, opt_int, path_param, to_json
-from reins.checks.paths import member
-from reins.checks.spec import BuiltCheck, CheckSpec, Param, Params, base_dir
+from reins.checks._common import excerpt, to_json
+from reins.checks.paths import SUBMISSION, Path, member
+from reins.checks.spec import CWD, BuiltCheck, CheckSpec, QuestFolder
 from reins.errors import ParamValueError
 from reins.gate.rule import Context
-from reins.values import Fact
+from reins.values import JSON, Fact
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -31,15 +32,24 @@ if TYPE_CHECKING:
 NAME = "json_schema"
 
 
-def _load(params: Params) -> dict[str, Any]:
-    given = params["schema"]
+@dataclass(frozen=True, slots=True)
+class SchemaParams:
+    schema: str | bool | dict[str, JSON]
+    """a JSON file relative to the quest folder, or an inline table"""
+    path: Path = SUBMISSION
+    """what to validate"""
+    max_facts: int = 10
+    """the most facts one submission leaves"""
+    base: QuestFolder = CWD
+
+
+def _load(params: SchemaParams) -> dict[str, Any]:
+    given = params.schema
     if isinstance(given, bool):  # the boolean schemas: accept everything, or nothing
         return {} if given else {"not": {}}
     if isinstance(given, dict):
         return given
-    if not isinstance(given, str):
-        raise ParamValueError(NAME, "schema", "expected a file name or an inline table")
-    file = FilePath(base_dir(params)) / given
+    file = FilePath(params.base) / given
     try:
         schema = json.loads(file.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -53,7 +63,7 @@ def _load(params: Params) -> dict[str, Any]:
     return schema
 
 
-def _build(params: Params) -> BuiltCheck:
+def _build(params: SchemaParams) -> BuiltCheck:
     try:
         import jsonschema
         from jsonschema.exceptions import SchemaError
@@ -68,8 +78,7 @@ def _build(params: Params) -> BuiltCheck:
     except SchemaError as exc:
         raise ParamValueError(NAME, "schema", f"not a valid JSON Schema: {exc.message}") from None
     validator = cls(schema)
-    path = path_param(NAME, params, "path")
-    limit = opt_int(params, "max_facts") or 0
+    path, limit = params.path, params.max_facts
     if limit < 1:
         raise ParamValueError(NAME, "max_facts", f"expected at least 1, got {limit}")
 
@@ -116,10 +125,6 @@ def _location(where: str, parts: Iterable[str | int]) -> str:
 JSON_SCHEMA = CheckSpec(
     name=NAME,
     summary="the value at the path validates against a JSON Schema (one fact per error)",
-    params=(
-        Param("schema", "json", "a JSON file relative to the quest folder, or an inline table"),
-        Param("path", "path", "what to validate", "submission"),
-        Param("max_facts", "int", "the most facts one submission leaves", 10),
-    ),
+    params=SchemaParams,
     build=_build,
 )

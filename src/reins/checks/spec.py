@@ -1,9 +1,12 @@
-"""What a check of the standard library is: a name, typed parameters, and a builder.
+"""What a check of the standard library is: a name, its parameters as a dataclass, a builder.
 
-A rule in ``gate.md`` names a check and gives its parameters (a TOML inline table). When the
-document loads, the parameters are validated against the check's :class:`Param` list, so a
-missing or ill-typed parameter is refused with the file, line and column before anything is
-judged; then :attr:`CheckSpec.build` turns the validated parameters into the rule's check.
+A rule in ``gate.md`` names a check and gives its parameters (a TOML inline table). A check
+declares the parameters it takes as a frozen dataclass: each field's type and default are the
+declaration, and the docstring written under a field is its one line of help in
+``docs/checks.md``. When the document loads, :func:`reins.checks.validate` reads the table
+into that dataclass (:mod:`reins.checks.params`), so a missing, unknown or ill-typed parameter
+is refused with the file, line and column before anything is judged; then
+:attr:`CheckSpec.build` turns the instance into the rule's check.
 
 A built check reads a gate :class:`~reins.gate.Context` and returns ``None`` (nothing wrong), a
 :class:`~reins.values.Fact`, or several facts. Each fact may carry its own ``level`` (FAIL or
@@ -15,22 +18,33 @@ try. Everything in the submission is hostile input.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Generic, NewType, TypeVar
 
 from reins.gate.rule import Context, Level
 from reins.values import Fact
 
-ParamType = Literal["str", "int", "float", "bool", "list[str]", "json", "path"]
-"""The types a parameter may have. ``json`` is any TOML value (table, array, scalar); ``path``
-is a string in the path syntax of :mod:`reins.checks.paths` (``submission.who``,
-``submission.people[*].name``, ``item.date``, ``source``, ``key``), checked when the gate
-loads."""
-
 Outcome = Fact | Iterable[Fact] | None
 BuiltCheck = Callable[[Context], Outcome]
-Params = Mapping[str, object]
+P = TypeVar("P")
+
+BASE = "__base__"
+"""The reserved key of the given parameters that tells a check where its quest lives.
+
+The loader adds it to the parameters it validates: the folder that holds ``gate.md``, as a
+string. A check that reads files declares a field of type :data:`QuestFolder`, which receives
+it (``"."`` without it: a check built by hand reads files relative to the current directory).
+It is never written in ``gate.md``; a check that declares no such field ignores it.
+"""
+
+QuestFolder = NewType("QuestFolder", str)
+"""The type of the parameters field that receives the quest folder (:data:`BASE`). A file a
+parameter names (``json_schema``'s ``schema = "schema.json"``) is read relative to it."""
+
+CWD = QuestFolder(".")
+"""The quest folder of a check built without one: the current directory. The default of a
+:data:`QuestFolder` field (``base: QuestFolder = CWD``)."""
 
 
 class _Required:
@@ -41,30 +55,17 @@ class _Required:
 REQUIRED: object = _Required()
 """The default of a parameter that must be given."""
 
-BASE = "__base__"
-"""The reserved parameter that tells a check where its quest lives.
-
-The loader adds it to the validated parameters it passes to :attr:`CheckSpec.build`: the
-folder that holds ``gate.md``, as a string. A parameter that names a file (``json_schema``'s
-``schema = "schema.json"``) is read relative to it. It is never declared in a check's
-:class:`Param` list and never written in ``gate.md``; :func:`reins.checks.validate` passes it
-through untouched. Without it (a check built by hand), files are relative to the current
-directory: see :func:`base_dir`.
-"""
-
-
-def base_dir(params: Params) -> str:
-    """The folder a check reads its files from: ``params["__base__"]``, else ``"."``."""
-    base = params.get(BASE)
-    return base if isinstance(base, str) and base else "."
-
 
 @dataclass(frozen=True, slots=True)
 class Param:
-    """One parameter of a check: its name, type, one line of help, and a default."""
+    """One parameter as its check's dataclass declares it, for docs and messages.
+
+    ``type`` is how ``docs/checks.md`` writes the field's type (``str``, ``int``, ``path``,
+    ``list[str]``, ``json``, ``str | list[str]``…); ``help`` is the docstring under the field.
+    """
 
     name: str
-    type: ParamType
+    type: str
     help: str
     default: object = REQUIRED
 
@@ -74,23 +75,23 @@ class Param:
 
 
 @dataclass(frozen=True, slots=True)
-class CheckSpec:
+class CheckSpec(Generic[P]):
     """A check of the library.
 
     Args:
         name: what ``gate.md`` calls it (``json_schema``, ``regex``, …).
         summary: one line for ``docs/checks.md`` and error messages.
-        params: the parameters it takes; unknown ones are refused at load.
-        build: validated parameters (plus the reserved :data:`BASE`) → the check. May raise
-            ``ValueError`` for a parameter value that is well-typed but unusable (a regex that
-            does not compile): the loader reports it at the parameter's position. The library's
-            checks raise :class:`~reins.errors.ParamValueError`, a ``ValueError`` that names
-            the parameter in its ``param`` attribute.
+        params: the frozen dataclass of its parameters; unknown ones are refused at load.
+        build: the validated parameters → the check. May raise ``ValueError`` for a value that
+            is well-typed but unusable (a regex that does not compile): the loader reports it
+            at the parameter's position. The library's checks raise
+            :class:`~reins.errors.ParamValueError`, a ``ValueError`` that names the parameter in
+            its ``param`` attribute (a ``__post_init__`` of the dataclass may raise it too).
         ceiling: the most a fact of this check may weigh (REVIEW for ``ai``), or None.
     """
 
     name: str
     summary: str
-    params: tuple[Param, ...]
-    build: Callable[[Params], BuiltCheck]
+    params: type[P]
+    build: Callable[[P], BuiltCheck]
     ceiling: Level | None = None

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from reins.errors import ConfigError, DocumentError
 from reins.quest import Seed
+from reins.values import JSON
 
 
 class Doc(Protocol):
@@ -165,7 +166,7 @@ class ItemSource:
             except UnicodeDecodeError as exc:
                 raise DocumentError(str(path), reader.line_num, 0, f"not UTF-8: {exc}") from None
 
-    def _item(self, data: Any, path: str, line: int) -> Seed:
+    def _item(self, data: JSON, path: str, line: int) -> Seed:
         if not isinstance(data, dict):
             raise DocumentError(path, line, 1, f"expected an object, got {type(data).__name__}")
         key = data.get(self.key)

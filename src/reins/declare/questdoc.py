@@ -11,7 +11,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reins.declare.items import ItemSource
 from reins.declare.template import Template
@@ -19,6 +19,10 @@ from reins.errors import DocumentError
 from reins.gate import Context, Fact, Outcome, Verdict, excerpt
 from reins.quest import RETRY_POLICIES, Example, Quest
 from reins.store.model import Item
+from reins.values import JSON
+
+if TYPE_CHECKING:
+    from reins.declare.gatedoc import GateDoc
 
 QUEST_FILE = "quest.toml"
 OUTPUTS = ("json", "text")
@@ -51,7 +55,7 @@ class Decoder:
     source_field: str
 
     def __call__(self, item: Item, raw: str) -> Context | Verdict:
-        submission: Any = raw
+        submission: JSON = raw
         if self.output == "json":
             import json
 
@@ -207,8 +211,6 @@ class Doc:
         return value
 
     def quest(self, folder: Path) -> Quest:
-        from reins.declare.gatedoc import load_gate
-
         name = self.get("", "name", str, "")
         if not name:
             raise DocumentError(self.path, 1, 0, 'expected name = "a word" naming the quest')
@@ -216,15 +218,7 @@ class Doc:
         # appended, so that a local file never shadows an installed module.
         if str(folder) not in sys.path:
             sys.path.append(str(folder))
-        gate_name = self.get("judge", "gate", str, "gate.md")
-        gate_path = folder / gate_name
-        try:
-            gate_text = gate_path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise self.error("judge", "gate", f"cannot read {gate_path}: {exc}") from None
-        gate = load_gate(gate_text, str(gate_path), here=str(folder))
-        ids = {r.id for r in gate.rules}
-
+        gate = self._gate(folder)
         output = self.get("prompt", "output", str, "json")
         if output not in OUTPUTS:
             raise self.error("prompt", "output", f'output must be "json" or "text", not {output!r}')
@@ -233,7 +227,41 @@ class Doc:
         template_text, template_path, template_line = self._template(folder)
         samples = [(ex.key or f"example-{i + 1}", ex.input) for i, ex in enumerate(examples)]
         template = Template(template_text, template_path, template_line, samples)
+        max_tries, retry, escalate = self._judging({r.id for r in gate.rules})
+        source = ItemSource.from_doc(self, folder)
+        coaching = dict(gate.coaching)
+        if output == "json":
+            coaching.setdefault(JSON_RULE, JSON_COACHING)
+        return Quest(
+            name=name,
+            description=self.get("", "description", str, ""),
+            seed=source.seed,
+            render=Renderer(template),
+            prepare=Decoder(output, source.source_field),
+            rules=gate.rules,
+            manual=manual,
+            coaching=coaching,
+            max_tries=max_tries,
+            gate=gate.gate(),
+            escalate_on=escalate,
+            retry=retry,
+            gate_version=str(self.get("judge", "version", (str, int), "")),
+            examples=examples,
+        )
 
+    def _gate(self, folder: Path) -> GateDoc:
+        """gate.md (or the file ``[judge] gate`` names), loaded with ``folder`` as its base."""
+        from reins.declare.gatedoc import load_gate
+
+        gate_path = folder / self.get("judge", "gate", str, "gate.md")
+        try:
+            gate_text = gate_path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise self.error("judge", "gate", f"cannot read {gate_path}: {exc}") from None
+        return load_gate(gate_text, str(gate_path), here=str(folder))
+
+    def _judging(self, ids: set[str]) -> tuple[int, str, frozenset[str]]:
+        """``[judge]``'s max_tries, retry and escalate_on (rule ids of the gate, ``ids``)."""
         max_tries = self.get("judge", "max_tries", int, 3)
         if max_tries < 1:
             raise self.error("judge", "max_tries", "max_tries must be at least 1")
@@ -252,26 +280,7 @@ class Doc:
                 )
         if self.get("judge", "allow_proposals", bool, False):
             raise self.error("judge", "allow_proposals", "allow_proposals = true is not supported")
-        source = ItemSource.from_doc(self, folder)
-        coaching = dict(gate.coaching)
-        if output == "json":
-            coaching.setdefault(JSON_RULE, JSON_COACHING)
-        return Quest(
-            name=name,
-            description=self.get("", "description", str, ""),
-            seed=source.seed,
-            render=Renderer(template),
-            prepare=Decoder(output, source.source_field),
-            rules=gate.rules,
-            manual=manual,
-            coaching=coaching,
-            max_tries=max_tries,
-            gate=gate.gate(),
-            escalate_on=frozenset(escalate),
-            retry=retry,
-            gate_version=str(self.get("judge", "version", (str, int), "")),
-            examples=examples,
-        )
+        return max_tries, retry, frozenset(escalate)
 
     def _text_or_file(self, folder: Path, key: str) -> str:
         text = self.get("prompt", key, str, None)

@@ -178,5 +178,50 @@ def table_under(tables: Sequence[Table], name: str) -> Table | None:
     return next((t for t in tables if t.heading.casefold() == want), None)
 
 
+def columns(
+    table: Table, path: str, what: str, known: Sequence[str], required: Sequence[str]
+) -> dict[str, int]:
+    """Column name → its index in ``table``'s rows.
+
+    Raises:
+        DocumentError: a column not in ``known``, a column twice, or one of ``required``
+            missing, at its header cell (at the table for a missing one).
+    """
+    index: dict[str, int] = {}
+    for i, (name, cell) in enumerate(zip(table.columns, table.header, strict=True)):
+        if name not in known:
+            raise DocumentError(
+                path,
+                cell.line,
+                cell.column,
+                f"unknown {what} column {cell.text!r}; expected {', '.join(known)}",
+            )
+        if name in index:
+            raise DocumentError(path, cell.line, cell.column, f"{what} column {name!r} twice")
+        index[name] = i
+    for name in required:
+        if name not in index:
+            raise DocumentError(path, table.line, 1, f"the {what} table has no {name!r} column")
+    return index
+
+
+def row_of(table: Table, path: str, row: tuple[Cell, ...]) -> tuple[Cell, ...]:
+    """``row``, which must have a cell for every column of ``table``'s header.
+
+    Raises:
+        DocumentError: a row with more or fewer cells, at its last cell that has a column.
+    """
+    if len(row) != len(table.header):
+        at = row[min(len(row), len(table.header)) - 1] if row else None
+        raise DocumentError(
+            path,
+            at.line if at else 0,
+            at.column if at else 0,
+            f"{len(row)} cells, expected {len(table.header)} ({', '.join(table.columns)}); "
+            "write \\| for a | inside a cell",
+        )
+    return row
+
+
 def _is_separator(cells: Sequence[Cell]) -> bool:
     return bool(cells) and all(_SEPARATOR_CELL.fullmatch(c.text) for c in cells)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from reins.errors import ConfigError, DocumentError
+from reins.values import JSON
 
 
 @dataclass(eq=False)
@@ -26,7 +26,7 @@ class Template:
     text: str
     path: str
     line: int = 1
-    samples: Sequence[tuple[str, Any]] = ()
+    samples: Sequence[tuple[str, JSON]] = ()
     _compiled: Callable[..., str] | None = field(default=None, init=False, repr=False)
 
     def check(self) -> None:
@@ -56,7 +56,7 @@ class Template:
             except ConfigError as exc:
                 raise DocumentError(self.path, self.line, 0, f"example {key!r}: {exc}") from None
 
-    def render(self, key: str, payload: Any) -> str:
+    def render(self, key: str, payload: JSON) -> str:
         """The prompt text for one item.
 
         Raises:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from reins.values import Fact
+from reins.values import JSON, Fact
 
 __all__ = ["CatalogEntry", "Check", "Context", "Fact", "Level", "Rule", "rule"]
 
@@ -24,8 +24,8 @@ class Context:
     """What a rule reads: the decoded submission, the item it answers, and its source text."""
 
     key: str
-    submission: Any
-    payload: Any = None
+    submission: JSON
+    payload: JSON = None
     source: str = ""
     raw: str = ""
     grounds: Mapping[str, Any] = field(default_factory=dict)

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
-from reins.values import Fact
+from reins.values import JSON, Fact
 
 
 class State(StrEnum):
@@ -55,7 +54,7 @@ class Item:
     key: str
     state: State
     tries: int
-    payload: Any = None
+    payload: JSON = None
     turns: int = 0
     created_at: str = ""
     updated_at: str = ""

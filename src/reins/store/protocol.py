@@ -8,7 +8,7 @@ transaction; none holds a lock across calls.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from reins.store.model import (
     Activity,
@@ -23,6 +23,7 @@ from reins.store.model import (
     Stats,
 )
 from reins.store.owner import Owner
+from reins.values import JSON
 
 
 class Store(Protocol):
@@ -51,7 +52,7 @@ class Store(Protocol):
 
     # -- items ----------------------------------------------------------------------------
 
-    def add(self, seeds: Iterable[tuple[str, Any]]) -> tuple[int, int]:
+    def add(self, seeds: Iterable[tuple[str, JSON]]) -> tuple[int, int]:
         """Add items from ``(key, payload)`` pairs, streaming; existing keys stay untouched.
 
         Returns ``(added, already_present)``; duplicates inside ``seeds`` count as present.

@@ -12,9 +12,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reins.values import Fact
+from reins.values import JSON, Fact
 from reins.verify import mailaddr
 from reins.verify.mailaddr import FREE_MAIL
+
+
+def addresses(given: JSON) -> list[str]:
+    """The addresses of a prepared submission: a list of strings (``prepare`` made it one).
+
+    Raises:
+        TypeError: the submission is not a list of addresses, so a rule over it fails closed.
+    """
+    if isinstance(given, list):
+        found = [a for a in given if isinstance(a, str)]
+        if len(found) == len(given):
+            return found
+    raise TypeError(f"expected a list of addresses, got {type(given).__name__}")
 
 
 def syntax(given: Sequence[str], at: str) -> list[Fact]:

@@ -28,9 +28,10 @@ def addresses(ctx: Context) -> list[str] | None:
     data = ctx.submission
     if isinstance(data, dict) and set(data) == {"addresses"}:
         data = data["addresses"]
-    if not isinstance(data, list) or not all(isinstance(a, str) for a in data):
+    if not isinstance(data, list):
         return None
-    return [a.strip() for a in data]
+    given = [a.strip() for a in data if isinstance(a, str)]
+    return given if len(given) == len(data) else None
 
 
 def syntax(ctx: Context, params: Mapping[str, object]) -> list[Fact]:

@@ -15,7 +15,6 @@ import json
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from reins.errors import ConfigError
 from reins.gate import Context, Fact, Level, Outcome, Verdict, excerpt, rule
@@ -23,6 +22,7 @@ from reins.packs import folder
 from reins.quest import Quest, Seed
 from reins.quests.emails.graph import build_graph
 from reins.store.model import Item
+from reins.values import JSON
 from reins.verify import mailfacts as facts
 
 SAMPLES = folder("emails") / "samples"  # one copy, the pack's: the two quests judge alike
@@ -63,19 +63,27 @@ def seed(args: Sequence[str]) -> Iterator[Seed]:
 
 
 def render(item: Item) -> str:
-    text = item.payload["text"]
     return (
-        f"Extract the e-mail addresses of the text {item.payload['file']!r}.\n\n"
-        f"<text>\n{text.rstrip()}\n</text>"
+        f"Extract the e-mail addresses of the text {_field(item, 'file')!r}.\n\n"
+        f"<text>\n{_field(item, 'text').rstrip()}\n</text>"
     )
 
 
-def _decode(raw: str) -> Any:
+def _field(item: Item, name: str) -> str:
+    """A text field of an item's payload as :func:`seed` writes it: ``{"file", "text"}``."""
+    value = item.payload.get(name) if isinstance(item.payload, dict) else None
+    if not isinstance(value, str):
+        raise TypeError(f"emails quest: item {item.key!r} has no {name!r} text in its payload")
+    return value
+
+
+def _decode(raw: str) -> JSON:
     text = raw.strip()
     fence = re.fullmatch(r"```[a-zA-Z]*\n(.*?)\n?```", text, re.S)
     if fence:
         text = fence.group(1).strip()
-    return json.loads(text)
+    data: JSON = json.loads(text)
+    return data
 
 
 def prepare(item: Item, raw: str) -> Context | Verdict:
@@ -89,32 +97,33 @@ def prepare(item: Item, raw: str) -> Context | Verdict:
     if not isinstance(data, list) or not all(isinstance(a, str) for a in data):
         fact = Fact(rule="json-shape", where="submission", expected=SHAPE, actual=excerpt(raw, 120))
         return Verdict.short(Outcome.FAIL, fact)
-    return Context(key=item.key, submission=[a.strip() for a in data], source=item.payload["text"])
+    given: list[JSON] = [a.strip() for a in data if isinstance(a, str)]
+    return Context(key=item.key, submission=given, source=_field(item, "text"))
 
 
 @rule("address-syntax", Level.FAIL, "every entry is a well-formed e-mail address")
 def address_syntax(ctx: Context) -> list[Fact]:
-    return facts.syntax(ctx.submission, "addresses")
+    return facts.syntax(facts.addresses(ctx.submission), "addresses")
 
 
 @rule("address-in-source", Level.FAIL, "every address is a mailbox written whole in the text")
 def address_in_source(ctx: Context) -> list[Fact]:
-    return facts.in_source(ctx.submission, ctx.source, "addresses")
+    return facts.in_source(facts.addresses(ctx.submission), ctx.source, "addresses")
 
 
 @rule("address-missing", Level.FAIL, "no address of the text is left out")
 def address_missing(ctx: Context) -> Fact | None:
-    return facts.missing(ctx.submission, ctx.source, "addresses")
+    return facts.missing(facts.addresses(ctx.submission), ctx.source, "addresses")
 
 
 @rule("address-duplicate", Level.FAIL, "each address is listed once")
 def address_duplicate(ctx: Context) -> list[Fact]:
-    return facts.duplicate(ctx.submission, "addresses")
+    return facts.duplicate(facts.addresses(ctx.submission), "addresses")
 
 
 @rule("free-mail", Level.REVIEW, "free-mail addresses are checked by a person")
 def free_mail(ctx: Context) -> Fact | None:
-    return facts.free_mail(ctx.submission, "addresses")
+    return facts.free_mail(facts.addresses(ctx.submission), "addresses")
 
 
 RULES = (address_syntax, address_in_source, address_missing, address_duplicate, free_mail)

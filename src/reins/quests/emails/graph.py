@@ -15,6 +15,7 @@ from reins.errors import ConfigError
 from reins.gate import Context, Fact, Level, Rule, rule
 from reins.gate.graph import Graph
 from reins.gate.ground import Resolver, Snapshot, require_dnspython
+from reins.verify.mailfacts import addresses
 
 MX = "mx"
 REQUIRED = ("address-syntax", "address-in-source", "free-mail")
@@ -26,10 +27,7 @@ def domains(ctx: Context) -> list[str]:
     Raises:
         TypeError: the submission is not a list of addresses (the MX ground then fails closed).
     """
-    submission = ctx.submission
-    if not isinstance(submission, list) or not all(isinstance(a, str) for a in submission):
-        raise TypeError(f"expected a list of addresses, got {type(submission).__name__}")
-    found = (a.rpartition("@")[2].strip().lower() for a in submission if "@" in a)
+    found = (a.rpartition("@")[2].strip().lower() for a in addresses(ctx.submission) if "@" in a)
     return list(dict.fromkeys(d for d in found if d))
 
 
@@ -43,7 +41,7 @@ def address_mx(ctx: Context) -> list[Fact]:
     """A fact for each address whose domain has no MX record."""
     records = ctx.grounds[MX]
     out = []
-    for i, address in enumerate(ctx.submission):
+    for i, address in enumerate(addresses(ctx.submission)):
         domain = address.rpartition("@")[2].strip().lower()
         if domain and not records[domain]:
             out.append(

@@ -49,14 +49,14 @@ def _prepare(item: Item, raw: str) -> Context | Verdict:
 
 @rule("not-bad", Level.FAIL, "the answer is not 'bad'")
 def _not_bad(ctx: Context) -> Fact | None:
-    if "bad" in ctx.submission:
+    if isinstance(ctx.submission, str) and "bad" in ctx.submission:
         return Fact(where="answer", expected="good", actual=ctx.submission)
     return None
 
 
 @rule("not-meh", Level.REVIEW, "the answer is not 'meh'")
 def _not_meh(ctx: Context) -> Fact | None:
-    if "meh" in ctx.submission:
+    if isinstance(ctx.submission, str) and "meh" in ctx.submission:
         return Fact(where="answer", expected="good", actual=ctx.submission)
     return None
 

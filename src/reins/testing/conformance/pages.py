@@ -12,6 +12,7 @@ from reins.store.protocol import Store
 from reins.store.walk import iter_items
 from reins.testing.conformance._kit import T0, assert_sound, everything, opened, turn
 from reins.testing.harness import StoreHarness
+from reins.values import JSON
 
 
 def _walk(
@@ -158,7 +159,7 @@ def test_add_dedupes_by_key_and_leaves_existing_items_untouched(
 def test_add_streams_a_large_input(store_harness: StoreHarness) -> None:
     pulled = 0
 
-    def seeds() -> Iterator[tuple[str, object]]:
+    def seeds() -> Iterator[tuple[str, JSON]]:
         nonlocal pulled
         for i in range(12_000):
             pulled += 1
