@@ -31,10 +31,11 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
     if todo:
         import time
 
+        from reins.store.query import PageQuery
         from reins.turn.views import board_lines, mark
 
         now = time.time()
-        rows = [(mark(item, now), item) for item in ledger.page(limit=limit).items]
+        rows = [(mark(item, now), item) for item in ledger.page(PageQuery(limit=limit)).items]
         if as_json:
             emit_json(
                 [
