@@ -21,7 +21,7 @@ from reins.cli.work import json_option
 @pass_env
 def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
     """Counts per state, work remaining, tries used, and how often each rule fired."""
-    from reins.store.model import State
+    from reins.store import PageQuery, State
 
     ledger = env.ledger()
     stats = ledger.stats()
@@ -31,7 +31,6 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
     if todo:
         import time
 
-        from reins.store.query import PageQuery
         from reins.turn.views import board_lines, mark
 
         now = time.time()

@@ -16,17 +16,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from reins.store.model import (
-    Activity,
-    Attempt,
-    Claim,
-    Draft,
-    ExportBatch,
-    Item,
-    Lease,
-    Page,
-    Stats,
-)
+from reins.store.model import Activity, Attempt, Claim, Draft, ExportBatch, Item, Lease, Page, Stats
 from reins.store.query import PageQuery
 
 

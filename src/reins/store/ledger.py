@@ -16,17 +16,7 @@ from typing import Any, Generic, Self
 from reins.errors import LedgerError
 from reins.store.codec import dump_json
 from reins.store.engine import DB, EngineSQL, Entry, Row
-from reins.store.model import (
-    Activity,
-    Attempt,
-    Claim,
-    Draft,
-    ExportBatch,
-    Item,
-    Lease,
-    Page,
-    Stats,
-)
+from reins.store.model import Activity, Attempt, Claim, Draft, ExportBatch, Item, Lease, Page, Stats
 from reins.store.owner import Owner
 from reins.store.query import PageQuery
 from reins.store.walk import chunks
@@ -100,12 +90,7 @@ class Ledger(Generic[DB]):
     # -- leases ---------------------------------------------------------------------------
 
     def lease(
-        self,
-        owner: str,
-        *,
-        ttl: float,
-        now: float | None = None,
-        excluding: Collection[str] = (),
+        self, owner: str, *, ttl: float, now: float | None = None, excluding: Collection[str] = ()
     ) -> Lease | None:
         t = time.time() if now is None else now
         return self._sql.leases.lease(self._db, owner, ttl=ttl, now=t, excluding=excluding)

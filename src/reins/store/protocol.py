@@ -12,17 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Protocol
 
-from reins.store.model import (
-    Activity,
-    Attempt,
-    Claim,
-    Draft,
-    ExportBatch,
-    Item,
-    Lease,
-    Page,
-    Stats,
-)
+from reins.store.model import Activity, Attempt, Claim, Draft, ExportBatch, Item, Lease, Page, Stats
 from reins.store.owner import Owner
 from reins.store.query import PageQuery
 
@@ -86,12 +76,7 @@ class Store(Protocol):
     # -- leases ---------------------------------------------------------------------------
 
     def lease(
-        self,
-        owner: str,
-        *,
-        ttl: float,
-        now: float | None = None,
-        excluding: Collection[str] = (),
+        self, owner: str, *, ttl: float, now: float | None = None, excluding: Collection[str] = ()
     ) -> Lease | None:
         """Lease the next TODO item to ``owner`` for ``ttl`` seconds, or None if none is free.
 
