@@ -37,6 +37,7 @@ from bench.machine import cpu_model  # noqa: E402
 from bench.quests import counter, key_of  # noqa: E402
 from reins.store.model import Attempt, AttemptKind, Item, State  # noqa: E402
 from reins.store.protocol import Store  # noqa: E402
+from reins.store.query import PageQuery  # noqa: E402
 from reins.values import Fact  # noqa: E402
 
 GOAL_MS = 150.0
@@ -143,7 +144,7 @@ def measure(store: Store, n: int, runs: int) -> dict[str, list[float]]:
 
     app = create_app(store, counter, Guard.for_host("127.0.0.1"))
     client = TestClient(app, base_url="http://127.0.0.1:8765")
-    deep = store.page(limit=1, after=None, descending=True).items  # warm the cursor lookups
+    deep = store.page(PageQuery(limit=1, descending=True)).items  # warm the cursor lookups
     assert deep
     fill = {"deep": n * 9 // 10, "last": key_of(n - 1), "done": key_of(17)}
     return {label: timed(client, path.format(**fill), runs) for label, path in PAGES}

@@ -14,6 +14,7 @@ from reins.errors import ConfigError
 from reins.loop import LoopOptions
 from reins.loop.compare import compare_retry
 from reins.store.owner import Owner
+from reins.store.query import PageQuery
 from reins.store.walk import passes_by_try
 from reins.testing import FakeBackend, FakeCall
 from tests.conftest import TINY
@@ -55,7 +56,7 @@ def test_the_users_ledger_is_not_touched(tmp_path: Path) -> None:
     path = make_ledger(tmp_path / "t.reins.db")
     before = path.read_bytes()
     with SQLiteStore.open(path) as led:
-        items = [(i.key, i.payload) for i in led.page(limit=10).items]
+        items = [(i.key, i.payload) for i in led.page(PageQuery(limit=10)).items]
     compare_retry(TINY, items, learner, ["facts"], options=FAST)
     assert path.read_bytes() == before
 

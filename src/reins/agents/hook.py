@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from reins.store.model import Item, State
 from reins.store.protocol import Store
+from reins.store.query import PageQuery
 
 COUNT = "agents.stop."  # + session id → "blocks turns": blocks in a row, ledger turns then
 BOARD_LINES = 10
@@ -163,7 +164,7 @@ def standing(store: Store, driver: str | None, *, now: float | None = None) -> S
     mine = None if driver is None else held_by(store, driver, t)
     todo = [
         i
-        for i in store.page(state=State.TODO, limit=BOARD_LINES).items
+        for i in store.page(PageQuery(state=State.TODO, limit=BOARD_LINES)).items
         if mine is None or i.key != mine.key
     ]
     shown = ([mine] if mine is not None else []) + todo

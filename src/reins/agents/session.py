@@ -21,6 +21,7 @@ from reins.errors import ConfigError, NotFound, ReinsError
 from reins.quest import Quest
 from reins.store.model import AttemptKind, Item, State
 from reins.store.protocol import Store
+from reins.store.query import PageQuery
 
 PROPOSED = "agents.proposed."  # + item key → the driver that proposed it
 BOARD_LIMIT = 50
@@ -51,7 +52,7 @@ def held_by(store: Store, driver: str, now: float | None = None) -> Item | None:
     lease), so the state and the expiry are checked on the few found.
     """
     t = time.time() if now is None else now
-    page = store.page(leased_to=driver, limit=5)
+    page = store.page(PageQuery(leased_to=driver, limit=5))
     return next(
         (i for i in page.items if i.state is State.TODO and (i.lease_expires or 0) > t), None
     )
@@ -188,11 +189,13 @@ class AgentSession:
     def board(self, args: dict[str, Any]) -> Reply:
         from reins.turn.views import board_lines
 
-        limit = args.get("limit", BOARD_LIMIT)
-        if limit < 1:
-            raise ConfigError("board: limit must be at least 1")
+        # Read as the CLI's options and the dashboard's filters are; as long as the agent asks.
+        try:
+            wanted = PageQuery.parse(args, base=PageQuery(limit=BOARD_LIMIT), most=None)
+        except ConfigError as exc:
+            raise ConfigError(f"board: {exc}") from None
         stats, now = self.store.stats(), time.time()
-        page = self.store.page(limit=limit)
+        page = self.store.page(wanted)
         lines = board_lines(page.items, now)
         if stats.total > len(lines):
             lines.append(f"… and {stats.total - len(lines)} more (limit)")
@@ -218,7 +221,7 @@ class AgentSession:
     def release(self, args: dict[str, Any]) -> Reply:
         key = args.get("key")
         if key is None:
-            keys = [i.key for i in self.store.page(leased_to=self.driver).items]
+            keys = [i.key for i in self.store.page(PageQuery(leased_to=self.driver)).items]
             self.store.release_all(self.driver)
             released = keys
         else:

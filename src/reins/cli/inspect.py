@@ -21,7 +21,7 @@ from reins.cli.work import json_option
 @pass_env
 def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
     """Counts per state, work remaining, tries used, and how often each rule fired."""
-    from reins.store.model import State
+    from reins.store import PageQuery, State
 
     ledger = env.ledger()
     stats = ledger.stats()
@@ -34,7 +34,7 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
         from reins.turn.views import board_lines, mark
 
         now = time.time()
-        rows = [(mark(item, now), item) for item in ledger.page(limit=limit).items]
+        rows = [(mark(item, now), item) for item in ledger.page(PageQuery(limit=limit)).items]
         if as_json:
             emit_json(
                 [

@@ -40,24 +40,36 @@ def _item_json(item: Any) -> dict[str, Any]:
 
 
 @click.command()
-@click.option("--state", "-s", type=click.Choice(STATES), help="Only items in this state.")
+@click.option(
+    "--state", "-s", metavar="STATE", help=f"Only items in this state: {', '.join(STATES)}."
+)
 @rule_option
-@click.option("--after", type=click.IntRange(min=0), help="Cursor from the previous page.")
-@click.option("--limit", type=click.IntRange(1, 10_000), default=100, show_default=True)
+@click.option("--after", metavar="CURSOR", help="Cursor from the previous page.")
+@click.option(
+    "--limit",
+    metavar="N",
+    default="100",
+    show_default=True,
+    help="Most items on the page (1 to 10000).",
+)
 @json_option
 @pass_env
 def items(
-    env: Env, state: str | None, rule: str | None, after: int | None, limit: int, as_json: bool
+    env: Env,
+    state: str | None,
+    rule: str | None,
+    after: str | None,
+    limit: str,
+    as_json: bool,
 ) -> None:
     """List items in the order they were added, a page at a time (fast at any size).
 
     The last line (or "next" in JSON) is the cursor of the next page: pass it to --after.
     """
-    from reins.store.model import State
+    from reins.store.query import PageQuery
 
-    page = env.ledger().page(
-        state=None if state is None else State(state), rule=rule, after=after, limit=limit
-    )
+    wanted = PageQuery.parse({"state": state, "rule": rule, "after": after, "limit": limit})
+    page = env.ledger().page(wanted)
     if as_json:
         emit_json({"items": [_item_json(i) for i in page.items], "next": page.next})
         return
@@ -71,18 +83,22 @@ def items(
 
 @click.command()
 @rule_option
-@click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
+@click.option(
+    "--limit", metavar="N", default="50", show_default=True, help="Most items listed (1 to 10000)."
+)
 @json_option
 @pass_env
-def review(env: Env, rule: str | None, limit: int, as_json: bool) -> None:
+def review(env: Env, rule: str | None, limit: str, as_json: bool) -> None:
     """List the REVIEW items waiting for a person, with the facts that raised the doubt.
 
     Settle each with `reins resolve KEY --accept|--reject --note TEXT`.
     """
     from reins.store.model import State
+    from reins.store.query import PageQuery
 
+    waiting = PageQuery.parse({"rule": rule, "limit": limit}, base=PageQuery(state=State.REVIEW))
     store = env.ledger()
-    page = store.page(state=State.REVIEW, rule=rule, limit=limit)
+    page = store.page(waiting)
     found = []
     for listed in page.items:
         item, log = store.snapshot(listed.key)
@@ -157,7 +173,7 @@ def reopen(
     attempt. A lock already in the results file is withdrawn there by a TODO record (with the
     round, the action and your reason); the item is exported again when it locks again.
     """
-    from reins.store.model import State
+    from reins.store.query import PageQuery
     from reins.store.walk import iter_items
     from reins.turn.lane import reopen as reopen_item
 
@@ -166,8 +182,8 @@ def reopen(
     store = env.ledger()
     chosen = list(keys)
     if state is not None or rule is not None:
-        wanted = State(state) if state is not None else None
-        chosen += [i.key for i in iter_items(store, state=wanted, rule=rule) if i.state.terminal]
+        wanted = PageQuery.parse({"state": state, "rule": rule})
+        chosen += [i.key for i in iter_items(store, wanted) if i.state.terminal]
     done = [reopen_item(store, env.quest, key, reason=reason, by=by) for key in chosen]
     _report(env, done, as_json)
 
@@ -195,18 +211,18 @@ def rejudge(
     each change as a person's action: PASS, REVIEW, SKIPPED and BLOCKED lock as such; a FAIL
     reopens the item for a new round.
     """
-    from reins.store.model import State
+    from reins.store.query import PageQuery
     from reins.store.walk import iter_items
     from reins.turn.failures import JudgeFailure
     from reins.turn.lane import apply_rejudged
     from reins.turn.lane import rejudge as rejudge_items
 
     store, quest = env.ledger(), env.quest
-    wanted = State(state) if state is not None else None
+    wanted = PageQuery.parse({"state": state, "rule": rule})
     rows = []
     done: list[Any] = []
     applied = 0
-    for found in rejudge_items(store, quest, list(iter_items(store, state=wanted, rule=rule))):
+    for found in rejudge_items(store, quest, list(iter_items(store, wanted))):
         broken = isinstance(found.now, JudgeFailure)
         if not found.changed and not broken:
             continue

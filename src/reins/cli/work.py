@@ -158,15 +158,16 @@ def _peek(env: Env, driver: str, as_json: bool) -> None:
     import time
 
     from reins.store.model import State
+    from reins.store.query import PageQuery
     from reins.store.walk import iter_items
     from reins.turn.compose import compose
 
     store, now = env.ledger(), time.time()
     # As `next` leases: the driver's own live lease first, else the first free TODO item.
-    mine = iter_items(store, state=State.TODO, leased_to=driver)
+    mine = iter_items(store, PageQuery(state=State.TODO, leased_to=driver))
     found = next((i for i in mine if (i.lease_expires or 0) > now), None)
     if found is None:
-        todo = iter_items(store, state=State.TODO)
+        todo = iter_items(store, PageQuery(state=State.TODO))
         found = next(
             (i for i in todo if i.lease_owner is None or (i.lease_expires or 0) <= now), None
         )
@@ -209,6 +210,7 @@ def release(
 
     from reins.errors import LeaseConflict
     from reins.store.model import State
+    from reins.store.query import PageQuery
     from reins.store.walk import iter_items
 
     if sum((key is not None, mine, expired)) != 1:
@@ -216,12 +218,12 @@ def release(
     store = env.ledger()
     released: list[str] = []
     if mine:
-        held = [i.key for i in iter_items(store, state=State.TODO, leased_to=driver)]
+        held = [i.key for i in iter_items(store, PageQuery(state=State.TODO, leased_to=driver))]
         store.release_all(driver)
         released = held
     elif expired:
         now = time.time()
-        for i in iter_items(store, state=State.TODO):
+        for i in iter_items(store, PageQuery(state=State.TODO)):
             ran_out = i.lease_owner is not None and (i.lease_expires or 0) <= now
             if ran_out and i.lease_owner is not None and store.release(i.key, i.lease_owner):
                 released.append(i.key)

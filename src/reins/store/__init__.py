@@ -18,6 +18,7 @@ from reins.store.model import (
     Usage,
 )
 from reins.store.protocol import Store
+from reins.store.query import PageQuery
 
 __all__ = [
     "TERMINAL_STATES",
@@ -31,6 +32,7 @@ __all__ = [
     "Lease",
     "Notes",
     "Page",
+    "PageQuery",
     "State",
     "Stats",
     "Store",

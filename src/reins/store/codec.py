@@ -77,55 +77,6 @@ def notes_of(text: str | None) -> Notes:
     return Notes(**{k: v for k, v in data.items() if k in _NOTE_FIELDS})
 
 
-def page_where(
-    mark: str,
-    *,
-    state: State | None,
-    rule: str | None,
-    leased_to: str | None,
-    after: int | None,
-    round_: int | None = None,
-    contains: str | None = None,
-    find: str = "instr(key, {mark}) > 0",
-    descending: bool = False,
-) -> tuple[str, list[object]]:
-    """The WHERE clause and arguments of a keyset page of items, with ``mark`` as placeholder.
-
-    Both engines page the same way: by insertion id after the cursor (before it, newest first,
-    when ``descending``), optionally of one state, one last root cause, one lease holder or one
-    round (each has an index), or whose key contains a text (``find``: the engine's own
-    substring test, case-sensitive on both).
-    """
-    where: list[str] = []
-    args: list[object] = []
-    if descending:
-        if after is not None:
-            where.append(f"id < {mark}")
-            args.append(after)
-    else:
-        where.append(f"id > {mark}")
-        args.append(after or 0)
-    for column, value in (("state", state), ("root_cause", rule), ("lease_owner", leased_to)):
-        if value is not None:
-            # A lease holder has a handful of items: its index is the one to use. Beside it,
-            # `state = ?` led SQLite down the (state, id) index through every TODO item (15 ms
-            # at 100k items, against 0.03 ms); `column || ''` (same value, no index) steers
-            # both planners to the lease index.
-            shown = (
-                f"{column} || ''" if leased_to is not None and column != "lease_owner" else column
-            )
-            where.append(f"{shown} = {mark}")
-            args.append(value.value if isinstance(value, State) else value)
-    if round_ is not None:
-        # Spelled out so that both planners pick the partial index items_reopened.
-        where.append(f"round > 1 AND round = {mark}" if round_ > 1 else f"round = {mark}")
-        args.append(round_)
-    if contains:
-        where.append(find.format(mark=mark))
-        args.append(contains)
-    return " AND ".join(where) or "TRUE", args
-
-
 # What a chart reads of an attempt (:class:`Mark`), in this order.
 MARK_COLUMNS = "recorded_at, kind, state_after, tries_after"
 
@@ -184,6 +135,24 @@ def load_row(item: Item) -> tuple[Any, ...]:
         item.root_cause,
         item.round,
         item.gate_digest,
+    )
+
+
+def turn_row(after: Item) -> tuple[Any, ...]:
+    """What a turn writes of its item, in the order both engines write it."""
+    return (
+        after.state.value,
+        after.tries,
+        after.turns,
+        after.updated_at,
+        after.locked_at,
+        after.lease_owner,
+        after.lease_expires,
+        after.root_cause,
+        after.round,
+        after.lease_token,
+        after.gate_digest,
+        after.exported,
     )
 
 

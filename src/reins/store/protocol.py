@@ -1,7 +1,9 @@
 """The Store protocol: the only way the turn, the loop and every surface touch persistent state.
 
-Two engines implement it (:mod:`reins.store.sqlite`, :mod:`reins.store.postgres`) and both are
-held to one conformance suite (:mod:`reins.testing.conformance`). Every method is one short
+:class:`reins.store.ledger.Ledger` implements it once, over an engine's SQL
+(:mod:`reins.store.engine`); two engines supply it (:mod:`reins.store.sqlite`,
+:mod:`reins.store.postgres`), and both are held to one conformance suite
+(:mod:`reins.testing.conformance`). Every method is one short
 transaction; none holds a lock across calls.
 """
 
@@ -10,19 +12,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Protocol
 
-from reins.store.model import (
-    Activity,
-    Attempt,
-    Claim,
-    Draft,
-    ExportBatch,
-    Item,
-    Lease,
-    Page,
-    State,
-    Stats,
-)
+from reins.store.model import Activity, Attempt, Claim, Draft, ExportBatch, Item, Lease, Page, Stats
 from reins.store.owner import Owner
+from reins.store.query import PageQuery
 from reins.values import JSON
 
 
@@ -67,22 +59,9 @@ class Store(Protocol):
         """The item and its log, oldest first, read in one consistent snapshot."""
         ...
 
-    def page(
-        self,
-        *,
-        state: State | None = None,
-        rule: str | None = None,
-        leased_to: str | None = None,
-        after: int | None = None,
-        limit: int = 100,
-        round: int | None = None,
-        contains: str | None = None,
-        descending: bool = False,
-    ) -> Page:
-        """Items in the order they were added, after cursor ``after``: of one state, whose last
-        judged root cause is ``rule``, whose lease is held by ``leased_to`` (live or not), in
-        round ``round``, or whose key contains ``contains`` (case-sensitive). ``descending``:
-        newest first, the cursor counting down.
+    def page(self, query: PageQuery) -> Page:
+        """One page of the items ``query`` asks for (:class:`~reins.store.query.PageQuery`):
+        in the order they were added, or newest first, after its cursor.
 
         A text search reads items in order until the page is full, so a rare text costs a
         scan; every other filter follows an index.
@@ -98,12 +77,7 @@ class Store(Protocol):
     # -- leases ---------------------------------------------------------------------------
 
     def lease(
-        self,
-        owner: str,
-        *,
-        ttl: float,
-        now: float | None = None,
-        excluding: Collection[str] = (),
+        self, owner: str, *, ttl: float, now: float | None = None, excluding: Collection[str] = ()
     ) -> Lease | None:
         """Lease the next TODO item to ``owner`` for ``ttl`` seconds, or None if none is free.
 

@@ -1,13 +1,18 @@
 """The ratchet and the claim: what every engine checks before it writes a turn.
 
 Both engines read the item inside the write transaction (SQLite's write lock, PostgreSQL's
-``FOR UPDATE``), call :func:`admit`, and write what :func:`apply` returns. Keeping the checks
+``FOR UPDATE``), call :func:`settle` (:func:`admit`, then :func:`apply`), and write what it
+returns. Keeping the checks
 here means there is one record path, whatever the engine.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from reins.errors import IllegalTransition, LeaseConflict, NotTodo, TurnMoved
+from reins.store.codec import now_iso
 from reins.store.model import Attempt, AttemptKind, Claim, Draft, Item, State
 
 # Refusals after which the turn may already be stored: by this very draft, whose commit landed
@@ -17,6 +22,37 @@ RETRYABLE = (TurnMoved, NotTodo, LeaseConflict, IllegalTransition)
 
 # A person's actions that settle a REVIEW item (turn.md's human table names them).
 RESOLVING = frozenset({"accept", "reject"})
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """What a turn writes: the item after it and the attempt to append; or, when ``stored``,
+    the item as it is and the draft's own attempt, recorded already (write nothing)."""
+
+    item: Item
+    attempt: Attempt
+    stored: bool = False
+
+
+def settle(
+    item: Item, draft: Draft, claim: Claim, now: float, recorded: Callable[[], Attempt | None]
+) -> Turn:
+    """:func:`admit` the turn and :func:`apply` it; or, when the item is past it, find the
+    draft's own attempt, whose commit landed while its answer was lost (``recorded`` reads the
+    attempt at the claim's next turn, in the transaction that holds the item).
+
+    Raises:
+        what :func:`admit` raises, when the turn is not the draft's own.
+    """
+    try:
+        admit(item, draft, claim, now)
+    except RETRYABLE:
+        stored = recorded()
+        if stored is not None and same_turn(stored, draft, claim):
+            return Turn(item, stored, stored=True)
+        raise
+    after, attempt = apply(item, draft, claim, now_iso())
+    return Turn(after, attempt)
 
 
 def admit(item: Item, draft: Draft, claim: Claim, now: float) -> None:

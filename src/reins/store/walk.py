@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import TypeVar
 
 from reins.store.codec import attempt_row
 from reins.store.model import Attempt, Item, State
 from reins.store.protocol import Store
+from reins.store.query import PageQuery
 
 PAGE = 1_000
 T = TypeVar("T")
@@ -26,25 +28,19 @@ def chunks(values: Iterable[T], size: int) -> Iterator[list[T]]:
         yield chunk
 
 
-def iter_items(
-    store: Store,
-    *,
-    state: State | None = None,
-    rule: str | None = None,
-    leased_to: str | None = None,
-) -> Iterator[Item]:
-    """Every item (of ``state``, whose root cause is ``rule``, or leased to ``leased_to``) in
-    the order added.
+def iter_items(store: Store, query: PageQuery | None = None) -> Iterator[Item]:
+    """Every item ``query`` asks for (default: every item) in its order, from its cursor on,
+    read :data:`PAGE` at a time whatever its ``limit``.
 
     Each page is its own short read, so a caller may write to the ledger while it iterates.
     """
-    after: int | None = None
+    wanted = replace(query or PageQuery(), limit=PAGE)
     while True:
-        page = store.page(state=state, rule=rule, leased_to=leased_to, after=after, limit=PAGE)
+        page = store.page(wanted)
         yield from page.items
         if page.next is None:
             return
-        after = page.next
+        wanted = replace(wanted, after=page.next)
 
 
 def passes_by_try(store: Store, max_tries: int) -> tuple[int, ...]:
@@ -52,7 +48,7 @@ def passes_by_try(store: Store, max_tries: int) -> tuple[int, ...]:
 
     Reads the PASS items only, a page at a time: cheap beside the log of every attempt.
     """
-    found = Counter(item.tries + 1 for item in iter_items(store, state=State.PASS))
+    found = Counter(item.tries + 1 for item in iter_items(store, PageQuery(state=State.PASS)))
     last = max([max_tries, *found]) if found else max_tries
     return tuple(found.get(t, 0) for t in range(1, last + 1))
 

@@ -28,12 +28,13 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from reins.errors import NotFound, ReinsError
+from reins.errors import ConfigError, NotFound, ReinsError
 from reins.quest import Quest
 from reins.store.model import State
 from reins.store.protocol import Store
+from reins.store.query import PageQuery
 from reins.web.board import board, pulse
-from reins.web.listing import ItemFilter, listing
+from reins.web.listing import listing, read_filter
 from reins.web.queue import queue, rejudge_preview
 from reins.web.render import STATIC, render
 from reins.web.security import CSRF_FIELD, CSRF_HEADER, TOKEN_COOKIE, Guard
@@ -153,8 +154,8 @@ def create_app(
 
     async def items_page(request: Request) -> Response:
         try:
-            wanted = ItemFilter.parse(request.query_params)
-        except ValueError as exc:
+            wanted = read_filter(request.query_params)
+        except ConfigError as exc:
             return _problem(site, 400, f"bad filter: {exc}")
         found = await site.read(lambda: listing(site.store, wanted))
         return _page(
@@ -170,14 +171,12 @@ def create_app(
         return _page(site, "item.html", timeline=found, title=key)
 
     async def review_page(request: Request) -> Response:
+        given = {name: request.query_params.get(name) for name in ("rule", "after")}
         try:
-            after = int(request.query_params.get("after") or 0) or None
-        except ValueError:
-            return _problem(site, 400, "bad cursor")
-        rule = request.query_params.get("rule") or None
-        found = await site.read(
-            lambda: queue(site.store, rule=rule, after=after, limit=REVIEW_PAGE)
-        )
+            wanted = PageQuery.parse(given, base=PageQuery(limit=REVIEW_PAGE))
+        except ConfigError as exc:
+            return _problem(site, 400, f"bad filter: {exc}")
+        found = await site.read(lambda: queue(site.store, wanted))
         done = request.query_params.get("done")
         return _page(site, "review.html", queue=found, done=done, title="review")
 
@@ -191,15 +190,14 @@ def create_app(
         if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
             return _problem(site, 403, "a re-judge preview runs only from this dashboard")
         try:
-            wanted = ItemFilter.parse(request.query_params)
-        except ValueError as exc:
+            wanted = read_filter(request.query_params)
+        except ConfigError as exc:
             return _problem(site, 400, f"bad filter: {exc}")
-        limit = min(wanted.limit, REJUDGE_PAGE)
-        found = await site.read(
-            lambda: rejudge_preview(
-                site.store, quest, state=wanted.state, after=wanted.after, limit=limit
-            )
+        # Of the filter, the preview reads the state and the cursor only.
+        page = PageQuery(
+            state=wanted.state, after=wanted.after, limit=min(wanted.limit, REJUDGE_PAGE)
         )
+        found = await site.read(lambda: rejudge_preview(site.store, quest, page))
         return _page(site, "rejudge.html", preview=found, filter=wanted, title="re-judge")
 
     async def form(request: Request) -> dict[str, str] | Response:

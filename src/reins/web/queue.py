@@ -3,11 +3,12 @@ gate would say of locked items (nothing recorded)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from reins.quest import Quest
 from reins.store.model import Attempt, Item, State
 from reins.store.protocol import Store
+from reins.store.query import PageQuery
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,8 +26,10 @@ class Queue:
     waiting: int
 
 
-def queue(store: Store, *, rule: str | None, after: int | None, limit: int) -> Queue:
-    page = store.page(state=State.REVIEW, rule=rule, after=after, limit=limit)
+def queue(store: Store, wanted: PageQuery) -> Queue:
+    """The REVIEW items among those ``wanted`` (whatever state it names), with their last
+    attempts, and how many wait in all."""
+    page = store.page(replace(wanted, state=State.REVIEW))
     entries = []
     for listed in page.items:
         item, log = store.snapshot(listed.key)
@@ -55,14 +58,13 @@ class Preview:
     next: int | None
 
 
-def rejudge_preview(
-    store: Store, quest: Quest, *, state: State | None, after: int | None, limit: int
-) -> Preview:
-    """Re-judge one page of locked items (the CLI's ``rejudge`` dry run, a page at a time)."""
+def rejudge_preview(store: Store, quest: Quest, wanted: PageQuery) -> Preview:
+    """Re-judge the locked items of one page (the CLI's ``rejudge`` dry run, a page at a
+    time)."""
     from reins.turn.failures import JudgeFailure
     from reins.turn.lane import rejudge
 
-    page = store.page(state=state, after=after, limit=limit)
+    page = store.page(wanted)
     locked = [i for i in page.items if i.state.terminal]
     changes = []
     for found in rejudge(store, quest, locked):

@@ -13,6 +13,8 @@ from urllib.parse import quote
 
 import jinja2
 
+from reins.web.listing import link
+
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
 
@@ -32,6 +34,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters["q"] = lambda s: quote(str(s), safe="")
     env.filters["number"] = _number
+    env.filters["link"] = link
     return env
 
 

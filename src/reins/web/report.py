@@ -12,6 +12,7 @@ from pathlib import Path
 from reins.quest import Quest
 from reins.store.model import Item
 from reins.store.protocol import Store
+from reins.store.query import PageQuery
 from reins.web.board import Board, board
 from reins.web.queue import Queue, queue
 
@@ -43,9 +44,9 @@ def gather(store: Store, quest: Quest | None) -> Report:
     found = board(store, quest)
     rules = []
     for r in found.rules:
-        page = store.page(rule=r.rule, limit=PER_RULE)
+        page = store.page(PageQuery(rule=r.rule, limit=PER_RULE))
         rules.append(RuleItems(r.rule, r.fired, r.root, page.items, page.next is not None))
-    waiting = queue(store, rule=None, after=None, limit=QUEUED)
+    waiting = queue(store, PageQuery(limit=QUEUED))
     made = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     return Report(found, tuple(rules), waiting, made)
 

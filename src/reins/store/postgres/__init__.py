@@ -23,36 +23,24 @@ Needs ``psycopg[binary,pool]`` (the extra ``reins-quest[postgres]``).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
-from typing import Any
-
-from reins.store.model import (
-    Activity,
-    Attempt,
-    Claim,
-    Draft,
-    ExportBatch,
-    Item,
-    Lease,
-    Page,
-    State,
-    Stats,
-)
+from reins.store.engine import EngineSQL
+from reins.store.ledger import Ledger
 from reins.store.owner import Owner
 from reins.store.postgres import counters, exports, items, leases, record
 from reins.store.postgres.connection import Database
 from reins.store.postgres.setup import Opened, open_schema
 from reins.store.postgres.target import Target, parse
 
+SQL: EngineSQL[Database] = EngineSQL(items, leases, record, counters, exports)
 
-class PostgresStore:
+
+class PostgresStore(Ledger[Database]):
     """A reins ledger in one schema of a PostgreSQL database. Open it with :meth:`open`."""
 
     def __init__(self, db: Database, opened: Opened) -> None:
-        self._db = db
-        self._version = opened.version
-        self._owner = opened.owner
-        self._adopted = opened.adopted
+        super().__init__(
+            db, SQL, version=opened.version, owner=opened.owner, adopted=opened.adopted
+        )
 
     @classmethod
     def open(
@@ -82,123 +70,5 @@ class PostgresStore:
         return self._db.target
 
     @property
-    def location(self) -> str:
-        return self._db.target.location
-
-    @property
     def schema(self) -> str:
         return self._db.target.schema
-
-    @property
-    def schema_version(self) -> int:
-        return self._version
-
-    @property
-    def owner(self) -> Owner | None:
-        return self._owner
-
-    @property
-    def adopted(self) -> bool:
-        return self._adopted
-
-    def close(self) -> None:
-        self._db.close()
-
-    def __enter__(self) -> PostgresStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def add(self, seeds: Iterable[tuple[str, Any]]) -> tuple[int, int]:
-        return items.add(self._db, seeds)
-
-    def get(self, key: str) -> Item:
-        return items.get(self._db, key)
-
-    def snapshot(self, key: str) -> tuple[Item, list[Attempt]]:
-        return items.snapshot(self._db, key)
-
-    def page(
-        self,
-        *,
-        state: State | None = None,
-        rule: str | None = None,
-        leased_to: str | None = None,
-        after: int | None = None,
-        limit: int = 100,
-        round: int | None = None,
-        contains: str | None = None,
-        descending: bool = False,
-    ) -> Page:
-        return items.page(
-            self._db,
-            state=state,
-            rule=rule,
-            leased_to=leased_to,
-            after=after,
-            limit=limit,
-            round_=round,
-            contains=contains,
-            descending=descending,
-        )
-
-    def activity(self, *, samples: int = 48, window: int = 64) -> Activity:
-        return items.activity(self._db, samples=samples, window=window)
-
-    def lease(
-        self,
-        owner: str,
-        *,
-        ttl: float,
-        now: float | None = None,
-        excluding: Collection[str] = (),
-    ) -> Lease | None:
-        return leases.lease(self._db, owner, ttl=ttl, now=now, excluding=excluding)
-
-    def heartbeat(self, key: str, owner: str, *, ttl: float, now: float | None = None) -> bool:
-        return leases.heartbeat(self._db, key, owner, ttl=ttl, now=now)
-
-    def release(self, key: str, owner: str) -> bool:
-        return leases.release(self._db, key, owner)
-
-    def release_all(self, owner: str) -> int:
-        return leases.release_all(self._db, owner)
-
-    def soonest_expiry(self, *, excluding: Collection[str] = ()) -> float | None:
-        return leases.soonest_expiry(self._db, excluding=excluding)
-
-    def record(
-        self, draft: Draft, claim: Claim, *, now: float | None = None
-    ) -> tuple[Item, Attempt]:
-        return record.record(self._db, draft, claim, now=now)
-
-    def stats(self, *, now: float | None = None) -> Stats:
-        return counters.stats(self._db, now=now)
-
-    def meta(self, key: str) -> str | None:
-        return counters.meta(self._db, key)
-
-    def set_meta(self, key: str, value: str) -> None:
-        counters.set_meta(self._db, key, value)
-
-    def check(self) -> list[str]:
-        return counters.check(self._db)
-
-    def claim_batch(self, path: str, offset: int, limit: int) -> ExportBatch | None:
-        return exports.claim_batch(self._db, path, offset, limit)
-
-    def open_batches(self, path: str) -> list[ExportBatch]:
-        return exports.open_batches(self._db, path)
-
-    def open_batch_paths(self) -> list[str]:
-        return exports.open_batch_paths(self._db)
-
-    def finish_batch(self, batch: int) -> None:
-        exports.finish_batch(self._db, batch)
-
-    def exported_count(self) -> int:
-        return exports.exported_count(self._db)
-
-    def load(self, entries: Iterable[tuple[Item, Sequence[Attempt]]]) -> int:
-        return record.load(self._db, entries)

@@ -70,6 +70,10 @@ class Database:
                 f"cannot connect to PostgreSQL at {target.server} within {CONNECT_TIMEOUT}s"
             ) from exc
 
+    @property
+    def location(self) -> str:
+        return self.target.location
+
     def read(self, fn: Callable[[Session], T], *, what: str = "reading the ledger") -> T:
         """``fn``, which only reads; made again on a fresh connection if the connection is lost."""
         return self._run(fn, what, True, "nothing was changed")

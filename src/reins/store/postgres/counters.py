@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import time
-
 from reins.store.checks import run_checks
 from reins.store.model import State, Stats
 from reins.store.postgres.connection import SNAPSHOT, Database, Session
 
 
-def stats(db: Database, *, now: float | None) -> Stats:
-    t = time.time() if now is None else now
+def stats(db: Database, *, now: float) -> Stats:
     counts, tries, rules, usage, leased, kinds, reopened, gates = db.read(
         lambda s: s.batch(
             "SELECT state, n FROM state_counts",
@@ -19,7 +16,7 @@ def stats(db: Database, *, now: float | None) -> Stats:
             "SELECT attempts, input_tokens, output_tokens, cost FROM usage_totals",
             (
                 "SELECT count(*) FROM items WHERE lease_owner IS NOT NULL AND lease_expires > %s",
-                (t,),
+                (now,),
             ),
             "SELECT kind, n FROM kind_counts WHERE n > 0",
             "SELECT count(*) FROM items WHERE round > 1",  # through the index items_reopened

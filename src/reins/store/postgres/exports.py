@@ -7,22 +7,13 @@ disjoint batches, and an item another exporter marked meanwhile fails the rechec
 
 from __future__ import annotations
 
-from reins.store.codec import ATTEMPT_COLUMNS, ITEM_COLUMNS, attempt_of, item_of, now_iso
-from reins.store.model import ExportBatch, ExportEntry
+from reins.store.codec import now_iso
+from reins.store.model import ExportBatch
 from reins.store.postgres.connection import SNAPSHOT, Database, Session
+from reins.store.sql import ENTRIES, batch_of
 from reins.store.withdrawal import PREFIX
 
-# Each item with the attempt its record shows, in one query: for a lock the one that locked it
-# (its last), for a withdrawal the person's action that opened its round.
-_ENTRIES = (
-    f"SELECT {', '.join('i.' + c.strip() for c in ITEM_COLUMNS.split(','))}, "
-    f"{', '.join('a.' + c.strip() for c in ATTEMPT_COLUMNS.split(','))} "
-    "FROM items i LEFT JOIN attempts a ON a.item_id = i.id AND a.turn = CASE "
-    "WHEN i.state = 'TODO' THEN (SELECT min(x.turn) FROM attempts x "
-    "WHERE x.item_id = i.id AND x.round = i.round) ELSE i.turns END "
-    "WHERE i.export_batch = %s ORDER BY i.id"
-)
-_ITEM_WIDTH = len(ITEM_COLUMNS.split(","))
+_ENTRIES = ENTRIES.format(mark="%s")
 # Up to N unexported terminal items, then up to N in all with the withdrawals owed to the file
 # (see reins.store.withdrawal), marked as one new batch, none if there is none. An owed item
 # that locked again since is exported as a lock instead: its entry is only dropped. The items
@@ -54,13 +45,7 @@ SELECT batch.id, (SELECT count(*) FROM marked) FROM batch
 
 
 def _batch(s: Session, batch: int, path: str, offset: int) -> ExportBatch:
-    entries = []
-    for row in s.rows(_ENTRIES, (batch,)):
-        item = item_of(row[:_ITEM_WIDTH])
-        tail = row[_ITEM_WIDTH:]
-        attempt = None if tail[0] is None else attempt_of(item.key, tail)
-        entries.append(ExportEntry(item, attempt))
-    return ExportBatch(batch, path, offset, tuple(entries))
+    return batch_of(batch, path, offset, s.rows(_ENTRIES, (batch,)))
 
 
 def claim_batch(db: Database, path: str, offset: int, limit: int) -> ExportBatch | None:

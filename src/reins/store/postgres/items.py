@@ -2,32 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
-
-from reins.errors import LedgerError, NotFound
+from reins.errors import NotFound
 from reins.store.codec import (
     ATTEMPT_COLUMNS,
     ITEM_COLUMNS,
     MARK_COLUMNS,
     attempt_of,
-    dump_json,
     item_of,
     mark_of,
     now_iso,
-    page_where,
     sample_runs,
 )
-from reins.store.model import Activity, Attempt, Item, Page, State
+from reins.store.engine import Row
+from reins.store.model import Activity, Attempt, Item, Page
 from reins.store.postgres.connection import Database, Session
-
-SCAN_CHUNK = 5_000
-ITEM_WIDTH = len(ITEM_COLUMNS.split(","))
-
-
-def prefixed(columns: str, alias: str) -> str:
-    return ", ".join(f"{alias}.{c.strip()}" for c in columns.split(","))
-
+from reins.store.query import PageQuery
+from reins.store.sql import ITEM_WIDTH, page_of, page_select, prefixed
 
 # The item and its log in one statement, so in one snapshot: a row per attempt (one row with
 # no attempt for an item without turns).
@@ -37,27 +27,10 @@ _SNAPSHOT = (
 )
 
 
-def add(db: Database, seeds: Iterable[tuple[str, Any]]) -> tuple[int, int]:
-    added = seen = 0
-    keys: list[str] = []
-    payloads: list[str | None] = []
-    for key, payload in seeds:
-        if not isinstance(key, str) or not key:
-            raise LedgerError(f"an item key must be a non-empty string, got {key!r}")
-        keys.append(key)
-        payloads.append(None if payload is None else dump_json(payload))
-        if len(keys) >= SCAN_CHUNK:
-            added += _insert(db, keys, payloads)
-            seen += len(keys)
-            keys, payloads = [], []
-    if keys:
-        added += _insert(db, keys, payloads)
-        seen += len(keys)
-    return added, seen - added
-
-
-def _insert(db: Database, keys: list[str], payloads: list[str | None]) -> int:
+def insert(db: Database, rows: list[Row]) -> int:
     stamp = now_iso()  # one per chunk: a clock read per item costs seconds per million
+    keys = [key for key, _ in rows]
+    payloads = [payload for _, payload in rows]
 
     def insert(s: Session) -> int:
         # One statement per chunk; WITH ORDINALITY keeps the seeds' order in the ids.
@@ -79,47 +52,21 @@ def _insert(db: Database, keys: list[str], payloads: list[str | None]) -> int:
 def get(db: Database, key: str) -> Item:
     rows = db.read(lambda s: s.rows(f"SELECT {ITEM_COLUMNS} FROM items WHERE key = %s", (key,)))
     if not rows:
-        raise NotFound(f"no item with key {key!r} in {db.target.location}")
+        raise NotFound(f"no item with key {key!r} in {db.location}")
     return item_of(rows[0])
 
 
 def snapshot(db: Database, key: str) -> tuple[Item, list[Attempt]]:
     rows = db.read(lambda s: s.rows(_SNAPSHOT, (key,)))
     if not rows:
-        raise NotFound(f"no item with key {key!r} in {db.target.location}")
+        raise NotFound(f"no item with key {key!r} in {db.location}")
     log = [attempt_of(key, r[ITEM_WIDTH:]) for r in rows if r[ITEM_WIDTH] is not None]
     return item_of(rows[0]), log
 
 
-def page(
-    db: Database,
-    *,
-    state: State | None,
-    rule: str | None,
-    leased_to: str | None,
-    after: int | None,
-    limit: int,
-    round_: int | None = None,
-    contains: str | None = None,
-    descending: bool = False,
-) -> Page:
-    where, args = page_where(
-        "%s",
-        state=state,
-        rule=rule,
-        leased_to=leased_to,
-        after=after,
-        round_=round_,
-        contains=contains,
-        find="strpos(key, {mark}) > 0",
-        descending=descending,
-    )
-    order = "DESC" if descending else ""
-    query = f"SELECT {ITEM_COLUMNS}, id FROM items WHERE {where} ORDER BY id {order} LIMIT %s"
-    rows = db.read(lambda s: s.rows(query, [*args, limit + 1]))
-    # One row more than asked says whether a next page exists: the last page has no cursor.
-    items = tuple(item_of(r) for r in rows[:limit])
-    return Page(items, rows[limit - 1][-1] if len(rows) > limit else None)
+def page(db: Database, query: PageQuery) -> Page:
+    statement, args = page_select(query, "%s", find="strpos(key, {mark}) > 0")
+    return page_of(db.read(lambda s: s.rows(statement, args)), query.limit)
 
 
 def activity(db: Database, *, samples: int, window: int) -> Activity:

@@ -12,13 +12,12 @@ name makes the first one's token stale); a heartbeat keeps it, a release clears 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Collection
 
 from reins.store.codec import ITEM_COLUMNS, item_of, now_iso
 from reins.store.model import Lease
 from reins.store.postgres.connection import Database
-from reins.store.postgres.items import ITEM_WIDTH, prefixed
+from reins.store.sql import ITEM_WIDTH, prefixed
 
 _LEASE = f"""
 WITH own AS (
@@ -49,14 +48,13 @@ SELECT taken.*, counted.nexts FROM taken, counted
 
 
 def lease(
-    db: Database, owner: str, *, ttl: float, now: float | None, excluding: Collection[str] = ()
+    db: Database, owner: str, *, ttl: float, now: float, excluding: Collection[str]
 ) -> Lease | None:
-    t = time.time() if now is None else now
     token = os.urandom(6).hex()
     args = {
         "owner": owner,
-        "now": t,
-        "until": t + ttl,
+        "now": now,
+        "until": now + ttl,
         "stamp": now_iso(),
         "token": token,
         "excluding": list(excluding),
@@ -68,13 +66,12 @@ def lease(
     return Lease(item_of(row[:ITEM_WIDTH]), int(row[-1]), bool(row[-2]), token)
 
 
-def heartbeat(db: Database, key: str, owner: str, *, ttl: float, now: float | None) -> bool:
-    t = time.time() if now is None else now
+def heartbeat(db: Database, key: str, owner: str, *, ttl: float, now: float) -> bool:
     changed = db.write(
         lambda s: s.count(
             "UPDATE items SET lease_expires = %s WHERE key = %s AND lease_owner = %s "
             "AND state = 'TODO'",
-            (t + ttl, key, owner),
+            (now + ttl, key, owner),
         ),
         what=f"renewing the lease on {key!r}",
     )

@@ -41,6 +41,10 @@ class Database:
         self.path = path
         self.conn = conn
 
+    @property
+    def location(self) -> str:
+        return str(self.path)
+
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, holding SQLite's write lock from its first statement."""

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import time
-
 from reins.store.checks import run_checks
 from reins.store.model import State, Stats
 from reins.store.sqlite.connection import Database
 
 
-def stats(db: Database, *, now: float | None) -> Stats:
-    t = time.time() if now is None else now
+def stats(db: Database, *, now: float) -> Stats:
     with db.read() as conn:
         counts = {State(s): n for s, n in conn.execute("SELECT state, n FROM state_counts")}
         tries = dict(conn.execute("SELECT tries, n FROM tries_counts WHERE n > 0"))
@@ -25,7 +22,7 @@ def stats(db: Database, *, now: float | None) -> Stats:
         ).fetchone()
         leased = conn.execute(
             "SELECT count(*) FROM items WHERE lease_owner IS NOT NULL AND lease_expires > ?",
-            (t,),
+            (now,),
         ).fetchone()[0]
         kinds = dict(conn.execute("SELECT kind, n FROM kind_counts WHERE n > 0"))
         reopened = conn.execute("SELECT count(*) FROM items WHERE round > 1").fetchone()[0]

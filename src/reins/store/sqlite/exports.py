@@ -5,21 +5,13 @@ from __future__ import annotations
 
 import sqlite3
 
-from reins.store.codec import ATTEMPT_COLUMNS, ITEM_COLUMNS, attempt_of, item_of, now_iso
-from reins.store.model import ExportBatch, ExportEntry
+from reins.store.codec import now_iso
+from reins.store.model import ExportBatch
+from reins.store.sql import ENTRIES, batch_of
 from reins.store.sqlite.connection import Database
 from reins.store.withdrawal import PREFIX, PREFIX_END
 
-# Each item with the attempt its record shows, in one query: for a lock the one that locked it
-# (its last), for a withdrawal the person's action that opened its round.
-_ENTRIES = (
-    f"SELECT {', '.join('i.' + c.strip() for c in ITEM_COLUMNS.split(','))}, "
-    f"{', '.join('a.' + c.strip() for c in ATTEMPT_COLUMNS.split(','))} "
-    "FROM items i LEFT JOIN attempts a ON a.item_id = i.id AND a.turn = CASE "
-    "WHEN i.state = 'TODO' THEN (SELECT min(x.turn) FROM attempts x "
-    "WHERE x.item_id = i.id AND x.round = i.round) ELSE i.turns END "
-    "WHERE i.export_batch = ? ORDER BY i.id"
-)
+_ENTRIES = ENTRIES.format(mark="?")
 # The withdrawals owed to a file, with their items: TODO and unmarked ones are written; an item
 # that locked again since is exported as a lock instead, so its entry is only dropped.
 _OWED = (
@@ -27,17 +19,10 @@ _OWED = (
     "JOIN items i ON i.key = substr(m.key, ?) WHERE m.key >= ? AND m.key < ? AND m.value = ? "
     "ORDER BY i.id LIMIT ?"
 )
-_ITEM_WIDTH = len(ITEM_COLUMNS.split(","))
 
 
 def _batch(conn: sqlite3.Connection, batch: int, path: str, offset: int) -> ExportBatch:
-    entries = []
-    for row in conn.execute(_ENTRIES, (batch,)):
-        item = item_of(row[:_ITEM_WIDTH])
-        tail = row[_ITEM_WIDTH:]
-        attempt = None if tail[0] is None else attempt_of(item.key, tail)
-        entries.append(ExportEntry(item, attempt))
-    return ExportBatch(batch, path, offset, tuple(entries))
+    return batch_of(batch, path, offset, conn.execute(_ENTRIES, (batch,)))
 
 
 def claim_batch(db: Database, path: str, offset: int, limit: int) -> ExportBatch | None:

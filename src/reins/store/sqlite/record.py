@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
-import time
-from collections.abc import Iterable, Sequence
 
-from reins.errors import LedgerError, NotFound
+from reins.errors import NotFound
 from reins.store import ratchet, withdrawal
 from reins.store.codec import (
     ATTEMPT_COLUMNS,
@@ -17,13 +15,13 @@ from reins.store.codec import (
     fired_rules,
     item_of,
     load_row,
-    now_iso,
+    turn_row,
 )
+from reins.store.engine import Entry
 from reins.store.model import Attempt, AttemptKind, Claim, Draft, Item
+from reins.store.sql import OWE
 from reins.store.sqlite.connection import Database
-from reins.store.walk import chunks
 
-LOAD_CHUNK = 1_000
 # The usage_totals column counting each kind of attempt (schema v3).
 _KIND_COLUMN = {
     AttemptKind.JUDGED: "judged",
@@ -31,57 +29,35 @@ _KIND_COLUMN = {
     AttemptKind.JUDGE_ERROR: "judge_errors",
     AttemptKind.HUMAN: "human",
 }
-
-# A withdrawal owed to the file that the item's exported lock went to.
-_OWE = (
-    "INSERT INTO meta (key, value) SELECT ?, b.path FROM items i "
-    "JOIN export_batches b ON b.id = i.export_batch WHERE i.id = ? "
-    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+_OWE = OWE.format(mark="?")
+# The item's columns a turn writes, in codec.turn_row's order, then its id.
+_UPDATE = (
+    "UPDATE items SET state = ?, tries = ?, turns = ?, updated_at = ?, locked_at = ?, "
+    "lease_owner = ?, lease_expires = ?, root_cause = ?, round = ?, lease_token = ?, "
+    "gate_digest = ?, export_batch = CASE WHEN ? THEN export_batch END WHERE id = ?"
 )
 _PLACES = ", ".join("?" for _ in ATTEMPT_COLUMNS.split(","))
 _ITEM_PLACES = ", ".join("?" for _ in LOAD_COLUMNS.split(","))
 
 
-def record(db: Database, draft: Draft, claim: Claim, *, now: float | None) -> tuple[Item, Attempt]:
-    t = time.time() if now is None else now
+def record(db: Database, draft: Draft, claim: Claim, *, now: float) -> tuple[Item, Attempt]:
     with db.write() as conn:
         row = conn.execute(
             f"SELECT {ITEM_COLUMNS}, id FROM items WHERE key = ?", (draft.key,)
         ).fetchone()
         if row is None:
-            raise NotFound(f"no item with key {draft.key!r} in {db.path}")
+            raise NotFound(f"no item with key {draft.key!r} in {db.location}")
         item, item_id = item_of(row), row[-1]
-        try:
-            ratchet.admit(item, draft, claim, t)
-        except ratchet.RETRYABLE:
-            stored = _attempt_at(conn, item_id, draft.key, claim.turns + 1)
-            if stored is not None and ratchet.same_turn(stored, draft, claim):
-                return item, stored  # our own commit, whose answer was lost: not twice
-            raise
-        after, attempt = ratchet.apply(item, draft, claim, now_iso())
+        turn = ratchet.settle(
+            item, draft, claim, now, lambda: _attempt_at(conn, item_id, draft.key, claim.turns + 1)
+        )
+        if turn.stored:
+            return item, turn.attempt  # our own commit, whose answer was lost: not twice
+        after, attempt = turn.item, turn.attempt
         write_attempt(conn, item_id, attempt)
         if withdrawal.owed(item, after):  # read the file the lock went to before its mark goes
             conn.execute(_OWE, (withdrawal.meta_key(item.key), item_id))
-        conn.execute(
-            "UPDATE items SET state = ?, tries = ?, turns = ?, updated_at = ?, locked_at = ?, "
-            "lease_owner = ?, lease_expires = ?, root_cause = ?, round = ?, lease_token = ?, "
-            "gate_digest = ?, export_batch = CASE WHEN ? THEN export_batch END WHERE id = ?",
-            (
-                after.state.value,
-                after.tries,
-                after.turns,
-                after.updated_at,
-                after.locked_at,
-                after.lease_owner,
-                after.lease_expires,
-                after.root_cause,
-                after.round,
-                after.lease_token,
-                after.gate_digest,
-                after.exported,
-                item_id,
-            ),
-        )
+        conn.execute(_UPDATE, (*turn_row(after), item_id))
         if attempt.kind is AttemptKind.JUDGED:
             conn.execute("UPDATE drivers SET nexts = 0 WHERE name = ?", (claim.holder,))
     return after, attempt
@@ -117,18 +93,12 @@ def _attempt_at(conn: sqlite3.Connection, item_id: int, key: str, turn: int) -> 
     return None if row is None else attempt_of(key, row)
 
 
-def load(db: Database, entries: Iterable[tuple[Item, Sequence[Attempt]]]) -> int:
-    """Insert items with their logs as they are (``reins ledger copy``) into an empty ledger.
-
-    Inserting terminal rows is allowed: the ratchet's triggers guard updates, not inserts.
-    """
+def empty(db: Database) -> bool:
     with db.read() as conn:
-        if conn.execute("SELECT count(*) FROM items").fetchone()[0]:
-            raise LedgerError(f"ledger {db.path} is not empty: copy only into a new ledger")
-    return sum(_load_chunk(db, chunk) for chunk in chunks(entries, LOAD_CHUNK))
+        return not conn.execute("SELECT count(*) FROM items").fetchone()[0]
 
 
-def _load_chunk(db: Database, chunk: list[tuple[Item, Sequence[Attempt]]]) -> int:
+def load(db: Database, chunk: list[Entry]) -> int:
     with db.write() as conn:
         for item, log in chunk:
             item_id = conn.execute(

@@ -3,24 +3,28 @@ activity over time, whole for a short log and sampled evenly for a long one."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 from reins.store.model import AttemptKind, State
 from reins.store.protocol import Store
+from reins.store.query import PageQuery
 from reins.testing.conformance._kit import assert_sound, opened, turn
 from reins.testing.conformance.human import act, lock, reopen
 from reins.testing.harness import StoreHarness
 
 
-def _keys(store: Store, limit: int, **filters: object) -> list[list[str]]:
+def _keys(store: Store, limit: int, **filters: Any) -> list[list[str]]:
     """The keys of every page under ``filters``, following the cursors to the last page."""
     pages: list[list[str]] = []
-    after: int | None = None
+    wanted = PageQuery(limit=limit, **filters)
     while True:
-        page = store.page(after=after, limit=limit, **filters)  # type: ignore[arg-type]
+        page = store.page(wanted)
         pages.append([item.key for item in page.items])
         if page.next is None:
             return pages
         assert len(page.items) == limit and len(pages) < 1000
-        after = page.next
+        wanted = replace(wanted, after=page.next)
 
 
 def test_pages_run_newest_first_when_descending(store_harness: StoreHarness) -> None:

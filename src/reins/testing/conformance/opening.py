@@ -13,6 +13,7 @@ from reins.store.export import export
 from reins.store.model import AttemptKind, Claim, Draft, State, Transition
 from reins.store.owner import Owner
 from reins.store.protocol import Store
+from reins.store.query import PageQuery
 from reins.testing.conformance._kit import T0, TTL, assert_sound, everything, keys_in, turn
 from reins.testing.harness import StoreHarness
 
@@ -232,8 +233,8 @@ def _assert_v1_data(store: Store) -> None:
         (AttemptKind.JUDGED, "FAIL", "not-bad", 1)
     ]
     assert [f.rule for f in log_b[0].facts] == ["not-bad"] and log_c == []
-    assert [i.key for i in store.page(rule="not-bad").items] == ["b"]
-    assert [i.key for i in store.page(state=State.TODO).items] == ["b", "c"]
+    assert [i.key for i in store.page(PageQuery(rule="not-bad")).items] == ["b"]
+    assert [i.key for i in store.page(PageQuery(state=State.TODO)).items] == ["b", "c"]
 
 
 def test_every_earlier_schema_is_migrated_with_its_data(
@@ -268,7 +269,7 @@ def test_every_earlier_schema_is_migrated_with_its_data(
             assert lease is not None and lease.item.key == ("b" if version >= 1 else "a")
             item, _ = turn(store, lease.item.key, "FAIL", driver="ann", rule_id="not-ugly")
             assert item.lease_owner == "ann" and item.root_cause == "not-ugly"
-            assert [i.key for i in store.page(rule="not-ugly").items] == [lease.item.key]
+            assert [i.key for i in store.page(PageQuery(rule="not-ugly")).items] == [lease.item.key]
             turn(store, "c", "PASS")
             out = tmp_path / f"v{version}.jsonl"
             assert export(store, out) == (2 if version >= 1 else 1)

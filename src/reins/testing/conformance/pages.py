@@ -9,6 +9,7 @@ import pytest
 from reins.errors import LedgerError
 from reins.store.model import State
 from reins.store.protocol import Store
+from reins.store.query import PageQuery
 from reins.store.walk import iter_items
 from reins.testing.conformance._kit import T0, assert_sound, everything, opened, turn
 from reins.testing.harness import StoreHarness
@@ -22,7 +23,7 @@ def _walk(
     pages: list[list[str]] = []
     after: int | None = None
     while True:
-        page = store.page(state=state, rule=rule, after=after, limit=limit)
+        page = store.page(PageQuery(state=state, rule=rule, after=after, limit=limit))
         assert len(page.items) <= limit
         pages.append([item.key for item in page.items])
         if page.next is None:
@@ -45,9 +46,9 @@ def test_pages_follow_the_order_items_were_added(store_harness: StoreHarness) ->
         assert _walk(store, limit=len(order) // 2) == [order[:14], order[14:]]
         assert _walk(store, limit=1000) == [order]
         assert [item.key for item in iter_items(store)] == order
-        last = store.page(limit=len(order) - 1)
+        last = store.page(PageQuery(limit=len(order) - 1))
         assert last.next is not None
-        assert [i.key for i in store.page(after=last.next).items] == [order[-1]]
+        assert [i.key for i in store.page(PageQuery(after=last.next)).items] == [order[-1]]
     with opened(store_harness, keys=()) as empty:
         assert _walk(empty, limit=5) == [[]]
 
@@ -102,11 +103,14 @@ def test_pages_filter_by_lease_holder(store_harness: StoreHarness) -> None:
     with opened(store_harness, keys=[f"k{i}" for i in range(6)]) as store:
         for owner in ("ann", "bo", "ann", "cy"):  # ann's second lease renews her first
             assert store.lease(owner, ttl=1, now=T0) is not None
-        held = {o: [i.key for i in iter_items(store, leased_to=o)] for o in ("ann", "bo", "cy")}
+        held = {
+            o: [i.key for i in iter_items(store, PageQuery(leased_to=o))]
+            for o in ("ann", "bo", "cy")
+        }
         assert held == {"ann": ["k0"], "bo": ["k1"], "cy": ["k2"]}
-        assert [i.key for i in iter_items(store, leased_to="dee")] == []
+        assert [i.key for i in iter_items(store, PageQuery(leased_to="dee"))] == []
         # Expired leases still name their holder until someone leases the item again.
-        page = store.page(state=State.TODO, leased_to="bo", limit=5)
+        page = store.page(PageQuery(state=State.TODO, leased_to="bo", limit=5))
         assert [i.key for i in page.items] == ["k1"] and page.next is None
         assert_sound(store)
 
@@ -119,7 +123,7 @@ def test_items_can_be_walked_while_the_ledger_is_written(store_harness: StoreHar
             turn(store, item.key, "FAIL", driver="w")
             assert store.snapshot(item.key)[1][-1].turn == 1
         assert seen == ["a", "b", "c"]
-        assert [i.key for i in store.page(state=State.TODO, limit=2).items] == ["a", "b"]
+        assert [i.key for i in store.page(PageQuery(state=State.TODO, limit=2)).items] == ["a", "b"]
         # Page by page, with records and new items landing between the pages.
         walked: list[str] = []
         after: int | None = None
@@ -128,7 +132,7 @@ def test_items_can_be_walked_while_the_ledger_is_written(store_harness: StoreHar
             if added < 3:
                 store.add([(f"new{added}", None)])
                 added += 1
-            page = store.page(after=after, limit=2)
+            page = store.page(PageQuery(after=after, limit=2))
             for item in page.items:
                 walked.append(item.key)
                 if item.state is State.TODO:
@@ -171,7 +175,10 @@ def test_add_streams_a_large_input(store_harness: StoreHarness) -> None:
         stats = store.stats(now=T0)
         assert stats.counts[State.TODO] == 12_000 and stats.total == 12_000
         assert store.get("k11999").payload == {"n": 11_999}
-        assert [i.key for i in store.page(after=store.page(limit=11_998).next).items] == [
+        assert [
+            i.key
+            for i in store.page(PageQuery(after=store.page(PageQuery(limit=11_998)).next)).items
+        ] == [
             "k11998",
             "k11999",
         ]

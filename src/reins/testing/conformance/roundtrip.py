@@ -14,6 +14,7 @@ from reins.errors import LedgerError
 from reins.gate import Fact, Outcome, Verdict
 from reins.store.export import export
 from reins.store.model import AttemptKind, Claim, Draft, Notes, State, Transition, Usage
+from reins.store.query import PageQuery
 from reins.store.walk import copy, entries, log_digest
 from reins.testing.conformance._kit import (
     QUEST,
@@ -77,7 +78,7 @@ def test_payloads_of_every_json_type_round_trip(store_harness: StoreHarness) -> 
             assert same(store.snapshot(key)[0].payload, payload), key
         assert all(
             same(item.payload, payload)
-            for item, payload in zip(store.page(limit=100).items, PAYLOADS, strict=True)
+            for item, payload in zip(store.page(PageQuery(limit=100)).items, PAYLOADS, strict=True)
         )
         lease = store.lease("ann", ttl=TTL, now=T0)
         assert lease is not None and same(lease.item.payload, PAYLOADS[0])

@@ -1,0 +1,112 @@
+"""What an engine supplies to the one Store implementation: a handle and its SQL modules.
+
+:class:`~reins.store.ledger.Ledger` implements the Store protocol once, over any engine. An
+engine brings an open handle on its database (:class:`Handle`: where it lives, how to close it)
+and one module (or object) per group of the protocol, each a set of functions that take the
+handle first: :class:`ItemsSQL`, :class:`LeasesSQL`, :class:`RecordSQL`, :class:`CountersSQL`,
+:class:`ExportsSQL`. They hold the engine's SQL and its transactions, nothing else: defaults,
+clocks, chunking, checks of what a caller passed and everything else that is not I/O is the
+ledger's. mypy checks each engine's modules against these protocols where
+:class:`EngineSQL` gathers them (``reins.store.sqlite``, ``reins.store.postgres``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+from reins.store.model import Activity, Attempt, Claim, Draft, ExportBatch, Item, Lease, Page, Stats
+from reins.store.query import PageQuery
+
+
+class Handle(Protocol):
+    """An engine's open database."""
+
+    @property
+    def location(self) -> str:
+        """Where the ledger lives: a file path or a URL (never with its password)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+DB = TypeVar("DB", bound=Handle)
+# The handle as the modules' functions take it (a protocol's argument is contravariant).
+H = TypeVar("H", bound=Handle, contravariant=True)
+Row = tuple[str, str | None]  # an item to add: its key and its payload as JSON (None: none)
+Entry = tuple[Item, Sequence[Attempt]]  # an item with its whole log, for a copy
+
+
+class ItemsSQL(Protocol[H]):
+    def insert(self, db: H, rows: list[Row]) -> int:
+        """Add ``rows`` in one transaction, in their order; keys present stay untouched.
+        Returns how many were added."""
+        ...
+
+    def get(self, db: H, key: str) -> Item: ...
+
+    def snapshot(self, db: H, key: str) -> tuple[Item, list[Attempt]]: ...
+
+    def page(self, db: H, query: PageQuery) -> Page: ...
+
+    def activity(self, db: H, *, samples: int, window: int) -> Activity: ...
+
+
+class LeasesSQL(Protocol[H]):
+    def lease(
+        self, db: H, owner: str, *, ttl: float, now: float, excluding: Collection[str]
+    ) -> Lease | None: ...
+
+    def heartbeat(self, db: H, key: str, owner: str, *, ttl: float, now: float) -> bool: ...
+
+    def release(self, db: H, key: str, owner: str) -> bool: ...
+
+    def release_all(self, db: H, owner: str) -> int: ...
+
+    def soonest_expiry(self, db: H, *, excluding: Collection[str]) -> float | None: ...
+
+
+class RecordSQL(Protocol[H]):
+    def record(self, db: H, draft: Draft, claim: Claim, *, now: float) -> tuple[Item, Attempt]: ...
+
+    def empty(self, db: H) -> bool:
+        """Whether the ledger holds no item (a copy goes only into an empty one)."""
+        ...
+
+    def load(self, db: H, chunk: list[Entry]) -> int:
+        """Write ``chunk`` verbatim in one transaction; returns how many items."""
+        ...
+
+
+class CountersSQL(Protocol[H]):
+    def stats(self, db: H, *, now: float) -> Stats: ...
+
+    def meta(self, db: H, key: str) -> str | None: ...
+
+    def set_meta(self, db: H, key: str, value: str) -> None: ...
+
+    def check(self, db: H) -> list[str]: ...
+
+
+class ExportsSQL(Protocol[H]):
+    def claim_batch(self, db: H, path: str, offset: int, limit: int) -> ExportBatch | None: ...
+
+    def open_batches(self, db: H, path: str) -> list[ExportBatch]: ...
+
+    def open_batch_paths(self, db: H) -> list[str]: ...
+
+    def finish_batch(self, db: H, batch: int) -> None: ...
+
+    def exported_count(self, db: H) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSQL(Generic[DB]):
+    """An engine's SQL, one module per group of the Store protocol, for handles of type DB."""
+
+    items: ItemsSQL[DB]
+    leases: LeasesSQL[DB]
+    record: RecordSQL[DB]
+    counters: CountersSQL[DB]
+    exports: ExportsSQL[DB]

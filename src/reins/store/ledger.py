@@ -1,0 +1,165 @@
+"""The Store protocol, implemented once over any engine's SQL.
+
+:class:`Ledger` holds everything a store does that is not I/O: the defaults of the clock, the
+checks of what a caller passes, the chunking of long inputs, the owner the open found; each
+call then goes to one function of the engine's modules (:mod:`reins.store.engine`), which runs
+the engine's SQL in one short transaction. An engine subclasses it only to open itself and to
+say where it lives (``SQLiteStore.path``, ``PostgresStore.target``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Iterable, Iterator
+from typing import Any, Generic, Self
+
+from reins.errors import LedgerError
+from reins.store.codec import dump_json
+from reins.store.engine import DB, EngineSQL, Entry, Row
+from reins.store.model import Activity, Attempt, Claim, Draft, ExportBatch, Item, Lease, Page, Stats
+from reins.store.owner import Owner
+from reins.store.query import PageQuery
+from reins.store.walk import chunks
+
+ADD_CHUNK = 5_000  # items added per transaction
+LOAD_CHUNK = 1_000  # items (with their logs) copied per transaction
+
+
+class Ledger(Generic[DB]):
+    """A ledger over the open handle ``db`` of an engine whose SQL is ``sql``.
+
+    ``version``, ``owner`` and ``adopted`` are what opening it found: its schema version, the
+    quest it belongs to, and whether this open recorded that quest.
+    """
+
+    def __init__(
+        self, db: DB, sql: EngineSQL[DB], *, version: int, owner: Owner | None, adopted: bool
+    ) -> None:
+        self._db = db
+        self._sql = sql
+        self._version = version
+        self._owner = owner
+        self._adopted = adopted
+
+    @property
+    def location(self) -> str:
+        return self._db.location
+
+    @property
+    def schema_version(self) -> int:
+        return self._version
+
+    @property
+    def owner(self) -> Owner | None:
+        return self._owner
+
+    @property
+    def adopted(self) -> bool:
+        return self._adopted
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- items ----------------------------------------------------------------------------
+
+    def add(self, seeds: Iterable[tuple[str, Any]]) -> tuple[int, int]:
+        added = seen = 0
+        for chunk in chunks(_rows(seeds), ADD_CHUNK):
+            added += self._sql.items.insert(self._db, chunk)
+            seen += len(chunk)
+        return added, seen - added
+
+    def get(self, key: str) -> Item:
+        return self._sql.items.get(self._db, key)
+
+    def snapshot(self, key: str) -> tuple[Item, list[Attempt]]:
+        return self._sql.items.snapshot(self._db, key)
+
+    def page(self, query: PageQuery) -> Page:
+        return self._sql.items.page(self._db, query)
+
+    def activity(self, *, samples: int = 48, window: int = 64) -> Activity:
+        return self._sql.items.activity(self._db, samples=samples, window=window)
+
+    # -- leases ---------------------------------------------------------------------------
+
+    def lease(
+        self, owner: str, *, ttl: float, now: float | None = None, excluding: Collection[str] = ()
+    ) -> Lease | None:
+        t = time.time() if now is None else now
+        return self._sql.leases.lease(self._db, owner, ttl=ttl, now=t, excluding=excluding)
+
+    def heartbeat(self, key: str, owner: str, *, ttl: float, now: float | None = None) -> bool:
+        t = time.time() if now is None else now
+        return self._sql.leases.heartbeat(self._db, key, owner, ttl=ttl, now=t)
+
+    def release(self, key: str, owner: str) -> bool:
+        return self._sql.leases.release(self._db, key, owner)
+
+    def release_all(self, owner: str) -> int:
+        return self._sql.leases.release_all(self._db, owner)
+
+    def soonest_expiry(self, *, excluding: Collection[str] = ()) -> float | None:
+        return self._sql.leases.soonest_expiry(self._db, excluding=excluding)
+
+    # -- recording ------------------------------------------------------------------------
+
+    def record(
+        self, draft: Draft, claim: Claim, *, now: float | None = None
+    ) -> tuple[Item, Attempt]:
+        t = time.time() if now is None else now
+        return self._sql.record.record(self._db, draft, claim, now=t)
+
+    # -- counters and metadata ------------------------------------------------------------
+
+    def stats(self, *, now: float | None = None) -> Stats:
+        return self._sql.counters.stats(self._db, now=time.time() if now is None else now)
+
+    def meta(self, key: str) -> str | None:
+        return self._sql.counters.meta(self._db, key)
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._sql.counters.set_meta(self._db, key, value)
+
+    def check(self) -> list[str]:
+        return self._sql.counters.check(self._db)
+
+    # -- export bookkeeping ---------------------------------------------------------------
+
+    def claim_batch(self, path: str, offset: int, limit: int) -> ExportBatch | None:
+        return self._sql.exports.claim_batch(self._db, path, offset, limit)
+
+    def open_batches(self, path: str) -> list[ExportBatch]:
+        return self._sql.exports.open_batches(self._db, path)
+
+    def open_batch_paths(self) -> list[str]:
+        return self._sql.exports.open_batch_paths(self._db)
+
+    def finish_batch(self, batch: int) -> None:
+        self._sql.exports.finish_batch(self._db, batch)
+
+    def exported_count(self) -> int:
+        return self._sql.exports.exported_count(self._db)
+
+    # -- copying between engines ----------------------------------------------------------
+
+    def load(self, entries: Iterable[Entry]) -> int:
+        """Insert items with their logs as they are (``reins ledger copy``) into an empty
+        ledger. Inserting terminal rows is allowed: the ratchet guards updates, not inserts."""
+        if not self._sql.record.empty(self._db):
+            raise LedgerError(f"ledger {self.location} is not empty: copy only into a new ledger")
+        return sum(self._sql.record.load(self._db, chunk) for chunk in chunks(entries, LOAD_CHUNK))
+
+
+def _rows(seeds: Iterable[tuple[str, Any]]) -> Iterator[Row]:
+    """Each seed as the row an engine inserts; a key that cannot be one is refused."""
+    for key, payload in seeds:
+        if not isinstance(key, str) or not key:
+            raise LedgerError(f"an item key must be a non-empty string, got {key!r}")
+        yield key, None if payload is None else dump_json(payload)
