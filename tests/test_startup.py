@@ -121,27 +121,6 @@ def test_a_mistyped_option_is_still_click_s_to_report() -> None:
     assert "No such option" in out.stderr
 
 
-def test_help_imports_no_command_module() -> None:
-    """`reins --help` lists from the table: none of the modules it names is imported."""
-    code = (
-        "import sys\n"
-        "from reins.cli import main\n"
-        "try:\n"
-        "    main()\n"
-        "except SystemExit as exc:\n"
-        "    assert not exc.code, exc.code\n"
-        "print('LOADED', *sys.modules)\n"
-    )
-    run = subprocess.run(
-        [sys.executable, "-c", code, "--help"], capture_output=True, text=True, check=True
-    )
-    loaded = set(run.stdout.rpartition("LOADED")[2].split())
-    assert "reins.cli.commands" in loaded
-    named = {entry.where.partition(":")[0] for entry in COMMANDS.values()}
-    assert not loaded & named
-    assert not [m for m in loaded if m.startswith("reins.cli.shapes")]
-
-
 def test_a_command_that_cannot_be_loaded_fails_loudly_and_alone() -> None:
     lazy = {
         "turn": COMMANDS["turn"],
