@@ -15,8 +15,8 @@ from click.testing import CliRunner, Result
 
 from reins import SQLiteStore, State
 from reins.cli import make_group
-from reins.cli.app import EXIT_NOTHING_LEFT
-from reins.cli.loop import EXIT_BREAKER, RETRY_CHOICES
+from reins.cli.loop import RETRY_CHOICES
+from reins.errors import Exit
 from reins.quest import RETRY_POLICIES
 from reins.store.walk import iter_items
 from reins.testing import FakeBackend
@@ -70,7 +70,7 @@ def test_plain_lines_when_not_a_terminal_and_a_summary(path: Path) -> None:
 def test_the_breaker_has_its_own_exit_code_and_says_what_to_do(path: Path) -> None:
     with registered(w=FakeBackend(lambda c: "good", failure_rate=1.0)):
         out = cli("loop", "--model", "fake:w", "--breaker", "2")
-    assert out.exit_code == EXIT_BREAKER
+    assert out.exit_code == Exit.BREAKER
     assert "circuit breaker: generation errors on 2 items in a row" in out.stdout
     assert "Check the backend" in out.stdout
     with SQLiteStore.open(path) as led:
@@ -83,7 +83,7 @@ def test_items_all_leased_elsewhere_exit_3(path: Path) -> None:
             led.lease(name, ttl=900)
     with registered(w=FakeBackend([])):
         out = cli("loop", "--model", "fake:w", "--no-wait")
-    assert out.exit_code == EXIT_NOTHING_LEFT
+    assert out.exit_code == Exit.NOTHING_LEFT
     assert "3 item(s) left, all leased to other drivers" in out.stdout
 
 

@@ -13,8 +13,7 @@ from click.testing import CliRunner, Result
 
 from reins import SQLiteStore, State
 from reins.cli import make_group
-from reins.cli.loop import EXIT_SET_ASIDE
-from reins.errors import BackendError, ConfigError
+from reins.errors import BackendError, ConfigError, Exit
 from reins.loop import LoopOptions, StopReason
 from reins.quests.emails import quest as EMAILS
 from reins.store import AttemptKind
@@ -60,7 +59,7 @@ def test_an_item_that_never_generates_is_set_aside_and_the_others_are_worked(
     path = make_ledger(folder / "tiny.reins.db", KEYS)
     with registered(w=FakeBackend(too_long_for("k03"))):
         out = cli("loop", "--model", "fake:w", "--json", "--no-export")
-    assert out.exit_code == EXIT_SET_ASIDE, out.output
+    assert out.exit_code == Exit.SET_ASIDE, out.output
     seen = events(out)
     aside = [e for e in seen if e["event"] == "set_aside"]
     assert aside == [
@@ -88,7 +87,7 @@ def test_the_loop_says_which_items_it_set_aside_and_why(folder: Path) -> None:
     make_ledger(folder / "tiny.reins.db", KEYS)
     with registered(w=FakeBackend(too_long_for("k03", "k07"))):
         out = cli("loop", "--model", "fake:w", "--no-export", "--set-aside-after", "1")
-    assert out.exit_code == EXIT_SET_ASIDE, out.output
+    assert out.exit_code == Exit.SET_ASIDE, out.output
     assert "set aside 'k03' for the rest of this run: 1 generation error in a row" in out.stderr
     assert "context window" in out.stderr and "tries 0/3" in out.stderr
     assert "loop set-aside: 2 item(s) left; set aside this run" in out.stdout

@@ -56,9 +56,9 @@ def test_version_start_up_imports_neither_ledger_nor_http() -> None:
 @pytest.mark.parametrize("flag", ["--version", "--help"])
 def test_version_and_help_import_no_command_and_no_turn_table(flag: str) -> None:
     """Both run the real entry point; neither imports a command's module or turn.md's tables."""
-    from reins.cli.app import COMMANDS
+    from reins.cli.commands import COMMANDS
 
-    modules = sorted({where.partition(":")[0] for where, _ in COMMANDS.values()})
+    modules = sorted({entry.where.partition(":")[0] for entry in COMMANDS.values()})
     code = (
         "import sys\n"
         "from reins.cli import main\n"
@@ -75,7 +75,7 @@ def test_version_and_help_import_no_command_and_no_turn_table(flag: str) -> None
     assert "reins.cli.app" in loaded  # the probe saw the real start-up
     assert not loaded & {*modules, *HEAVY}, loaded & {*modules, *HEAVY}
     assert not [m for m in loaded if m.startswith(HEAVY_PREFIXES)]
-    expected = "version" if flag == "--version" else "Commands:"
+    expected = "version" if flag == "--version" else "Work:"
     assert expected in run.stdout
 
 

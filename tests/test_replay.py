@@ -12,8 +12,7 @@ from click.testing import CliRunner, Result
 
 from reins import SQLiteStore, State
 from reins.cli import make_group
-from reins.cli.app import EXIT_JUDGE_ERROR
-from reins.cli.loop import EXIT_REPLAY_INCOMPLETE
+from reins.errors import Exit
 from reins.turn import compose
 from reins.turn.replay import Replayed, read_lines, replay
 from tests.conftest import TINY
@@ -113,7 +112,7 @@ def test_bad_lines_unknown_keys_and_locked_items_are_skipped_and_reported(
         )
     )
     out = cli("replay", "--from", str(file))
-    assert out.exit_code == EXIT_REPLAY_INCOMPLETE
+    assert out.exit_code == Exit.REPLAY_INCOMPLETE
     assert out.stdout.splitlines() == [
         "a -> PASS (state PASS, tries 0/3)",
         "replayed 7 line(s): 1 recorded, 4 bad-line, 1 unknown-key, 1 locked (PASS 1)",
@@ -156,7 +155,7 @@ def test_a_replay_whose_every_line_is_a_judge_error_says_so_and_exits_10(
     file = tmp_path / "out.jsonl"
     file.write_text(jsonl({"key": "a", "output": "explode"}, {"key": "b", "output": "explode"}))
     out = cli("replay", "--from", str(file))
-    assert out.exit_code == EXIT_JUDGE_ERROR, out.output
+    assert out.exit_code == Exit.JUDGE_ERROR, out.output
     assert out.stdout.splitlines() == [
         "a -> judge error: quest.prepare: RuntimeError: prepare blew up",
         "b -> judge error: quest.prepare: RuntimeError: prepare blew up",
@@ -184,12 +183,12 @@ def test_judge_errors_are_counted_beside_the_outcomes_and_outrank_skipped_lines(
         )
     )
     dry = cli("replay", "--from", str(file), "--dry-run")
-    assert dry.exit_code == EXIT_JUDGE_ERROR
+    assert dry.exit_code == Exit.JUDGE_ERROR
     assert dry.stdout.splitlines()[-1] == (
         "replayed 3 line(s): 1 unknown-key, 2 judged (FAIL 1, judge errors 1)"
     )
     out = cli("replay", "--from", str(file))
-    assert out.exit_code == EXIT_JUDGE_ERROR, out.output
+    assert out.exit_code == Exit.JUDGE_ERROR, out.output
     assert out.stdout.splitlines()[-1] == (
         "replayed 3 line(s): 2 recorded, 1 unknown-key (FAIL 1, judge errors 1)"
     )
@@ -229,7 +228,7 @@ def test_a_judge_error_line_names_the_rule_and_the_first_line_that_says_somethin
     assert run(make_group(), ["--quest", "./sentences", "scan"]).exit_code == 0
     (tmp_path / "out.jsonl").write_text(jsonl({"key": "a", "output": "One. Two."}))
     out = run(make_group(), ["--quest", "./sentences", "replay", "--from", "out.jsonl"])
-    assert out.exit_code == EXIT_JUDGE_ERROR, out.output
+    assert out.exit_code == Exit.JUDGE_ERROR, out.output
     line = out.stdout.splitlines()[0]
     assert line.startswith("a -> judge error: sentences-count: "), line
     assert "python check tests.checkfuncs:needs_nltk_data" in line

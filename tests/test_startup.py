@@ -13,18 +13,42 @@ from click.testing import CliRunner
 
 import reins
 from reins.cli import make_group
-from reins.cli.app import COMMANDS, LazyGroup
+from reins.cli.commands import COMMANDS, SECTIONS, Entry, LazyGroup
 
 # The loop driver's row of turn.md, as tests/test_turn_drivers.py edits it.
 LOOP_ROW = "| loop   | loop         | backend   | sent    | yes    | loop         |"
 
 
-def test_help_lists_every_registered_command_with_its_help() -> None:
+def help_sections(text: str) -> dict[str, list[tuple[str, str]]]:
+    """The sections of ``reins --help`` after its options: title → (command, help) rows."""
+    sections: dict[str, list[tuple[str, str]]] = {}
+    rows: list[tuple[str, str]] = []
+    for line in text.split("Options:\n", 1)[1].splitlines():
+        if line and not line.startswith(" "):
+            rows = sections.setdefault(line.rstrip(":"), [])
+        elif line.strip() and sections:
+            name, help_ = line.split(None, 1)
+            rows.append((name, help_))
+    return sections
+
+
+def test_help_lists_the_commands_grouped_by_purpose_each_with_its_help() -> None:
     out = CliRunner().invoke(make_group(), ["--help"], terminal_width=200)
     assert out.exit_code == 0, out.output
-    listed = out.output.split("Commands:\n", 1)[1].splitlines()
-    rows = {line.split(None, 1)[0]: line.split(None, 1)[1] for line in listed if line.strip()}
-    assert rows == {name: help_ for name, (_, help_) in COMMANDS.items()}
+    sections = help_sections(out.output)
+    assert list(sections) == list(SECTIONS)
+    for section in SECTIONS:
+        expected = [(n, e.help) for n, e in COMMANDS.items() if e.section == section]
+        assert sections[section] == expected, section
+    assert sum(len(sections[s]) for s in SECTIONS) == len(COMMANDS)
+
+
+def test_the_help_of_every_section_starts_in_one_column() -> None:
+    out = CliRunner().invoke(make_group(), ["--help"], terminal_width=100)
+    listing = out.output.split("Work:\n", 1)[1]
+    rows = [line for line in listing.splitlines() if line.startswith("  ") and line.strip()]
+    starts = {line.index(line.split(None, 1)[1]) for line in rows}
+    assert len(starts) == 1, listing
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
@@ -34,7 +58,8 @@ def test_each_entry_names_its_command_and_that_command_s_own_help(name: str) -> 
     command = group.get_command(click.Context(group), name)
     assert isinstance(command, click.Command)
     assert command.name == name
-    assert command.get_short_help_str(limit=10_000) == COMMANDS[name][1]
+    assert command.get_short_help_str(limit=10_000) == COMMANDS[name].help
+    assert COMMANDS[name].section in SECTIONS
 
 
 def test_every_command_a_cli_module_lists_is_registered() -> None:
@@ -44,41 +69,63 @@ def test_every_command_a_cli_module_lists_is_registered() -> None:
 
     import reins.cli
 
-    registered = {where for where, _ in COMMANDS.values()}
+    registered = {entry.where for entry in COMMANDS.values()}
     for info in pkgutil.iter_modules(reins.cli.__path__, "reins.cli."):
-        if info.name in ("reins.cli.__main__", "reins.cli.app"):
+        if info.name in ("reins.cli.__main__", "reins.cli.commands"):
             continue  # the first would start the CLI; the second holds the registry itself
         module = importlib.import_module(info.name)
-        for command in getattr(module, "COMMANDS", ()):
+        offered = getattr(module, "COMMANDS", ())
+        if offered is COMMANDS:
+            continue  # the registry itself, imported where the group is built
+        for command in offered:
             attr = next(n for n, v in vars(module).items() if v is command)
             assert f"{info.name}:{attr}" in registered, f"{info.name}:{attr} is not in COMMANDS"
 
 
 def test_help_reads_the_same_before_and_after_every_command_is_loaded() -> None:
-    """The listing from the registry is exactly click's listing from the loaded commands."""
+    """The listing from the registry is the listing from the loaded commands' own help."""
     group = make_group()
     ctx = click.Context(group, info_name="reins", terminal_width=80)
     lazy = group.get_help(ctx)
+    assert "Work:" in lazy
     for name in group.list_commands(ctx):
         group.get_command(ctx, name)
-    formatter = ctx.make_formatter()
-    click.Group.format_commands(group, ctx, formatter)  # click's own, on loaded commands
-    assert "Commands:" in formatter.getvalue()
-    assert lazy.endswith(formatter.getvalue().rstrip("\n"))
     assert group.get_help(ctx) == lazy
 
 
 def test_an_unknown_command_is_still_a_usage_error() -> None:
     out = CliRunner().invoke(make_group(), ["dance"])
     assert out.exit_code == 2
-    assert "No such command 'dance'" in out.output
+    assert "No such command 'dance'." in out.output
+    assert "Did you mean" not in out.output
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["nxt"], "Did you mean 'next'?"),
+        (["sumbit"], "Did you mean 'submit'?"),
+        (["reveiw"], "Did you mean 'review' or 'resolve'?"),
+        (["hook", "stp"], "Did you mean 'stop'?"),
+    ],
+)
+def test_an_unknown_command_suggests_the_closest_ones(argv: list[str], said: str) -> None:
+    out = CliRunner().invoke(make_group(), argv)
+    assert out.exit_code == 2
+    assert f"No such command {argv[-1]!r}. {said}" in out.stderr
+
+
+def test_a_mistyped_option_is_still_click_s_to_report() -> None:
+    out = CliRunner().invoke(make_group(), ["--ledgr", "x", "status"])
+    assert out.exit_code == 2
+    assert "No such option" in out.stderr
 
 
 def test_a_command_that_cannot_be_loaded_fails_loudly_and_alone() -> None:
     lazy = {
         "turn": COMMANDS["turn"],
-        "gone": ("reins.cli.nope:gone", "A command whose module is missing."),
-        "odd": ("reins.cli.app:COMMANDS", "Not a command at all."),
+        "gone": Entry("reins.cli.nope:gone", "Work", "A command whose module is missing."),
+        "odd": Entry("reins.cli.commands:COMMANDS", "Work", "Not a command at all."),
     }
     group = LazyGroup(name="reins", lazy=lazy)
     listing = CliRunner().invoke(group, ["--help"])

@@ -2,37 +2,134 @@
 
 ::
 
-    ReinsError                      exit 1
-    ├── ConfigError                 bad flag, env var, reins.toml, quest    exit 2
-    │   └── WrongQuest              the ledger belongs to another quest
-    ├── NotFound(LookupError)       unknown item, quest or backend          exit 2
-    ├── LedgerError                                                         exit 1
-    │   ├── CorruptLedger           not a reins ledger, damaged, too new    exit 1
-    │   ├── IllegalTransition       the ratchet refused a transition        exit 5
-    │   ├── NotTodo                 the item is locked already              exit 5
-    │   └── LeaseConflict           another driver holds the item           exit 6
-    │       └── TurnMoved           the item gained a turn since it was read
-    ├── BackendError                a generator failed (never a verdict)    exit 1
+    ReinsError                   what                                     exit (an Exit)
+    ├── ConfigError              bad flag, env var, reins.toml, quest     USAGE 2
+    │   └── WrongQuest           the ledger belongs to another quest
+    ├── NotFound(LookupError)    unknown item, quest or backend           USAGE 2
+    ├── LedgerError                                                       ERROR 1
+    │   ├── CorruptLedger        not a reins ledger, damaged, too new     ERROR 1
+    │   ├── IllegalTransition    the ratchet refused a transition         NOT_TODO 5
+    │   ├── NotTodo              the item is locked already               NOT_TODO 5
+    │   └── LeaseConflict        another driver holds the item            LEASED 6
+    │       └── TurnMoved        the item gained a turn since it was read
+    ├── BackendError             a generator failed (never a verdict)     ERROR 1
     │   ├── BackendTimeout
-    │   └── TransientError          retried inside the backend
-    │       └── TransientTimeout    (also a BackendTimeout)
-    ├── JudgeError                  the gate itself failed: never a verdict  exit 10
-    │   └── GroundError             a ground could not be resolved
-    └── TurnTableError              turn.md is malformed: raised at import
+    │   └── TransientError       retried inside the backend
+    │       └── TransientTimeout (also a BackendTimeout)
+    ├── JudgeError               the gate itself failed: never a verdict  JUDGE_ERROR 10
+    │   └── GroundError          a ground could not be resolved
+    └── TurnTableError           turn.md is malformed: raised at import   ERROR 1
 
     ConfigError also holds DocumentError (a quest document that cannot load) and ParamError (a
     check's parameter); ParamValueError is a ParamError that is also a ValueError.
 
-Messages say what went wrong and what to do next; the CLI prints them in one place.
+:class:`Exit` is every exit status of the ``reins`` command, each with its meaning: the one
+table (the README's and the CLI's are checked against it by tests/test_exit_codes.py). Messages
+say what went wrong and what to do next; the CLI prints them in one place.
 """
 
 from __future__ import annotations
+
+from enum import IntEnum
+
+
+class Exit(IntEnum):
+    """Every exit status of ``reins``, each with its one-line meaning (Markdown)."""
+
+    meaning: str
+
+    def __new__(cls, code: int, meaning: str) -> Exit:
+        member = int.__new__(cls, code)
+        member._value_ = code
+        member.meaning = meaning
+        return member
+
+    OK = (
+        0,
+        (
+            "success; for `submit`, the item locked PASS; for `loop`, every item is locked or a "
+            "cap you set (`--max-*`) was reached"
+        ),
+    )
+    ERROR = 1, "an error: damaged or foreign ledger, unreadable file, failure inside reins"
+    USAGE = (
+        2,
+        (
+            "usage or configuration error: bad flag, unknown item, quest or `reins.toml` key; a "
+            "ledger of another quest; `submit`: the submission is empty, over `max_submission` or "
+            "not UTF-8 (nothing recorded)"
+        ),
+    )
+    NOTHING_LEFT = (
+        3,
+        (
+            "`next`: nothing left to lease; `loop --no-wait`: the items left are all leased to "
+            "other drivers"
+        ),
+    )
+    FAIL_RETRY = 4, "`submit`: FAIL with tries left — read the facts and submit again"
+    NOT_TODO = (
+        5,
+        (
+            "`submit`: the item is not TODO (it locked earlier); `resolve`/`reopen`: the action "
+            "does not apply to the item's state"
+        ),
+    )
+    LEASED = (
+        6,
+        (
+            "`submit`: another driver holds the item's lease, or the lease token is stale; "
+            "`release KEY`: the lease is another driver's"
+        ),
+    )
+    BREAKER = (
+        7,
+        (
+            "`loop`: the circuit breaker tripped (generation failed on N different items in a "
+            "row; nothing locked)"
+        ),
+    )
+    REPLAY_INCOMPLETE = (
+        8,
+        (
+            "`replay`: some lines were not recorded (each is reported on stderr), and none was a "
+            "judge error"
+        ),
+    )
+    UNSOUND = (
+        9,
+        (
+            "`ledger check`: an invariant is violated; `gate check`, `replay "
+            "--check-determinism`: a rule judged differently in fresh processes"
+        ),
+    )
+    JUDGE_ERROR = (
+        10,
+        (
+            "the gate itself failed: `submit` recorded a judge error (no try used); `replay`: a "
+            "line was a judge error (this outranks 8: fix the gate, then replay the file again); "
+            "`loop`: the judge breaker tripped"
+        ),
+    )
+    LOCKED_NOT_PASS = (
+        11,
+        ("`submit`: the item locked without a pass (DONE, REVIEW, SKIPPED or BLOCKED)"),
+    )
+    SET_ASIDE = (
+        12,
+        (
+            "`loop`: items are left that this run set aside (their generation failed "
+            "`--set-aside-after` times in a row; TODO, tries unchanged)"
+        ),
+    )
+    SIGINT = 130, "`loop`: stopped by SIGINT (Ctrl-C), cleanly; any other command: interrupted"
+    SIGTERM = 143, "`loop`: stopped by SIGTERM, cleanly"
 
 
 class ReinsError(Exception):
     """Root of every error reins raises on purpose."""
 
-    exit_code = 1
+    exit_code: Exit = Exit.ERROR
 
     def fields(self) -> dict[str, object]:
         """What a program reading ``--json`` errors gets beside the message and the exit code."""
@@ -42,7 +139,7 @@ class ReinsError(Exception):
 class ConfigError(ReinsError):
     """A bad flag, environment variable, ``reins.toml`` entry or quest definition."""
 
-    exit_code = 2
+    exit_code = Exit.USAGE
 
 
 class WrongQuest(ConfigError):
@@ -77,7 +174,7 @@ class WrongQuest(ConfigError):
 class NotFound(ReinsError, LookupError):
     """An unknown item, quest or backend."""
 
-    exit_code = 2
+    exit_code = Exit.USAGE
 
     def __str__(self) -> str:  # LookupError would quote the message like KeyError; keep it plain
         return str(self.args[0]) if self.args else ""
@@ -94,7 +191,7 @@ class CorruptLedger(LedgerError):
 class IllegalTransition(LedgerError):
     """The ratchet refused a machine transition out of a terminal state."""
 
-    exit_code = 5
+    exit_code = Exit.NOT_TODO
 
 
 class NotTodo(IllegalTransition):
@@ -104,7 +201,7 @@ class NotTodo(IllegalTransition):
 class LeaseConflict(LedgerError):
     """Another driver holds the lease on the item, or the item changed under us."""
 
-    exit_code = 6
+    exit_code = Exit.LEASED
 
 
 class TurnMoved(LeaseConflict):
@@ -144,7 +241,7 @@ class JudgeError(ReinsError):
     exception's type and message, cut short and free of tracebacks.
     """
 
-    exit_code = 10
+    exit_code = Exit.JUDGE_ERROR
 
     def __init__(self, where: str, cause: str) -> None:
         super().__init__(f"{where}: {cause}")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from reins.cli.app import Env, ReinsGroup, emit_json, pass_env
+from reins.cli.shapes.setup import Installed, Uninstalled
 from reins.cli.work import json_option
 
 if TYPE_CHECKING:
@@ -191,7 +192,7 @@ def install(ctx: click.Context, client: str, project: Path, as_json: bool) -> No
 
     written = do_install(project, _launch(ctx))
     if as_json:
-        emit_json({"installed": client, "project": str(project), "files": written})
+        emit_json(Installed(client, str(project), tuple(written)))
         return
     click.echo(f"installed the reins stop hook and MCP server in {', '.join(written)}")
     click.echo("undo with: reins hook uninstall", err=True)
@@ -207,7 +208,7 @@ def uninstall(client: str, project: Path, as_json: bool) -> None:
 
     restored = do_uninstall(project)
     if as_json:
-        emit_json({"uninstalled": client, "project": str(project), "files": restored})
+        emit_json(Uninstalled(client, str(project), tuple(restored)))
         return
     click.echo(f"removed the reins stop hook and MCP server from {', '.join(restored)}")
 

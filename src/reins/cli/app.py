@@ -1,35 +1,48 @@
 """The ``reins`` command group, the per-run environment, and the one place errors become exit codes.
 
-Exit codes (documented in the README):
+Exit codes (:class:`reins.errors.Exit`, the one table; the README's is checked against it):
 
-====  =========================================================================
-0     success; for ``submit``, the item locked PASS
-1     an error: damaged ledger, unreadable file, a failure inside reins
-2     usage or configuration error: bad flag, unknown item, quest or key
-3     ``next``: nothing left to lease; ``loop``: the rest is leased to other drivers
-4     ``submit``: FAIL with tries left — fix it and submit again
-5     ``submit``: the item is not TODO (it locked earlier)
-6     ``submit``: another driver holds the item's lease
-7     ``loop``: the circuit breaker tripped (generation failed on N items in a row)
-8     ``replay``: some lines were not recorded
-9     ``ledger check``: an invariant is violated
-10    the gate itself failed (``submit``, ``replay``: a judge error, no try used; ``loop``: N
-      in a row); for ``replay`` it outranks 8
-11    ``submit``: the item locked without a pass (DONE, REVIEW, SKIPPED, BLOCKED)
-12    ``loop``: items are left that this run set aside (their generation kept failing)
-130   ``loop``: stopped by SIGINT (143: SIGTERM), cleanly
-====  =========================================================================
+====  =========================================================================================
+0     success; for ``submit``, the item locked PASS; for ``loop``, every item is locked or a
+      cap you set (``--max-*``) was reached
+1     an error: damaged or foreign ledger, unreadable file, failure inside reins
+2     usage or configuration error: bad flag, unknown item, quest or ``reins.toml`` key; a
+      ledger of another quest; ``submit``: the submission is empty, over ``max_submission`` or
+      not UTF-8 (nothing recorded)
+3     ``next``: nothing left to lease; ``loop --no-wait``: the items left are all leased to
+      other drivers
+4     ``submit``: FAIL with tries left — read the facts and submit again
+5     ``submit``: the item is not TODO (it locked earlier); ``resolve``/``reopen``: the action
+      does not apply to the item's state
+6     ``submit``: another driver holds the item's lease, or the lease token is stale;
+      ``release KEY``: the lease is another driver's
+7     ``loop``: the circuit breaker tripped (generation failed on N different items in a row;
+      nothing locked)
+8     ``replay``: some lines were not recorded (each is reported on stderr), and none was a
+      judge error
+9     ``ledger check``: an invariant is violated; ``gate check``,
+      ``replay --check-determinism``: a rule judged differently in fresh processes
+10    the gate itself failed: ``submit`` recorded a judge error (no try used); ``replay``: a
+      line was a judge error (this outranks 8: fix the gate, then replay the file again);
+      ``loop``: the judge breaker tripped
+11    ``submit``: the item locked without a pass (DONE, REVIEW, SKIPPED or BLOCKED)
+12    ``loop``: items are left that this run set aside (their generation failed
+      ``--set-aside-after`` times in a row; TODO, tries unchanged)
+130   ``loop``: stopped by SIGINT (Ctrl-C), cleanly; any other command: interrupted
+143   ``loop``: stopped by SIGTERM, cleanly
+====  =========================================================================================
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from reins._version import __version__
+from reins.cli.commands import COMMANDS, LazyGroup, SuggestingGroup
 
 # `reins --version` and `reins --help` run on click and the lines below alone: everything else
 # (settings, errors, the commands' modules) is imported where it is first needed.
@@ -37,123 +50,13 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from reins.cli.config import Settings
+    from reins.cli.shapes import Shape
+    from reins.errors import Exit
     from reins.quest import Quest
     from reins.store.owner import Owner
     from reins.store.protocol import Store
 
-EXIT_NOTHING_LEFT = 3
-EXIT_FAIL_RETRY = 4
-EXIT_JUDGE_ERROR = 10
-EXIT_LOCKED_NOT_PASS = 11
-
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-# Every command: its name, where it lives ("module:attr") and its one-line help, which
-# `reins --help` lists without importing the module. A command's module is imported only when
-# that command runs: `reins next` loads work.py, not the loop, the human lane or the backends.
-# tests/test_startup.py checks each entry against the command it names.
-COMMANDS: dict[str, tuple[str, str]] = {
-    "scan": (
-        "reins.cli.work:scan",
-        "Seed the quest's items from ARGS (what they mean is the quest's: files, folders, …).",
-    ),
-    "next": ("reins.cli.work:next_", "Lease the next item to DRIVER and print its full prompt."),
-    "submit": ("reins.cli.work:submit", "Judge a submission for item KEY and record the turn."),
-    "release": (
-        "reins.cli.work:release",
-        "Give back a lease: KEY's (held by DRIVER), --mine (all of DRIVER's), or --expired.",
-    ),
-    "status": (
-        "reins.cli.inspect:status",
-        "Counts per state, work remaining, tries used, and how often each rule fired.",
-    ),
-    "log": (
-        "reins.cli.inspect:log",
-        "Every attempt of item KEY: turn, driver, outcome, root cause, facts, submission.",
-    ),
-    "rules": (
-        "reins.cli.inspect:rules",
-        "The gate's catalog: what actually judges (for a graph gate, its nodes and edges).",
-    ),
-    "export": (
-        "reins.cli.inspect:export",
-        "Append every new lock, and a withdrawal of each exported lock a person moved back to "
-        "TODO, to a JSONL file: each exactly once.",
-    ),
-    "turn": (
-        "reins.cli.inspect:turn",
-        "Print turn.md: the four steps of a turn and the table that records them.",
-    ),
-    "items": (
-        "reins.cli.lane:items",
-        "List items in the order they were added, a page at a time (fast at any size).",
-    ),
-    "review": (
-        "reins.cli.lane:review",
-        "List the REVIEW items waiting for a person, with the facts that raised the doubt.",
-    ),
-    "resolve": (
-        "reins.cli.lane:resolve",
-        "Settle a REVIEW item: --accept locks it PASS, --reject locks it DONE.",
-    ),
-    "reopen": (
-        "reins.cli.lane:reopen",
-        "Return locked items to TODO in a new round with a fresh try budget.",
-    ),
-    "rejudge": (
-        "reins.cli.lane:rejudge",
-        "Judge each locked item's locking submission with the current gate.",
-    ),
-    "backends": (
-        "reins.cli.backends:backends",
-        "List the installed backends and the options of each.",
-    ),
-    "loop": (
-        "reins.cli.loop:loop",
-        "Work the quest unattended: a backend answers, the gate judges, the ledger records.",
-    ),
-    "replay": (
-        "reins.cli.loop:replay",
-        "Judge recorded outputs: each line goes through the same turn as a submission.",
-    ),
-    "gate": (
-        "reins.cli.gate:gate",
-        "Print the quest's gate.md, or check the gate (`reins gate check`).",
-    ),
-    "ledger": (
-        "reins.cli.ledger:ledger",
-        "Check a ledger, or copy it between SQLite and PostgreSQL.",
-    ),
-    "mcp": (
-        "reins.cli.agents:mcp",
-        "Serve the quest to a coding agent over the Model Context Protocol (stdio).",
-    ),
-    "hook": (
-        "reins.cli.agents:hook",
-        "Claude Code's stop hook: an agent may not stop while items are left for it.",
-    ),
-    "serve": (
-        "reins.cli.serve:serve",
-        "Serve the dashboard: board, items, timelines, review queue (127.0.0.1 by default).",
-    ),
-    "report": (
-        "reins.cli.report:report",
-        "The run's figures: counts, passes by try, tries to lock, rules; --html FILE for a page.",
-    ),
-    "init": (
-        "reins.cli.init:init",
-        "Write reins.toml and a starter quest (a NAME/ folder of documents, or NAME.py).",
-    ),
-    "new": (
-        "reins.cli.packs:new",
-        "Copy a pack's folder (quest.toml, gate.md, items) into DIR to make it yours.",
-    ),
-    "packs": (
-        "reins.cli.packs:packs",
-        "List the quest packs shipped with reins: name, description, items, extra needed.",
-    ),
-}
 
 
 class Env:
@@ -258,88 +161,45 @@ def say_adopted(store: Store) -> None:
         )
 
 
-def emit_json(value: Any) -> None:
-    """Write one JSON document to stdout."""
+def emit_json(value: Shape | Sequence[Shape]) -> None:
+    """Write one JSON document to stdout: a typed value's ``to_json()``, or a list of them."""
     from reins.values import readable_json
 
-    click.echo(readable_json(value))
+    data = [v.to_json() for v in value] if isinstance(value, Sequence) else value.to_json()
+    click.echo(readable_json(data))
 
 
-def fail(message: str, code: int) -> NoReturn:
+def fail(message: str, code: Exit) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(code)
 
 
-class ReinsGroup(click.Group):
+class ReinsGroup(SuggestingGroup):
     """A click group that maps ReinsError to a message on stderr and its exit code."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        from reins.errors import ReinsError
+        from reins.errors import Exit, ReinsError
 
         try:
             return super().invoke(ctx)
         except ReinsError as exc:
             env = ctx.find_object(Env)
             if env is not None and env.json_errors:
-                emit_json({"error": str(exc), "exit_code": exc.exit_code, **exc.fields()})
+                from reins.cli.shapes import Failure
+
+                emit_json(Failure.of(exc))
                 sys.exit(exc.exit_code)
             fail(str(exc), exc.exit_code)
         except KeyboardInterrupt:
-            fail("interrupted", 130)
+            fail("interrupted", Exit.SIGINT)
         finally:
             env = ctx.find_object(Env)
             if env is not None:
                 env.close()
 
 
-class LazyGroup(ReinsGroup):
-    """A group whose commands are imported when they run, from ``lazy``: see :data:`COMMANDS`."""
-
-    def __init__(self, *args: Any, lazy: Mapping[str, tuple[str, str]], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.lazy = dict(lazy)
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*self.commands, *self.lazy})
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        command = self.commands.get(cmd_name)
-        if command is None and cmd_name in self.lazy:
-            command = load_command(cmd_name, self.lazy[cmd_name][0])
-            self.add_command(command, cmd_name)
-        return command
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """As click's, but a command not loaded yet is listed with its registered help."""
-        listed = []
-        for name in self.list_commands(ctx):
-            command = self.commands.get(name) or click.Command(name, help=self.lazy[name][1])
-            if not command.hidden:
-                listed.append((name, command))
-        if listed:
-            # click's own layout: the help is cut to fit beside the longest name
-            limit = formatter.width - 6 - max(len(name) for name, _ in listed)
-            with formatter.section("Commands"):
-                formatter.write_dl([(n, c.get_short_help_str(limit)) for n, c in listed])
-
-
-def load_command(name: str, where: str) -> click.Command:
-    """The command at ``where`` ("module:attr").
-
-    Raises:
-        RuntimeError: the module or the attribute is missing, or is not a click command; a
-            broken installation, never the user's doing.
-    """
-    import importlib
-
-    module, _, attr = where.partition(":")
-    try:
-        command = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as exc:
-        raise RuntimeError(f"reins: command {name!r} ({where}) cannot be loaded: {exc}") from exc
-    if not isinstance(command, click.Command):
-        raise RuntimeError(f"reins: command {name!r} ({where}) is not a click command")
-    return command
+class CommandGroup(LazyGroup, ReinsGroup):
+    """The ``reins`` group: the command table of :mod:`reins.cli.commands`, errors as exits."""
 
 
 def make_group(
@@ -351,7 +211,7 @@ def make_group(
     name, for messages); none for a quest handed over as a value.
     """
 
-    @click.group(name=name, cls=LazyGroup, lazy=COMMANDS, context_settings=CONTEXT_SETTINGS)
+    @click.group(name=name, cls=CommandGroup, lazy=COMMANDS, context_settings=CONTEXT_SETTINGS)
     @click.option(
         "--quest",
         "-q",

@@ -2,34 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from reins.cli.app import emit_json
+from reins.cli.shapes.setup import BackendRow
 from reins.cli.work import json_option
 
 
-def _summary(obj: Any) -> str:
+def _summary(obj: object) -> str:
     doc = (getattr(obj, "__doc__", None) or "").strip()
     return doc.splitlines()[0].replace("``", "") if doc else ""
 
 
-def describe() -> list[dict[str, Any]]:
+def describe() -> list[BackendRow]:
     """Each registered backend: name, entry point, one-line summary, options, or why it broke."""
     from reins.backends import registry
     from reins.errors import ReinsError
 
-    rows: list[dict[str, Any]] = []
+    rows: list[BackendRow] = []
     for name in registry.names():
-        row: dict[str, Any] = {"name": name, "target": registry.target(name)}
+        target = registry.target(name)
         try:
             factory = registry.factory(name)
         except ReinsError as exc:
-            row.update(summary="", options={}, error=str(exc))
+            rows.append(BackendRow(name, target, "", {}, str(exc)))
         else:
-            row.update(summary=_summary(factory), options=dict(factory.options), error=None)
-        rows.append(row)
+            rows.append(BackendRow(name, target, _summary(factory), dict(factory.options), None))
     return rows
 
 
@@ -48,19 +46,19 @@ def backends(names: tuple[str, ...], as_json: bool) -> None:
 
         for name in names:
             factory(name)  # an unknown name fails here, listing the known ones
-        rows = [r for r in rows if r["name"] in names]
+        rows = [r for r in rows if r.name in names]
     if as_json:
         emit_json(rows)
         return
     for i, row in enumerate(rows):
         if i:
             click.echo()
-        head = f"{row['name']}  ({row['target']})"
-        click.echo(f"{head}\n  {row['summary']}" if row["summary"] else head)
-        if row["error"]:
-            click.echo(f"  unavailable: {row['error']}")
+        head = f"{row.name}  ({row.target})"
+        click.echo(f"{head}\n  {row.summary}" if row.summary else head)
+        if row.error:
+            click.echo(f"  unavailable: {row.error}")
             continue
-        options = row["options"]
+        options = row.options
         width = max((len(k) for k in options), default=0)
         for key in sorted(options):
             click.echo(f"  ?{key.ljust(width)}  {options[key]}")

@@ -9,9 +9,9 @@ from typing import BinaryIO
 import click
 
 from reins.cli.app import Env, emit_json, pass_env
+from reins.cli.shapes.runs import GateCheck, Wavering
 from reins.cli.work import json_option
-
-EXIT_UNSOUND = 9
+from reins.errors import Exit
 
 
 @click.group(invoke_without_command=True)
@@ -64,19 +64,14 @@ def check(env: Env, source: BinaryIO | None, limit: int, as_json: bool) -> None:
 
     found = check_gate(ref, entries, folder=env.settings.quest_folder)
     if as_json:
-        emit_json(
-            {
-                "judged": len(entries),
-                "differences": [{"key": d.key, "rules": list(d.rules)} for d in found],
-            }
-        )
+        emit_json(GateCheck(len(entries), tuple(Wavering.of(d) for d in found)))
     elif found:
         for d in found:
             click.echo(f"{d.key}: {', '.join(d.rules)} judged differently in fresh processes")
     else:
         click.echo(f"{len(entries)} submission(s) judged alike in fresh processes")
     if found:
-        sys.exit(EXIT_UNSOUND)
+        sys.exit(Exit.UNSOUND)
 
 
 def _from_ledger(env: Env, limit: int) -> list[tuple[str, object, str]]:

@@ -6,13 +6,21 @@ recorded turn of kind ``human`` naming who did it and why.
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from typing import TYPE_CHECKING
 
 import click
 
 from reins.cli.app import Env, emit_json, pass_env
 from reins.cli.config import default_driver
+from reins.cli.shapes.items import Acted, Change, ItemRow, Page, Rejudged, ReviewRow
 from reins.cli.work import json_option
+
+if TYPE_CHECKING:
+    from reins.quest import Quest
+    from reins.store.model import Item
+    from reins.store.protocol import Store
+    from reins.turn.record import Recorded
 
 STATES = ("TODO", "PASS", "REVIEW", "DONE", "SKIPPED", "BLOCKED")
 LOCKED = ("PASS", "REVIEW", "DONE", "SKIPPED", "BLOCKED")
@@ -24,19 +32,6 @@ by_option = click.option(
     help="The person acting; recorded on the attempt and in the export.",
 )
 rule_option = click.option("--rule", "-r", help="Only items whose last root cause is RULE.")
-
-
-def _item_json(item: Any) -> dict[str, Any]:
-    return {
-        "key": item.key,
-        "state": item.state.value,
-        "tries": item.tries,
-        "turns": item.turns,
-        "round": item.round,
-        "root_cause": item.root_cause,
-        "leased_to": item.lease_owner,
-        "locked_at": item.locked_at,
-    }
 
 
 @click.command()
@@ -71,7 +66,7 @@ def items(
     wanted = PageQuery.parse({"state": state, "rule": rule, "after": after, "limit": limit})
     page = env.ledger().page(wanted)
     if as_json:
-        emit_json({"items": [_item_json(i) for i in page.items], "next": page.next})
+        emit_json(Page(tuple(ItemRow.of(i) for i in page.items), page.next))
         return
     for i in page.items:
         cause = f"  root cause {i.root_cause}" if i.root_cause else ""
@@ -105,19 +100,7 @@ def review(env: Env, rule: str | None, limit: str, as_json: bool) -> None:
         last = log[-1] if log else None
         found.append((item, last))
     if as_json:
-        emit_json(
-            {
-                "items": [
-                    {
-                        **_item_json(item),
-                        "facts": [] if last is None else [f.to_dict() for f in last.facts],
-                        "submission": None if last is None else last.submission,
-                    }
-                    for item, last in found
-                ],
-                "next": page.next,
-            }
-        )
+        emit_json(Page(tuple(ReviewRow.of_last(i, last) for i, last in found), page.next))
         return
     if not found:
         click.echo("nothing to review")
@@ -213,56 +196,53 @@ def rejudge(
     """
     from reins.store.query import PageQuery
     from reins.store.walk import iter_items
+
+    store = env.ledger()
+    locked = list(iter_items(store, PageQuery.parse({"state": state, "rule": rule})))
+    changes, done = _rejudge(store, env.quest, locked, apply_, by=by, note=note)
+    published = _publish(env, done)
+    if as_json:
+        emit_json(Rejudged(tuple(changes), len(done), published))
+        return
+    if published:
+        click.echo(f"exported {published} record(s) to {env.results_path}", err=True)
+    if not changes:
+        click.echo("no verdict would change under the current gate")
+        return
+    for c in changes:
+        was = f"{c.was} ({c.was_root_cause or '-'})"
+        now = f"{c.now} ({c.root_cause or '-'})" if c.error is None else c.error
+        mark = f"  → {c.new_state}" if c.applied else ""
+        click.echo(f"{c.key}  {c.state}: {was} → {now}{mark}")
+    if not apply_:
+        click.echo(f"{len(changes)} item(s) would change; run again with --apply to record them")
+
+
+def _rejudge(
+    store: Store, quest: Quest, locked: list[Item], apply_: bool, *, by: str, note: str
+) -> tuple[list[Change], list[Recorded]]:
+    """What the current gate changes among ``locked`` (and where it fails); with ``apply_``,
+    each change recorded as a person's action, returned beside the changes."""
     from reins.turn.failures import JudgeFailure
     from reins.turn.lane import apply_rejudged
     from reins.turn.lane import rejudge as rejudge_items
 
-    store, quest = env.ledger(), env.quest
-    wanted = PageQuery.parse({"state": state, "rule": rule})
-    rows = []
-    done: list[Any] = []
-    applied = 0
-    for found in rejudge_items(store, quest, list(iter_items(store, wanted))):
+    changes: list[Change] = []
+    done: list[Recorded] = []
+    for found in rejudge_items(store, quest, locked):
         broken = isinstance(found.now, JudgeFailure)
         if not found.changed and not broken:
             continue
-        now = found.now.error if isinstance(found.now, JudgeFailure) else found.now.outcome.value
-        cause = None if isinstance(found.now, JudgeFailure) else found.now.root_cause
-        row = {
-            "key": found.item.key,
-            "state": found.item.state.value,
-            "was": found.locking.outcome,
-            "was_root_cause": found.locking.root_cause,
-            "now": "judge error" if broken else now,
-            "root_cause": cause,
-            "error": now if broken else None,
-            "applied": False,
-        }
+        change = Change.of(found)
         if apply_ and not broken:
             recorded = apply_rejudged(store, quest, found, by=by, note=note)
-            row["applied"], row["new_state"] = True, recorded.item.state.value
-            applied += 1
+            change = dataclasses.replace(change, new_state=recorded.item.state.value)
             done.append(recorded)
-        rows.append(row)
-    published = _publish(env, done)
-    if as_json:
-        emit_json({"changes": rows, "applied": applied, "exported": published})
-        return
-    if published:
-        click.echo(f"exported {published} record(s) to {env.results_path}", err=True)
-    if not rows:
-        click.echo("no verdict would change under the current gate")
-        return
-    for r in rows:
-        was = f"{r['was']} ({r['was_root_cause'] or '-'})"
-        now_ = f"{r['now']} ({r['root_cause'] or '-'})" if r["error"] is None else r["error"]
-        mark = f"  → {r['new_state']}" if r["applied"] else ""
-        click.echo(f"{r['key']}  {r['state']}: {was} → {now_}{mark}")
-    if not apply_:
-        click.echo(f"{len(rows)} item(s) would change; run again with --apply to record them")
+        changes.append(change)
+    return changes, done
 
 
-def _publish(env: Env, done: list[Any]) -> int:
+def _publish(env: Env, done: list[Recorded]) -> int:
     """Export what the actions moved: a locked item is a new record superseding its last one,
     an exported lock moved back to TODO is withdrawn by a TODO record."""
     if not env.settings.auto_export or not done:
@@ -272,23 +252,12 @@ def _publish(env: Env, done: list[Any]) -> int:
     return export(env.ledger(), env.results_path)
 
 
-def _report(env: Env, done: list[Any], as_json: bool) -> None:
+def _report(env: Env, done: list[Recorded], as_json: bool) -> None:
     published = _publish(env, done)
     if published and not as_json:
         click.echo(f"exported {published} record(s) to {env.results_path}", err=True)
     if as_json:
-        emit_json(
-            [
-                {
-                    **_item_json(r.item),
-                    "action": r.attempt.action,
-                    "by": r.attempt.driver,
-                    "note": r.attempt.note,
-                    "turn": r.attempt.turn,
-                }
-                for r in done
-            ]
-        )
+        emit_json([Acted.of_recorded(r) for r in done])
         return
     for r in done:
         click.echo(r.text, nl=False)

@@ -7,9 +7,10 @@ import sys
 import click
 
 from reins.cli.app import Env, emit_json, pass_env
+from reins.cli.shapes import QuestRef
+from reins.cli.shapes.runs import Copied, LedgerCheck
 from reins.cli.work import json_option
-
-EXIT_UNSOUND = 9
+from reins.errors import Exit
 
 
 @click.group()
@@ -32,15 +33,11 @@ def check(env: Env, as_json: bool) -> None:
     stats = store.stats()
     owner = store.owner
     if as_json:
+        quest = QuestRef.of(owner)
         emit_json(
-            {
-                "ledger": store.location,
-                "quest": None if owner is None else {"name": owner.name, "origin": owner.origin},
-                "sound": not problems,
-                "problems": problems,
-                "items": stats.total,
-                "attempts": stats.attempts,
-            }
+            LedgerCheck(
+                store.location, quest, not problems, tuple(problems), stats.total, stats.attempts
+            )
         )
     elif problems:
         for line in problems:
@@ -51,7 +48,7 @@ def check(env: Env, as_json: bool) -> None:
             f"{store.location}: sound ({of}; {stats.total} items, {stats.attempts} attempts)"
         )
     if problems:
-        sys.exit(EXIT_UNSOUND)
+        sys.exit(Exit.UNSOUND)
 
 
 @ledger.command()
@@ -97,7 +94,7 @@ def copy(env: Env, source: str, target: str, schema: str | None, as_json: bool) 
     finally:
         src.close()
     if as_json:
-        emit_json({"target": where, "items": items, "attempts": attempts, "digest": digest})
+        emit_json(Copied(where, items, attempts, digest))
     else:
         click.echo(
             f"copied {items} item(s) and {attempts} attempt(s) to {where}: digest {digest[:16]}"

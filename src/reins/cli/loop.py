@@ -1,38 +1,25 @@
-"""Commands that drive unattended: ``loop`` (a backend generates) and ``replay`` (a file does).
+"""``reins loop``: a backend answers, the gate judges, the ledger records, unattended.
 
-Exit codes beyond the shared ones (see :mod:`reins.cli.app`):
-
-====  =========================================================================
-0     ``loop``: every item is locked, or a cap you set (--max-*) was reached
-3     ``loop``: items are left, but all are leased to other drivers
-7     ``loop``: the circuit breaker tripped (generation errors on N items in a row)
-10    ``loop``: the judge breaker tripped (N judge errors in a row)
-12    ``loop``: items are left that this run set aside (their generation kept failing)
-8     ``replay``: some lines were not recorded (bad, unknown key, locked, leased)
-10    ``replay``: the gate failed on a line (a judge error; outranks 8)
-130   ``loop``: stopped by SIGINT (Ctrl-C); 143 by SIGTERM. Nothing half-recorded.
-====  =========================================================================
+Exit codes are those of :class:`reins.errors.Exit` (the table is in :mod:`reins.cli.app`):
+``loop`` exits 0, 1, 2, 3, 7, 10, 12, 130 or 143.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, BinaryIO
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from reins.cli.app import EXIT_JUDGE_ERROR, EXIT_NOTHING_LEFT, Env, emit_json, pass_env
+from reins.cli.app import Env, pass_env
 from reins.cli.work import json_option
+from reins.errors import Exit
 
 if TYPE_CHECKING:
     from reins.backends.base import Backend
-    from reins.loop import Reporter, Summary
-    from reins.turn.replay import ReplayResult
+    from reins.loop import LoopOptions, Reporter, Summary
 
-EXIT_BREAKER = 7
-EXIT_SET_ASIDE = 12
-EXIT_REPLAY_INCOMPLETE = 8
-EXIT_SIGNAL = {"SIGINT": 130, "SIGTERM": 143}
 # The same as reins.quest.RETRY_POLICIES (a test keeps them equal); not imported, to start fast.
 RETRY_CHOICES = ("facts", "facts+previous", "fresh")
 
@@ -137,27 +124,7 @@ def resolve_backend(spec: str) -> Backend:
 @click.option("--no-export", is_flag=True, help="Do not append locked items to the results file.")
 @json_option
 @pass_env
-def loop(
-    env: Env,
-    model: str,
-    strong: str | None,
-    escalate_on: tuple[str, ...],
-    concurrency: int,
-    max_items: int | None,
-    max_turns: int | None,
-    max_tokens: int | None,
-    max_cost: float | None,
-    retry: str | None,
-    breaker: int,
-    set_aside_after: int,
-    no_wait: bool,
-    judge_breaker: int,
-    driver: str | None,
-    timeout: float,
-    lease: float,
-    no_export: bool,
-    as_json: bool,
-) -> None:
+def loop(env: Env, /, as_json: bool, **flags: Any) -> None:
     """Work the quest unattended: a backend answers, the gate judges, the ledger records.
 
     Every turn is composed from the log, exactly as `reins next` prints it; a FAIL's facts go
@@ -179,32 +146,15 @@ def loop(
     breaker trips, 12 when the items left include some this run set aside, 130 or 143 on
     SIGINT or SIGTERM.
     """
-    from reins.loop import Budget, LoopOptions, run
-    from reins.turn.drivers import DRIVERS
+    from reins.loop import run
 
-    rules = frozenset(r.strip() for value in escalate_on for r in value.split(",") if r.strip())
-    if rules and strong is None:
-        raise click.UsageError("--escalate-on needs --strong: the model an item escalates to")
+    given = LoopFlags(**flags)
+    rules = given.rules()
     quest = env.quest
     ledger = env.ledger()
-    backend = resolve_backend(model)
-    stronger = resolve_backend(strong) if strong else None
-    options = LoopOptions(
-        concurrency=concurrency,
-        budget=Budget(
-            max_items=max_items, max_turns=max_turns, max_tokens=max_tokens, max_cost=max_cost
-        ),
-        breaker=breaker,
-        set_aside_after=set_aside_after,
-        judge_breaker=judge_breaker,
-        wait=not no_wait,
-        retry=retry,
-        escalate_on=rules,
-        driver=driver or DRIVERS["loop"].default_name,
-        timeout=timeout,
-        lease_ttl=lease,
-        results=None if no_export or not env.settings.auto_export else env.results_path,
-    )
+    backend = resolve_backend(given.model)
+    stronger = resolve_backend(given.strong) if given.strong else None
+    options = given.options(env, rules)
     if stronger is not None and not (quest.escalate_on | rules):
         click.echo(
             "note: --strong is never used: neither the quest nor --escalate-on names a rule",
@@ -218,6 +168,67 @@ def loop(
         sys.exit(code)
 
 
+@dataclass(frozen=True, slots=True)
+class LoopFlags:
+    """``reins loop``'s options as click parsed them (each field is an option's name)."""
+
+    model: str
+    strong: str | None
+    escalate_on: tuple[str, ...]
+    concurrency: int
+    max_items: int | None
+    max_turns: int | None
+    max_tokens: int | None
+    max_cost: float | None
+    retry: str | None
+    breaker: int
+    set_aside_after: int
+    no_wait: bool
+    judge_breaker: int
+    driver: str | None
+    timeout: float
+    lease: float
+    no_export: bool
+
+    def rules(self) -> frozenset[str]:
+        """The root causes ``--escalate-on`` names (repeated or comma-separated).
+
+        Raises:
+            click.UsageError: some are named, but no ``--strong`` model to escalate to.
+        """
+        named = (r.strip() for value in self.escalate_on for r in value.split(","))
+        rules = frozenset(r for r in named if r)
+        if rules and self.strong is None:
+            raise click.UsageError("--escalate-on needs --strong: the model an item escalates to")
+        return rules
+
+    def options(self, env: Env, rules: frozenset[str]) -> LoopOptions:
+        from reins.loop import Budget, LoopOptions
+        from reins.turn.drivers import DRIVERS
+
+        budget = Budget(
+            max_items=self.max_items,
+            max_turns=self.max_turns,
+            max_tokens=self.max_tokens,
+            max_cost=self.max_cost,
+        )
+        export = not self.no_export and env.settings.auto_export
+        return LoopOptions(
+            concurrency=self.concurrency,
+            budget=budget,
+            breaker=self.breaker,
+            set_aside_after=self.set_aside_after,
+            judge_breaker=self.judge_breaker,
+            wait=not self.no_wait,
+            retry=self.retry,
+            escalate_on=rules,
+            driver=self.driver or DRIVERS["loop"].default_name,
+            timeout=self.timeout,
+            lease_ttl=self.lease,
+            results=env.results_path if export else None,
+        )
+
+
 def _reporter(as_json: bool) -> Reporter:
     from reins.loop import JsonReporter, LineReporter, TtyReporter
 
@@ -229,184 +240,24 @@ def _reporter(as_json: bool) -> Reporter:
     return LineReporter(out, err)
 
 
-def _check_first(env: Env, data: bytes) -> None:
-    """Judge the file's outputs in fresh processes; stop before recording if a rule wavers."""
-    from reins.cli.gate import EXIT_UNSOUND, outputs
-    from reins.turn.determinism import check
-
-    if not env.settings.quest_ref:
-        raise click.UsageError("--check-determinism runs the quest in fresh processes: --quest")
-    entries = outputs(env, data.splitlines(), 10**9)
-    found = check(env.settings.quest_ref, entries, folder=env.settings.quest_folder)
-    for d in found:
-        click.echo(f"{d.key}: {', '.join(d.rules)} judged differently in fresh processes", err=True)
-    if found:
-        click.echo("nothing was recorded: make the gate deterministic first", err=True)
-        sys.exit(EXIT_UNSOUND)
-
-
-def exit_code(summary: Summary) -> int:
+def exit_code(summary: Summary) -> Exit:
     """The exit status of ``reins loop`` for how the run ended."""
     from reins.loop import StopReason
 
     reason = summary.reason
     if reason is StopReason.BREAKER:
-        return EXIT_BREAKER
+        return Exit.BREAKER
     if reason is StopReason.JUDGE_BREAKER:
-        return EXIT_JUDGE_ERROR
+        return Exit.JUDGE_ERROR
     if reason is StopReason.LEASED:
-        return EXIT_NOTHING_LEFT
+        return Exit.NOTHING_LEFT
     if reason is StopReason.SET_ASIDE:
-        return EXIT_SET_ASIDE
+        return Exit.SET_ASIDE
     if reason is StopReason.INTERRUPTED:
-        return EXIT_SIGNAL.get(summary.signal or "", 130)
+        return Exit.SIGTERM if summary.signal == "SIGTERM" else Exit.SIGINT
     if reason is StopReason.ERROR:
-        return 1
-    return 0
+        return Exit.ERROR
+    return Exit.OK
 
 
-@click.command()
-@click.option(
-    "--from",
-    "source",
-    metavar="FILE.jsonl",
-    type=click.File("rb"),
-    required=True,
-    help='Recorded outputs, a JSON line {"key": …, "output": …} each; - reads stdin.',
-)
-@click.option(
-    "--driver",
-    "-d",
-    show_default="replay",
-    help="Driver name recorded on each attempt.",
-)
-@click.option(
-    "--retry",
-    type=click.Choice(RETRY_CHOICES),
-    help="Retry policy recorded with each turn [default: the quest's].",
-)
-@click.option(
-    "--max-tries",
-    type=click.IntRange(min=1),
-    help="Tries before an item locks DONE, for this replay (1: a one-shot evaluation).",
-)
-@click.option("--dry-run", is_flag=True, help="Judge and print verdicts; record nothing.")
-@click.option(
-    "--check-determinism",
-    is_flag=True,
-    help="First judge the file twice in fresh processes; record nothing if a rule wavers (9).",
-)
-@click.option("--no-export", is_flag=True, help="Do not append locked items to the results file.")
-@json_option
-@pass_env
-def replay(
-    env: Env,
-    source: BinaryIO,
-    driver: str | None,
-    retry: str | None,
-    max_tries: int | None,
-    dry_run: bool,
-    check_determinism: bool,
-    no_export: bool,
-    as_json: bool,
-) -> None:
-    """Judge recorded outputs: each line goes through the same turn as a submission.
-
-    Lines run in order, so several lines for one key are its successive tries. An output
-    already judged for its item (in the item's current round) is not judged again, so a file
-    replayed twice spends no second try. A bad line, an unknown key, a locked item or one
-    another driver holds is skipped and reported on stderr. The summary counts the outcomes,
-    the judge errors and the generation errors. Exits 0 when every line was recorded (or
-    repeated), 10 when the gate itself failed on a line (a judge error: no try used), else 8
-    when some were skipped.
-    """
-    import dataclasses
-
-    from reins.turn.drivers import DRIVERS
-    from reins.turn.replay import Replayed, read_lines
-    from reins.turn.replay import replay as replay_lines
-
-    quest = env.quest
-    if max_tries is not None:
-        quest = dataclasses.replace(quest, max_tries=max_tries)
-    if check_determinism:
-        import io
-
-        data = source.read()
-        _check_first(env, data)
-        source = io.BytesIO(data)
-    ledger = env.ledger()
-    results = None if no_export or dry_run or not env.settings.auto_export else env.results_path
-
-    def show(result: ReplayResult) -> None:
-        recorded = result.recorded
-        if as_json:
-            data: dict[str, object] = {
-                "line": result.line,
-                "key": result.key,
-                "status": result.status.value,
-            }
-            if recorded is not None and recorded.verdict is not None:
-                data.update(
-                    outcome=recorded.verdict.outcome.value,
-                    state=recorded.item.state.value,
-                    tries=recorded.item.tries,
-                    turn=recorded.attempt.turn,
-                    root_cause=recorded.verdict.root_cause,
-                    feedback=recorded.text,
-                )
-            else:
-                data["message"] = result.message
-            emit_json(data)
-        elif recorded is not None:
-            click.echo(recorded.text.split("\n", 1)[0])
-        else:  # a dry run's verdict is data; a skipped line is a message
-            click.echo(result.message, err=result.status is not Replayed.JUDGED)
-
-    summary = replay_lines(
-        ledger,
-        quest,
-        read_lines(source),
-        driver=driver or DRIVERS["replay"].default_name,
-        policy=retry,
-        limit=env.settings.max_submission,
-        results=results,
-        on_result=show,
-        dry_run=dry_run,
-    )
-    counts = {status.value: summary.lines[status] for status in Replayed}
-    if as_json:
-        emit_json(
-            {
-                "event": "summary",
-                "lines": counts,
-                "outcomes": dict(summary.outcomes),
-                "judge_errors": summary.judge_errors,
-                "generation_errors": summary.generation_errors,
-                "exported": summary.exported,
-            }
-        )
-    else:
-        done = sum(summary.lines.values())
-        parts = [f"{n} {status}" for status, n in counts.items() if n]
-        judged = [f"{k} {v}" for k, v in sorted(summary.outcomes.items())]
-        for name, n in (
-            ("judge errors", summary.judge_errors),
-            ("generation errors", summary.generation_errors),
-        ):
-            judged += [f"{name} {n}"] if n else []
-        click.echo(
-            f"replayed {done} line(s): {', '.join(parts) or 'none'}"
-            + (f" ({', '.join(judged)})" if judged else "")
-        )
-        if summary.exported:
-            click.echo(f"exported {summary.exported} record(s) to {results}", err=True)
-    # The gate failing outranks skipped lines: fix the gate first; a rerun judges those lines
-    # again (a judge error is no judged output) and reports the skipped ones again.
-    if summary.judge_errors:
-        sys.exit(EXIT_JUDGE_ERROR)
-    if not summary.complete:
-        sys.exit(EXIT_REPLAY_INCOMPLETE)
-
-
-COMMANDS = (loop, replay)
+COMMANDS = (loop,)

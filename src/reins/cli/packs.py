@@ -3,33 +3,33 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
 from reins.cli.app import emit_json
+from reins.cli.shapes.setup import NewQuest, Pack, UnreadablePack
 from reins.cli.work import json_option
 from reins.errors import ConfigError
 
 
-def summary(name: str, folder: Path) -> dict[str, Any]:
+def summary(name: str, folder: Path) -> Pack | UnreadablePack:
     """What ``reins packs`` shows of one pack, read from quest.toml alone (no check loads)."""
     import tomllib
 
     try:
         data = tomllib.loads((folder / "quest.toml").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        return {"name": name, "description": f"(unreadable quest.toml: {exc})", "items": None}
+        return UnreadablePack(name, f"(unreadable quest.toml: {exc})")
     items = data.get("items", {})
     source = items.get("source", "") if isinstance(items, dict) else ""
     extra = data.get("extra", "")
-    return {
-        "name": name,
-        "description": str(data.get("description", "")),
-        "items": count_items(folder, source) if isinstance(source, str) else None,
-        "extra": f"reins-quest[{extra}]" if extra else None,
-        "folder": str(folder),
-    }
+    return Pack(
+        name,
+        str(data.get("description", "")),
+        count_items(folder, source) if isinstance(source, str) else None,
+        f"reins-quest[{extra}]" if extra else None,
+        str(folder),
+    )
 
 
 def count_items(folder: Path, source: str) -> int | None:
@@ -59,11 +59,11 @@ def packs(as_json: bool) -> None:
     if not rows:
         click.echo("no packs installed")
         return
-    width = max(len(r["name"]) for r in rows)
+    width = max(len(r.name) for r in rows)
     for r in rows:
-        count = "?" if r["items"] is None else str(r["items"])
-        extra = f"  (needs {r['extra']})" if r["extra"] else ""
-        click.echo(f"{r['name']:<{width}}  {count:>5} items  {r['description']}{extra}")
+        count = "?" if r.items is None else str(r.items)
+        extra = f"  (needs {r.extra})" if r.extra else ""
+        click.echo(f"{r.name:<{width}}  {count:>5} items  {r.description}{extra}")
     click.echo("use one: reins -q NAME scan; edit one: reins new --pack NAME DIR")
 
 
@@ -93,7 +93,7 @@ def new(name: str, target: str | None, as_json: bool) -> None:
     )
     (dest / QUEST_FILE).write_text(text, encoding="utf-8")
     if as_json:
-        emit_json({"pack": name, "folder": str(dest), "quest": quest})
+        emit_json(NewQuest(name, str(dest), quest))
         return
     click.echo(
         f"copied pack {name} to {dest} as quest {quest!r} (its own ledger: {quest}.reins.db)"

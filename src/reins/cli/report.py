@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
 import click
 
 from reins.cli.app import Env, emit_json, pass_env
+from reins.cli.shapes.figures import Compared, Figures, HtmlWritten
 from reins.cli.work import json_option
 from reins.quest import RETRY_POLICIES
 from reins.store.walk import passes_by_try
+
+if TYPE_CHECKING:
+    from reins.quest import Quest
+    from reins.store.protocol import Store
+    from reins.web.board import Board
 
 TOP_RULES = 10
 DEFAULT_TRIES = 3  # the passes-by-try columns shown when no quest says its max_tries
@@ -77,48 +86,49 @@ def report(
         return
     store, quest = env.ledger(), env.quest_if_given()
     if html_path is not None:
-        try:
-            from reins.web.report import write_html
-        except ImportError as exc:
-            from reins.cli.serve import web_missing
-
-            raise web_missing(exc) from exc
-        written = write_html(store, quest, html_path)
-        if as_json:
-            emit_json({"html": str(written)})
-        else:
-            click.echo(f"wrote {written}")
+        _html(store, quest, html_path, as_json)
         return
     from reins.web.board import board
 
     b = board(store, quest)
-    tries = {bar.label: bar.value for bar in b.tries_to_lock}
-    rules = b.rules[:TOP_RULES]
     passes = passes_by_try(store, quest.max_tries if quest else DEFAULT_TRIES)
     if as_json:
-        emit_json(
-            {
-                "counts": {c.state: c.n for c in b.counts},
-                "total": b.total,
-                "remaining": b.remaining,
-                "passes_by_try": {str(t): n for t, n in enumerate(passes, start=1)},
-                "tries_to_lock": tries,
-                "tries_to_lock_sampled": b.chart.sampled,
-                "rules": {r.rule: {"fired": r.fired, "root_cause": r.root} for r in rules},
-            }
-        )
+        emit_json(Figures.of(b, passes, TOP_RULES))
         return
-    click.echo("  ".join(f"{c.state} {c.n}" for c in b.counts))
-    click.echo(f"total {b.total}  remaining {b.remaining}  ({b.progress:.1f}% locked)")
-    click.echo(passes_line(passes, b.total))
+    for line in _figure_lines(b, passes):
+        click.echo(line)
+
+
+def _html(store: Store, quest: Quest | None, path: str, as_json: bool) -> None:
+    """``report --html FILE``: the self-contained page."""
+    try:
+        from reins.web.report import write_html
+    except ImportError as exc:
+        from reins.cli.serve import web_missing
+
+        raise web_missing(exc) from exc
+    written = write_html(store, quest, path)
+    if as_json:
+        emit_json(HtmlWritten(str(written)))
+    else:
+        click.echo(f"wrote {written}")
+
+
+def _figure_lines(b: Board, passes: tuple[int, ...]) -> Iterator[str]:
+    """``report`` as text: counts, passes by try, tries to lock, the rules fired most."""
+    yield "  ".join(f"{c.state} {c.n}" for c in b.counts)
+    yield f"total {b.total}  remaining {b.remaining}  ({b.progress:.1f}% locked)"
+    yield passes_line(passes, b.total)
+    tries = {bar.label: bar.value for bar in b.tries_to_lock}
     if tries:
         note = " (estimated from a sample of the log)" if b.chart.sampled else ""
-        click.echo("tries to lock  " + "  ".join(f"{k}: {v}" for k, v in tries.items()) + note)
+        yield "tries to lock  " + "  ".join(f"{k}: {v}" for k, v in tries.items()) + note
+    rules = b.rules[:TOP_RULES]
     if rules:
-        click.echo("rules fired most  (times fired / times root cause)")
+        yield "rules fired most  (times fired / times root cause)"
         width = max(len(r.rule) for r in rules)
         for r in rules:
-            click.echo(f"  {r.rule:<{width}} {r.fired:>6} / {r.root}")
+            yield f"  {r.rule:<{width}} {r.fired:>6} / {r.root}"
 
 
 def passes_line(passes: tuple[int, ...], total: int) -> str:
@@ -160,7 +170,7 @@ def retry_compare(
         options=LoopOptions(concurrency=concurrency),
     )
     if as_json:
-        emit_json({"model": model, "runs": [r.to_json() for r in runs]})
+        emit_json(Compared(model, tuple(runs)))
         return
     tries = max(len(r.passes) for r in runs)
     head = "".join(f"{'try ' + str(t):>8}" for t in range(1, tries + 1))

@@ -6,6 +6,7 @@ import click
 
 from reins.cli.app import Env, emit_json, pass_env
 from reins.cli.lane import by_option
+from reins.cli.shapes.setup import Serving
 from reins.cli.work import json_option
 
 
@@ -75,7 +76,7 @@ def serve(
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{bound}/" + (f"?token={guard.token}" if guard.token else "")
     if as_json:
-        emit_json({"url": url, "port": bound, "read_only": read_only, "token": guard.token})
+        emit_json(Serving(url, bound, read_only, guard.token))
     else:
         mode = "read-only" if read_only else "actions on" if quest is not None else "no quest"
         click.echo(f"reins serve: {url}  ({store.location}, {mode}; Ctrl-C stops)")

@@ -7,16 +7,18 @@ from typing import BinaryIO
 
 import click
 
-from reins.cli.app import (
-    EXIT_FAIL_RETRY,
-    EXIT_JUDGE_ERROR,
-    EXIT_LOCKED_NOT_PASS,
-    EXIT_NOTHING_LEFT,
-    Env,
-    emit_json,
-    pass_env,
-)
+from reins.cli.app import Env, emit_json, pass_env
 from reins.cli.config import default_driver
+from reins.cli.shapes.work import (
+    Leased,
+    NothingLeft,
+    NothingToPeek,
+    Peeked,
+    Released,
+    Scanned,
+    Submitted,
+)
+from reins.errors import Exit
 
 NAG_AFTER = 3
 
@@ -74,9 +76,7 @@ def scan(env: Env, args: tuple[str, ...], as_json: bool) -> None:
         raise ConfigError(f"scan: the quest's seed raised {type(exc).__name__}: {exc}") from exc
     stats = ledger.stats()
     if as_json:
-        emit_json(
-            {"added": added, "present": present, "total": stats.total, "ledger": ledger.location}
-        )
+        emit_json(Scanned(added, present, stats.total, ledger.location))
         return
     click.echo(
         f"added {added} item(s), {present} already present; {stats.total} in {ledger.location} "
@@ -114,14 +114,14 @@ def next_(env: Env, driver: str, lease: float | None, peek: bool, as_json: bool)
     if held is None:
         stats = ledger.stats()
         if as_json:
-            emit_json({"key": None, "remaining": stats.remaining, "leased": stats.leased})
+            emit_json(NothingLeft(stats.remaining, stats.leased))
         elif stats.remaining:
             click.echo(
                 f"nothing free: the {stats.remaining} item(s) left are leased to other drivers"
             )
         else:
             click.echo(f"nothing left: all {stats.total} item(s) are locked")
-        sys.exit(EXIT_NOTHING_LEFT)
+        sys.exit(Exit.NOTHING_LEFT)
     item, log = ledger.snapshot(held.item.key)
     prompt = compose(quest, item, log)
     nag = held.nexts_since_submit >= NAG_AFTER
@@ -131,21 +131,7 @@ def next_(env: Env, driver: str, lease: float | None, peek: bool, as_json: bool)
         f"Finish {item.key!r} and submit it: {answer}"
     )
     if as_json:
-        emit_json(
-            {
-                "key": item.key,
-                "turn": item.turns + 1,
-                "tries": item.tries,
-                "max_tries": quest.max_tries,
-                "driver": driver,
-                "lease_expires": held.item.lease_expires,
-                "token": held.token,
-                "reminder": reminder if nag else None,
-                "system": prompt.system,
-                "user": prompt.user,
-                "prompt_digest": prompt.digest(),
-            }
-        )
+        emit_json(Leased.of(quest, held, item, prompt, driver, reminder if nag else None))
         return
     if nag:
         click.echo(reminder)
@@ -173,23 +159,14 @@ def _peek(env: Env, driver: str, as_json: bool) -> None:
         )
     if found is None:
         if as_json:
-            emit_json({"key": None})
+            emit_json(NothingToPeek())
         else:
             click.echo("nothing free to peek at")
-        sys.exit(EXIT_NOTHING_LEFT)
+        sys.exit(Exit.NOTHING_LEFT)
     item, log = store.snapshot(found.key)
     prompt = compose(env.quest, item, log)
     if as_json:
-        emit_json(
-            {
-                "key": item.key,
-                "turn": item.turns + 1,
-                "leased": False,
-                "system": prompt.system,
-                "user": prompt.user,
-                "prompt_digest": prompt.digest(),
-            }
-        )
+        emit_json(Peeked.of(item, prompt))
         return
     click.echo(f"# item {item.key} · turn {item.turns + 1} · peek: not leased")
     click.echo(prompt.text().rstrip("\n"))
@@ -240,7 +217,7 @@ def release(
         elif store.release(key, driver):
             released = [key]
     if as_json:
-        emit_json({"released": released})
+        emit_json(Released(tuple(released)))
     else:
         click.echo(
             f"released {len(released)} lease(s)" + (f": {', '.join(released)}" if released else "")
@@ -297,34 +274,19 @@ def submit(
     recorded, exported = submit_turn(
         ledger, quest, key, raw, driver=driver, limit=limit, results=results, token=token
     )
-    item, verdict, attempt = recorded.item, recorded.verdict, recorded.attempt
+    item, attempt = recorded.item, recorded.attempt
     if as_json:
-        emit_json(
-            {
-                "key": item.key,
-                "kind": attempt.kind.value,
-                "outcome": None if verdict is None else verdict.outcome.value,
-                "state": item.state.value,
-                "tries": item.tries,
-                "max_tries": quest.max_tries,
-                "turn": attempt.turn,
-                "root_cause": None if verdict is None else verdict.root_cause,
-                "facts": [] if verdict is None else [f.to_dict() for f in verdict.facts],
-                "error": attempt.error,
-                "feedback": recorded.text,
-                "exported": exported,
-            }
-        )
+        emit_json(Submitted.of(quest, recorded, exported))
     else:
         click.echo(recorded.text, nl=False)
         if exported:
             click.echo(f"exported {exported} record(s) to {results}", err=True)
     if attempt.kind is AttemptKind.JUDGE_ERROR:
-        sys.exit(EXIT_JUDGE_ERROR)
+        sys.exit(Exit.JUDGE_ERROR)
     if not item.state.terminal:
-        sys.exit(EXIT_FAIL_RETRY)
+        sys.exit(Exit.FAIL_RETRY)
     if item.state is not State.PASS:
-        sys.exit(EXIT_LOCKED_NOT_PASS)
+        sys.exit(Exit.LOCKED_NOT_PASS)
 
 
 def _read_submission(source: BinaryIO, limit: int) -> bytes:

@@ -84,12 +84,7 @@ def compare_retry(
     Raises:
         ConfigError: an unknown policy, or no items.
     """
-    unknown = [p for p in policies if p not in RETRY_POLICIES]
-    if unknown:
-        raise ConfigError(
-            f"unknown retry polic{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; "
-            f"known: {', '.join(RETRY_POLICIES)}"
-        )
+    _known(policies)
     seeds = list(items)
     if not seeds:
         raise ConfigError("retry-compare: no items to run")
@@ -108,28 +103,38 @@ def compare_retry(
             store = open_store(Path(folder) / f"{quest.name}.reins.db")
             try:
                 store.add(seeds)
-                summary = run(
-                    store,
-                    quest,
-                    backend_for(),
-                    options=replace(base, retry=policy),
-                    handle_signals=False,
-                )
-                stats = store.stats()
-                runs.append(
-                    PolicyRun(
-                        policy=policy,
-                        items=len(seeds),
-                        passes=passes_by_try(store, quest.max_tries),
-                        review=stats.counts.get(State.REVIEW, 0),
-                        done=stats.counts.get(State.DONE, 0),
-                        turns=summary.turns,
-                        input_tokens=summary.input_tokens,
-                        output_tokens=summary.output_tokens,
-                        stopped=summary.reason.value,
-                        message=summary.message,
-                    )
-                )
+                backend = backend_for()
+                runs.append(_run(store, quest, backend, replace(base, retry=policy), len(seeds)))
             finally:
                 store.close()
     return runs
+
+
+def _known(policies: Sequence[str]) -> None:
+    unknown = [p for p in policies if p not in RETRY_POLICIES]
+    if unknown:
+        raise ConfigError(
+            f"unknown retry polic{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; "
+            f"known: {', '.join(RETRY_POLICIES)}"
+        )
+
+
+def _run(
+    store: Store, quest: Quest, backend: Backend, options: LoopOptions, items: int
+) -> PolicyRun:
+    """One policy's run (``options.retry``) on its own ledger of ``items`` seeds, already
+    seeded, and what it came to."""
+    summary = run(store, quest, backend, options=options, handle_signals=False)
+    stats = store.stats()
+    return PolicyRun(
+        policy=str(options.retry),
+        items=items,
+        passes=passes_by_try(store, quest.max_tries),
+        review=stats.counts.get(State.REVIEW, 0),
+        done=stats.counts.get(State.DONE, 0),
+        turns=summary.turns,
+        input_tokens=summary.input_tokens,
+        output_tokens=summary.output_tokens,
+        stopped=summary.reason.value,
+        message=summary.message,
+    )

@@ -7,7 +7,7 @@ import os
 from reins.errors import NotTodo, TurnMoved
 from reins.quest import Quest
 from reins.store.export import export
-from reins.store.model import Usage
+from reins.store.model import Item, Usage
 from reins.store.protocol import Store
 from reins.turn.drivers import DRIVERS
 from reins.turn.judge import DEFAULT_LIMIT, judge
@@ -47,14 +47,7 @@ def submit(
         holds it.
     """
     item = store.get(key)
-    if item.state.terminal:
-        # Fail before judging: a locked item is never judged again.
-        raise NotTodo(f"item {key!r} is {item.state}, not TODO: terminal items are locked for good")
-    if expected_turns is not None and expected_turns != item.turns:
-        raise TurnMoved(
-            f"item {key!r} gained a turn since it was read (turn {item.turns}, expected "
-            f"{expected_turns}); nothing was recorded"
-        )
+    _check_open(item, expected_turns)
     verdict, text = judge(quest, item, raw, limit=limit)
     origin = Origin(
         policy=policy or quest.retry,
@@ -79,3 +72,17 @@ def submit(
     if results is not None and recorded.item.state.terminal:
         exported = export(store, results)
     return recorded, exported
+
+
+def _check_open(item: Item, expected_turns: int | None) -> None:
+    """Refuse before judging: a locked item is never judged again, and a pinned turn that
+    another turn overtook records nothing."""
+    if item.state.terminal:
+        raise NotTodo(
+            f"item {item.key!r} is {item.state}, not TODO: terminal items are locked for good"
+        )
+    if expected_turns is not None and expected_turns != item.turns:
+        raise TurnMoved(
+            f"item {item.key!r} gained a turn since it was read (turn {item.turns}, expected "
+            f"{expected_turns}); nothing was recorded"
+        )

@@ -25,7 +25,7 @@ from starlette.responses import (
     RedirectResponse,
     Response,
 )
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from reins.errors import ConfigError, NotFound, ReinsError
@@ -142,17 +142,52 @@ def create_app(
 ) -> Starlette:
     """The dashboard over ``store``. ``publish`` exports what an action locked (as the CLI
     does after ``resolve``); ``by`` is the person named on actions unless the form names one."""
-    site = Site(store, quest, guard, read_only, by, publish, threading.Lock())
+    pages = Pages(Site(store, quest, guard, read_only, by, publish, threading.Lock()))
+    routes: list[BaseRoute] = [
+        Route("/", pages.board),
+        Route("/api/pulse", pages.pulse),
+        Route("/items", pages.items),
+        Route("/item", pages.item),
+        Route("/review", pages.review),
+        Route("/rejudge", pages.rejudge),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    if not read_only:
+        routes += [
+            Route("/review/resolve", pages.resolve, methods=["POST"]),
+            Route("/item/reopen", pages.reopen, methods=["POST"]),
+        ]
+    return Starlette(routes=routes, middleware=[Middleware(GuardMiddleware, guard=guard)])
 
-    async def board_page(request: Request) -> Response:
+
+@dataclass(frozen=True, slots=True)
+class Pulse:
+    """``/api/pulse``: the ledger's version, which changes whenever a turn is recorded."""
+
+    version: int
+
+    def to_json(self) -> dict[str, int]:
+        return {"version": self.version}
+
+
+class Pages:
+    """The routes of one dashboard: each reads or acts on its :class:`Site`."""
+
+    def __init__(self, site: Site) -> None:
+        self.site = site
+
+    async def board(self, request: Request) -> Response:
+        site = self.site
         found = await site.read(lambda: board(site.store, site.quest))
         name = "_board.html" if request.query_params.get("fragment") else "board.html"
         return _page(site, name, board=found, title="board")
 
-    async def pulse_json(request: Request) -> Response:
-        return JSONResponse({"version": await site.read(lambda: pulse(site.store))})
+    async def pulse(self, request: Request) -> Response:
+        site = self.site
+        return JSONResponse(Pulse(await site.read(lambda: pulse(site.store))).to_json())
 
-    async def items_page(request: Request) -> Response:
+    async def items(self, request: Request) -> Response:
+        site = self.site
         try:
             wanted = read_filter(request.query_params)
         except ConfigError as exc:
@@ -162,7 +197,8 @@ def create_app(
             site, "items.html", listing=found, states=[s.value for s in State], title="items"
         )
 
-    async def item_page(request: Request) -> Response:
+    async def item(self, request: Request) -> Response:
+        site = self.site
         key = request.query_params.get("key", "")
         try:
             found = await site.read(lambda: timeline(site.store, site.quest, key))
@@ -170,7 +206,8 @@ def create_app(
             return _problem(site, 404, str(exc))
         return _page(site, "item.html", timeline=found, title=key)
 
-    async def review_page(request: Request) -> Response:
+    async def review(self, request: Request) -> Response:
+        site = self.site
         given = {name: request.query_params.get(name) for name in ("rule", "after")}
         try:
             wanted = PageQuery.parse(given, base=PageQuery(limit=REVIEW_PAGE))
@@ -180,8 +217,8 @@ def create_app(
         done = request.query_params.get("done")
         return _page(site, "review.html", queue=found, done=done, title="review")
 
-    async def rejudge_page(request: Request) -> Response:
-        quest = site.quest
+    async def rejudge(self, request: Request) -> Response:
+        site, quest = self.site, self.site.quest
         if quest is None:
             return _problem(site, 409, "a re-judge preview needs the quest (--quest)")
         # A preview runs the gate (AI and command checks included) and records nothing, so a
@@ -200,20 +237,32 @@ def create_app(
         found = await site.read(lambda: rejudge_preview(site.store, quest, page))
         return _page(site, "rejudge.html", preview=found, filter=wanted, title="re-judge")
 
-    async def form(request: Request) -> dict[str, str] | Response:
+    async def resolve(self, request: Request) -> Response:
+        return await self.act(request, self.resolved)
+
+    async def reopen(self, request: Request) -> Response:
+        return await self.act(request, self.reopened)
+
+    # -- actions ------------------------------------------------------------------------
+
+    async def form(self, request: Request) -> dict[str, str] | Response:
         """The posted form, once its CSRF token and origin are checked (else the refusal)."""
+        site = self.site
         body = (await request.body()).decode("utf-8", "replace")
         fields = dict(parse_qsl(body, keep_blank_values=True))
         given = fields.get(CSRF_FIELD) or request.headers.get(CSRF_HEADER)
         origin = request.headers.get("origin")
-        if not guard.csrf_ok(given, origin=origin, host=request.headers.get("host")):
+        if not site.guard.csrf_ok(given, origin=origin, host=request.headers.get("host")):
             return _problem(site, 403, "refused: the form's CSRF token is missing or wrong")
         if not site.can_act or site.quest is None:
             return _problem(site, 403, "refused: this dashboard is read-only")
         return fields
 
-    async def act(request: Request, action: Callable[[Quest, dict[str, str]], str]) -> Response:
-        fields = await form(request)
+    async def act(
+        self, request: Request, action: Callable[[Quest, dict[str, str]], str]
+    ) -> Response:
+        site = self.site
+        fields = await self.form(request)
         if isinstance(fields, Response):
             return fields
         quest = site.quest
@@ -233,44 +282,22 @@ def create_app(
             return _problem(site, 409, str(exc))
         return RedirectResponse(target, status_code=303)
 
-    def resolve(quest: Quest, fields: dict[str, str]) -> str:
+    def resolved(self, quest: Quest, fields: dict[str, str]) -> str:
         from reins.turn.lane import resolve as resolve_item
 
         key, decision, note = fields.get("key", ""), fields.get("decision"), fields.get("note", "")
         if decision not in ("accept", "reject") or not note.strip():
             raise ReinsError("say accept or reject, with a note saying why")
-        who = fields.get("by", "").strip() or site.by
-        resolve_item(site.store, quest, key, accept=decision == "accept", note=note, by=who)
+        who = fields.get("by", "").strip() or self.site.by
+        resolve_item(self.site.store, quest, key, accept=decision == "accept", note=note, by=who)
         return "/review?" + urlencode({"done": f"{key}: {decision}ed"})
 
-    def reopen(quest: Quest, fields: dict[str, str]) -> str:
+    def reopened(self, quest: Quest, fields: dict[str, str]) -> str:
         from reins.turn.lane import reopen as reopen_item
 
         key, reason = fields.get("key", ""), fields.get("reason", "")
         if not reason.strip():
             raise ReinsError("say why the item is reopened")
-        who = fields.get("by", "").strip() or site.by
-        reopen_item(site.store, quest, key, reason=reason, by=who)
+        who = fields.get("by", "").strip() or self.site.by
+        reopen_item(self.site.store, quest, key, reason=reason, by=who)
         return "/item?" + urlencode({"key": key})
-
-    async def resolve_post(request: Request) -> Response:
-        return await act(request, resolve)
-
-    async def reopen_post(request: Request) -> Response:
-        return await act(request, reopen)
-
-    routes = [
-        Route("/", board_page),
-        Route("/api/pulse", pulse_json),
-        Route("/items", items_page),
-        Route("/item", item_page),
-        Route("/review", review_page),
-        Route("/rejudge", rejudge_page),
-        Mount("/static", StaticFiles(directory=STATIC), name="static"),
-    ]
-    if not read_only:
-        routes += [
-            Route("/review/resolve", resolve_post, methods=["POST"]),
-            Route("/item/reopen", reopen_post, methods=["POST"]),
-        ]
-    return Starlette(routes=routes, middleware=[Middleware(GuardMiddleware, guard=guard)])

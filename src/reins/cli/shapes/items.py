@@ -1,0 +1,257 @@
+"""The ``--json`` of the commands that list and move items: ``items``, ``review``, ``status
+--todo``, ``log``, ``rules``, and a person's ``resolve``, ``reopen`` and ``rejudge``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from reins.cli.shapes import Plain
+from reins.values import Fact
+
+if TYPE_CHECKING:
+    from reins.gate import CatalogEntry
+    from reins.store.model import Attempt, Item
+    from reins.turn.lane import Rejudged as Found
+    from reins.turn.record import Recorded
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRow(Plain):
+    """One item as the lists show it."""
+
+    key: str
+    state: str
+    tries: int
+    turns: int
+    round: int
+    root_cause: str | None
+    leased_to: str | None
+    locked_at: str | None
+
+    @classmethod
+    def of(cls, item: Item) -> ItemRow:
+        return cls(*_row(item))
+
+
+_Row = tuple[str, str, int, int, int, str | None, str | None, str | None]
+
+
+def _row(item: Item) -> _Row:
+    return (
+        item.key,
+        item.state.value,
+        item.tries,
+        item.turns,
+        item.round,
+        item.root_cause,
+        item.lease_owner,
+        item.locked_at,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewRow(ItemRow):
+    """A REVIEW item with the facts of its last attempt and what was submitted."""
+
+    facts: tuple[Fact, ...]
+    submission: str | None
+
+    @classmethod
+    def of_last(cls, item: Item, last: Attempt | None) -> ReviewRow:
+        facts = () if last is None else last.facts
+        return cls(*_row(item), facts, None if last is None else last.submission)
+
+
+@dataclass(frozen=True, slots=True)
+class Acted(ItemRow):
+    """An item after a person's action, and the action recorded."""
+
+    action: str | None
+    by: str
+    note: str | None
+    turn: int
+
+    @classmethod
+    def of_recorded(cls, r: Recorded) -> Acted:
+        a = r.attempt
+        return cls(*_row(r.item), a.action, a.driver, a.note, a.turn)
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Plain):
+    """A page of items and the cursor of the next one (None on the last)."""
+
+    items: tuple[ItemRow, ...]
+    next: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class BoardRow(Plain):
+    """A line of ``status --todo``: ``leased_to`` only while the lease is live."""
+
+    key: str
+    state: str
+    tries: int
+    leased_to: str | None
+
+    @classmethod
+    def of(cls, item: Item, live: bool) -> BoardRow:
+        return cls(item.key, item.state.value, item.tries, item.lease_owner if live else None)
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptView(Plain):
+    """One attempt in ``log``."""
+
+    turn: int
+    kind: str
+    driver: str
+    outcome: str | None
+    root_cause: str | None
+    facts: tuple[Fact, ...]
+    error: str | None
+    state_after: str
+    tries_after: int
+    submission: str | None
+    feedback: str
+    policy: str
+    backend: str | None
+    prompt_digest: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+    cost: float | None
+    latency: float | None
+    started_at: str | None
+    recorded_at: str
+    round: int
+    action: str | None
+    note: str | None
+    gate_digest: str | None
+
+    @classmethod
+    def of(cls, a: Attempt) -> AttemptView:
+        u = a.usage
+        return cls(
+            a.turn,
+            a.kind.value,
+            a.driver,
+            a.outcome,
+            a.root_cause,
+            a.facts,
+            a.error,
+            a.state_after.value,
+            a.tries_after,
+            a.submission,
+            a.feedback,
+            a.policy,
+            u.backend,
+            a.prompt_digest,
+            u.input_tokens,
+            u.output_tokens,
+            u.cost,
+            u.latency,
+            a.started_at,
+            a.recorded_at,
+            a.round,
+            a.action,
+            a.note,
+            a.gate_digest,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ItemLog(Plain):
+    """``log KEY``: the item, who proposed it (None: the quest seeded it), every attempt."""
+
+    key: str
+    state: str
+    tries: int
+    round: int
+    payload: object
+    proposed_by: str | None
+    attempts: tuple[AttemptView, ...]
+
+    @classmethod
+    def of(cls, item: Item, log: list[Attempt], proposed_by: str | None) -> ItemLog:
+        views = tuple(AttemptView.of(a) for a in log)
+        return cls(
+            item.key, item.state.value, item.tries, item.round, item.payload, proposed_by, views
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RuleView(Plain):
+    """One entry of the gate's catalog (``check`` and ``parameters`` for gate.md's rules)."""
+
+    id: str
+    level: str
+    description: str
+    supersedes: tuple[str, ...]
+    needs: tuple[str, ...]
+    check: str | None
+    parameters: str | None
+
+    @classmethod
+    def of(cls, e: CatalogEntry) -> RuleView:
+        return cls(
+            e.id,
+            e.level.value,
+            e.description,
+            tuple(e.supersedes),
+            tuple(e.needs),
+            e.check or None,
+            e.parameters or None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A verdict the current gate changes (or could not judge); ``new_state`` once applied."""
+
+    key: str
+    state: str
+    was: str | None
+    was_root_cause: str | None
+    now: str
+    root_cause: str | None
+    error: str | None
+    new_state: str | None = None
+
+    @classmethod
+    def of(cls, found: Found) -> Change:
+        from reins.turn.failures import JudgeFailure
+
+        item, now = found.item, found.now
+        was = (item.key, item.state.value, found.locking.outcome, found.locking.root_cause)
+        if isinstance(now, JudgeFailure):
+            return cls(*was, "judge error", None, now.error)
+        return cls(*was, now.outcome.value, now.root_cause, None)
+
+    @property
+    def applied(self) -> bool:
+        return self.new_state is not None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "key": self.key,
+            "state": self.state,
+            "was": self.was,
+            "was_root_cause": self.was_root_cause,
+            "now": self.now,
+            "root_cause": self.root_cause,
+            "error": self.error,
+            "applied": self.applied,
+        }
+        if self.applied:
+            data["new_state"] = self.new_state
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Rejudged(Plain):
+    """``rejudge``: what changed, how many changes were recorded, records exported."""
+
+    changes: tuple[Change, ...]
+    applied: int
+    exported: int

@@ -1,0 +1,123 @@
+"""The ``--json`` of the commands that judge in bulk or check: ``replay``, ``gate check``,
+``ledger check`` and ``ledger copy``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from reins.cli.shapes import Plain, QuestRef
+
+if TYPE_CHECKING:
+    from reins.turn.determinism import Difference
+    from reins.turn.record import Recorded
+    from reins.turn.replay import ReplayResult, ReplaySummary
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayJudged(Plain):
+    """A replayed line whose turn was recorded with a verdict."""
+
+    line: int
+    key: str | None
+    status: str
+    outcome: str
+    state: str
+    tries: int
+    turn: int
+    root_cause: str | None
+    feedback: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayNote(Plain):
+    """A replayed line that left no verdict: skipped, repeated, a dry run's or a judge error."""
+
+    line: int
+    key: str | None
+    status: str
+    message: str
+
+
+def replayed(result: ReplayResult) -> ReplayJudged | ReplayNote:
+    """The JSON line of one replayed line."""
+    recorded: Recorded | None = result.recorded
+    if recorded is None or recorded.verdict is None:
+        return ReplayNote(result.line, result.key, result.status.value, result.message)
+    return ReplayJudged(
+        result.line,
+        result.key,
+        result.status.value,
+        recorded.verdict.outcome.value,
+        recorded.item.state.value,
+        recorded.item.tries,
+        recorded.attempt.turn,
+        recorded.verdict.root_cause,
+        recorded.text,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayTally(Plain):
+    """``replay``'s last line: lines by status, outcomes, errors, records exported."""
+
+    lines: dict[str, int]
+    outcomes: dict[str, int]
+    judge_errors: int
+    generation_errors: int
+    exported: int
+
+    @classmethod
+    def of(cls, summary: ReplaySummary, lines: dict[str, int]) -> ReplayTally:
+        return cls(
+            lines,
+            dict(summary.outcomes),
+            summary.judge_errors,
+            summary.generation_errors,
+            summary.exported,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "summary", **Plain.to_json(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class Wavering(Plain):
+    """A submission the gate judged differently in fresh processes, and the rules behind it."""
+
+    key: str
+    rules: tuple[str, ...]
+
+    @classmethod
+    def of(cls, d: Difference) -> Wavering:
+        return cls(d.key, tuple(d.rules))
+
+
+@dataclass(frozen=True, slots=True)
+class GateCheck(Plain):
+    """``gate check``: submissions judged, and those judged differently."""
+
+    judged: int
+    differences: tuple[Wavering, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerCheck(Plain):
+    """``ledger check``: the ledger, its quest, and the invariants it breaks."""
+
+    ledger: str
+    quest: QuestRef | None
+    sound: bool
+    problems: tuple[str, ...]
+    items: int
+    attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class Copied(Plain):
+    """``ledger copy``: where to, what was copied, and the digest both sides agree on."""
+
+    target: str
+    items: int
+    attempts: int
+    digest: str

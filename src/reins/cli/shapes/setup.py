@@ -1,0 +1,80 @@
+"""The ``--json`` of the commands that set things up: ``packs``, ``new``, ``backends``,
+``hook install``/``uninstall`` and ``serve``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reins.cli.shapes import Plain
+
+
+@dataclass(frozen=True, slots=True)
+class Pack(Plain):
+    """A shipped pack, read from its quest.toml: ``items`` is None when not cheap to count."""
+
+    name: str
+    description: str
+    items: int | None
+    extra: str | None
+    folder: str
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadablePack(Plain):
+    """A pack whose quest.toml cannot be read: the description says why."""
+
+    name: str
+    description: str
+    items: None = None
+    extra: None = None  # not written: a program sees the three keys it always saw
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "description": self.description, "items": None}
+
+
+@dataclass(frozen=True, slots=True)
+class NewQuest(Plain):
+    """``new --pack``: the pack copied, the folder, and the copy's own quest name."""
+
+    pack: str
+    folder: str
+    quest: str
+
+
+@dataclass(frozen=True, slots=True)
+class BackendRow(Plain):
+    """An installed backend: its entry point, summary and options, or why it cannot load."""
+
+    name: str
+    target: str | None
+    summary: str
+    options: dict[str, str]
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Installed(Plain):
+    """``hook install``: the client, the project, the files changed."""
+
+    installed: str
+    project: str
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Uninstalled(Plain):
+    """``hook uninstall``: the client, the project, the files restored."""
+
+    uninstalled: str
+    project: str
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Serving(Plain):
+    """``serve``: where the dashboard listens, and its access token (None on loopback)."""
+
+    url: str
+    port: int
+    read_only: bool
+    token: str | None

@@ -1,0 +1,153 @@
+"""The ``--json`` of the commands that move work: ``scan``, ``next``, ``release``, ``submit``,
+``export``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from reins.cli.shapes import Plain
+from reins.values import Fact
+
+if TYPE_CHECKING:
+    from reins.quest import Quest
+    from reins.store.model import Item, Lease
+    from reins.turn.record import Recorded
+    from reins.values import Prompt
+
+
+@dataclass(frozen=True, slots=True)
+class Scanned(Plain):
+    """``scan``: items added, already present, and the ledger's total."""
+
+    added: int
+    present: int
+    total: int
+    ledger: str
+
+
+@dataclass(frozen=True, slots=True)
+class NothingLeft:
+    """``next`` with nothing to lease: what is left, and how much of it others hold."""
+
+    remaining: int
+    leased: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": None, "remaining": self.remaining, "leased": self.leased}
+
+
+@dataclass(frozen=True, slots=True)
+class NothingToPeek:
+    """``next --peek`` with no free item."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": None}
+
+
+@dataclass(frozen=True, slots=True)
+class Leased(Plain):
+    """``next``: the item leased, its lease, and the prompt to answer."""
+
+    key: str
+    turn: int
+    tries: int
+    max_tries: int
+    driver: str
+    lease_expires: float | None
+    token: str
+    reminder: str | None
+    system: str
+    user: str
+    prompt_digest: str
+
+    @classmethod
+    def of(
+        cls,
+        quest: Quest,
+        held: Lease,
+        item: Item,
+        prompt: Prompt,
+        driver: str,
+        reminder: str | None,
+    ) -> Leased:
+        return cls(
+            item.key,
+            item.turns + 1,
+            item.tries,
+            quest.max_tries,
+            driver,
+            held.item.lease_expires,
+            held.token,
+            reminder,
+            prompt.system,
+            prompt.user,
+            prompt.digest(),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Peeked(Plain):
+    """``next --peek``: the prompt ``next`` would print now, nothing leased."""
+
+    key: str
+    turn: int
+    leased: bool
+    system: str
+    user: str
+    prompt_digest: str
+
+    @classmethod
+    def of(cls, item: Item, prompt: Prompt) -> Peeked:
+        return cls(item.key, item.turns + 1, False, prompt.system, prompt.user, prompt.digest())
+
+
+@dataclass(frozen=True, slots=True)
+class Released(Plain):
+    """``release``: the keys whose lease was given back."""
+
+    released: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted(Plain):
+    """``submit``: the recorded turn, its verdict (none for a judge error) and its feedback."""
+
+    key: str
+    kind: str
+    outcome: str | None
+    state: str
+    tries: int
+    max_tries: int
+    turn: int
+    root_cause: str | None
+    facts: tuple[Fact, ...]
+    error: str | None
+    feedback: str
+    exported: int
+
+    @classmethod
+    def of(cls, quest: Quest, recorded: Recorded, exported: int) -> Submitted:
+        item, verdict, attempt = recorded.item, recorded.verdict, recorded.attempt
+        return cls(
+            item.key,
+            attempt.kind.value,
+            None if verdict is None else verdict.outcome.value,
+            item.state.value,
+            item.tries,
+            quest.max_tries,
+            attempt.turn,
+            None if verdict is None else verdict.root_cause,
+            () if verdict is None else tuple(verdict.facts),
+            attempt.error,
+            recorded.text,
+            exported,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Exported(Plain):
+    """``export``: records written, and to which file."""
+
+    exported: int
+    out: str

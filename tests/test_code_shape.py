@@ -1,0 +1,41 @@
+"""The surfaces stay readable: no module over 400 lines, no function over 60.
+
+Counted as the house style counts them: a module's lines, a function's from ``def`` to its
+last line (its docstring included). Over the CLI and the web surface, and the functions they
+lean on that once grew past the limit (``turn.submit.submit``, ``loop.compare``).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).parent.parent / "src" / "reins"
+MAX_MODULE = 400
+MAX_FUNCTION = 60
+CHECKED = [
+    *sorted((SRC / "cli").rglob("*.py")),
+    *sorted((SRC / "web").rglob("*.py")),
+    SRC / "turn" / "submit.py",
+    SRC / "loop" / "compare.py",
+]
+
+
+def too_long(path: Path) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    where = path.relative_to(SRC.parent)
+    found = []
+    if len(text.splitlines()) > MAX_MODULE:
+        found.append(f"{where}: {len(text.splitlines())} lines")
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            length = (node.end_lineno or node.lineno) - node.lineno + 1
+            if length > MAX_FUNCTION:
+                found.append(f"{where}:{node.lineno} {node.name}: {length} lines")
+    return found
+
+
+def test_no_surface_module_or_function_is_too_long() -> None:
+    assert len(CHECKED) > 20
+    found = [line for path in CHECKED for line in too_long(path)]
+    assert not found, "split these into named helpers:\n" + "\n".join(found)
