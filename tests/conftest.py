@@ -1,60 +1,54 @@
-"""Shared fixtures: a tiny quest whose gate is easy to steer, and a fresh ledger."""
+"""The fixtures every test may take by name, and the clean environment each one runs in.
+
+What they are, and what a test imports beside them, is in ``tests/kit/__init__.py``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from reins import Context, Fact, Item, Level, Outcome, Quest, Seed, SQLiteStore, Verdict, rule
+from reins import Quest, SQLiteStore
+from reins.testing.harness import SQLiteHarness, StoreHarness
+from tests.kit import ROOT, TINY, Cli, FakeServer
+from tests.kit.environment import foreign
+from tests.kit.pgserver import postgres_harness, postgres_url
+
+__all__ = ["postgres_harness", "postgres_url"]  # fixtures, found here by pytest
 
 
-def tiny_seed(args: Sequence[str]) -> Iterator[Seed]:
-    for word in args or ["a", "b", "c"]:
-        yield Seed(word, {"word": word})
+@pytest.fixture(autouse=True)
+def clean_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test starts in its own empty folder, in an environment the shell cannot change."""
+    for name in list(os.environ):
+        if foreign(name):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # a child process imports tests.kit too
+    monkeypatch.setenv("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")  # the system's Chromium only
+    monkeypatch.chdir(tmp_path)
 
 
-def tiny_render(item: Item) -> str:
-    return f"Say 'good' for {item.key}."
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test on the session's PostgreSQL server ``postgres``."""
+    for item in items:
+        if "postgres_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.postgres)
 
 
-def tiny_prepare(item: Item, raw: str) -> Context | Verdict:
-    text = raw.strip()
-    if text == "skip":
-        return Verdict.short(
-            Outcome.SKIPPED, Fact(rule="skip", where="x", expected="y", actual="z")
-        )
-    if text == "block":
-        return Verdict.short(Outcome.BLOCKED)
-    if text == "explode":
-        raise RuntimeError("prepare blew up")
-    return Context(key=item.key, submission=text, payload=item.payload)
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    """``reins`` in-process, in the test's folder, on the tiny quest (see :class:`Cli`)."""
+    return Cli(tmp_path)
 
 
-@rule("not-bad", Level.FAIL, "the answer is not 'bad'")
-def not_bad(ctx: Context) -> Fact | None:
-    if isinstance(ctx.submission, str) and "bad" in ctx.submission:
-        return Fact(where="answer", expected="good", actual=ctx.submission)
-    return None
-
-
-@rule("not-meh", Level.REVIEW, "the answer is not 'meh'")
-def not_meh(ctx: Context) -> Fact | None:
-    if isinstance(ctx.submission, str) and "meh" in ctx.submission:
-        return Fact(where="answer", expected="good", actual=ctx.submission)
-    return None
-
-
-TINY = Quest(
-    name="tiny",
-    seed=tiny_seed,
-    render=tiny_render,
-    prepare=tiny_prepare,
-    rules=[not_bad, not_meh],
-    manual="Answer in one word.",
-    coaching={"not-bad": "Never answer 'bad'."},
-)
+@pytest.fixture
+def http_server() -> Iterator[FakeServer]:
+    """A fake HTTP server on 127.0.0.1 for the test (see :class:`FakeServer`)."""
+    with FakeServer() as server:
+        yield server
 
 
 @pytest.fixture
@@ -64,21 +58,19 @@ def quest() -> Quest:
 
 @pytest.fixture
 def ledger(tmp_path: Path) -> Iterator[SQLiteStore]:
+    """A SQLite ledger of the tiny quest holding a, b and c."""
     with SQLiteStore.open(tmp_path / "t.reins.db", create=True) as led:
         led.add((s[0], s[1]) for s in TINY.seed([]))
         yield led
 
 
-from tests.pgserver import postgres_harness, postgres_url  # noqa: E402, F401
-
-# The tiny quest, with agents allowed to propose items (tests/test_mcp.py).
-PROPOSING = Quest(
-    name="tiny",
-    seed=tiny_seed,
-    render=tiny_render,
-    prepare=tiny_prepare,
-    rules=[not_bad, not_meh],
-    manual="Answer in one word.",
-    coaching={"not-bad": "Never answer 'bad'."},
-    allow_proposals=True,
-)
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_harness(request: pytest.FixtureRequest, tmp_path: Path) -> StoreHarness:
+    """A harness on each engine: the test runs once on SQLite (ledgers in ``tmp_path/ledgers``)
+    and once on the session's PostgreSQL server (a fresh schema per ledger)."""
+    if request.param == "sqlite":
+        folder = tmp_path / "ledgers"
+        folder.mkdir()
+        return SQLiteHarness(folder)
+    harness: StoreHarness = request.getfixturevalue("postgres_harness")
+    return harness

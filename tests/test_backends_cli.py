@@ -311,7 +311,6 @@ def test_a_missing_binary_is_a_config_error_naming_the_variable(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.delenv("REINS_GEMINI_CLI_BIN", raising=False)
     with pytest.raises(
         ConfigError, match="'gemini' is not on PATH; install it or set REINS_GEMINI_CLI_BIN"
     ):

@@ -1,20 +1,14 @@
 """HTTP backends against a local server in the test process that speaks each wire format.
 
-The server answers from a script (status, body, headers, delay, a cut body) and records what it
-was sent, so each test reads the exact request a backend made. Retries use tiny backoffs.
+The server (the kit's ``http_server``) answers from a script (status, body, headers, delay, a cut
+body) and records what it was sent, so each test reads the exact request a backend made.
+Retries use tiny backoffs.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import threading
 import time
-from collections import deque
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
@@ -23,129 +17,11 @@ from reins.backends.base import Backend, Completion
 from reins.backends.limits import Limiter, Ticket
 from reins.errors import BackendError, BackendTimeout, ConfigError
 from reins.values import Prompt
+from tests.kit import FakeServer, Reply
+from tests.kit.http import openai_ok
 
 PROMPT = Prompt(system="You answer in one word.", user="Say good for item a.")
 FAST = "backoff=0.001&max_wait=0.5"
-
-
-@dataclass
-class Reply:
-    """One scripted answer."""
-
-    status: int = 200
-    body: Any = None  # dict/list → JSON, str/bytes → as is
-    headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0
-    truncate: bool = False  # promise more bytes than are sent, then hang up
-    echo_headers: bool = False  # put the request's headers into the body (a leaky server)
-
-
-@dataclass
-class Seen:
-    """One request the server received."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-    at: float
-
-
-class Server:
-    """A threaded HTTP/1.1 server on 127.0.0.1 answering from a script; records requests."""
-
-    def __init__(self) -> None:
-        self.script: deque[Reply] = deque()
-        self.default: Reply | None = None
-        self.seen: list[Seen] = []
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self.lock = threading.Lock()
-        self.stopping = threading.Event()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length)
-                try:
-                    body: Any = json.loads(raw)
-                except ValueError:
-                    body = raw
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                with server.lock:
-                    server.seen.append(Seen("POST", self.path, headers, body, time.monotonic()))
-                    reply = server.script.popleft() if server.script else server.default
-                    server.in_flight += 1
-                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
-                try:
-                    self._answer(reply or Reply(500, {"error": "no scripted reply"}), headers)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-                finally:
-                    with server.lock:
-                        server.in_flight -= 1
-
-            def _answer(self, reply: Reply, headers: dict[str, str]) -> None:
-                if reply.delay:
-                    server.stopping.wait(reply.delay)
-                body = reply.body
-                if reply.echo_headers:
-                    body = {"error": {"message": f"rejected request with headers {headers}"}}
-                if isinstance(body, dict | list):
-                    data = json.dumps(body).encode()
-                elif isinstance(body, str):
-                    data = body.encode()
-                else:
-                    data = body or b""
-                self.send_response(reply.status)
-                for k, v in reply.headers.items():
-                    self.send_header(k, v)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data) + (100 if reply.truncate else 0)))
-                self.end_headers()
-                self.wfile.write(data)
-                self.wfile.flush()
-                if reply.truncate:
-                    self.close_connection = True
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def add(self, *replies: Reply) -> None:
-        self.script.extend(replies)
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.stopping.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(5)
-
-
-@pytest.fixture
-def server() -> Iterator[Server]:
-    s = Server()
-    s.start()
-    try:
-        yield s
-    finally:
-        s.stop()
 
 
 def run(
@@ -154,23 +30,11 @@ def run(
     return asyncio.run(backend.complete(prompt, seed=seed, timeout=timeout))
 
 
-def openai_ok(text: str = "good", **usage: Any) -> Reply:
-    body = {
-        "id": "x",
-        "model": "served-model",
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-        ],
-        "usage": {"prompt_tokens": 12, "completion_tokens": 3, **usage},
-    }
-    return Reply(200, body)
-
-
 # -- ollama --------------------------------------------------------------------------------
 
 
-def test_ollama_speaks_the_chat_api_with_think_at_the_top_level(server: Server) -> None:
-    server.add(
+def test_ollama_speaks_the_chat_api_with_think_at_the_top_level(http_server: FakeServer) -> None:
+    http_server.add(
         Reply(
             200,
             {
@@ -184,7 +48,7 @@ def test_ollama_speaks_the_chat_api_with_think_at_the_top_level(server: Server) 
         )
     )
     backend = registry.resolve(
-        f"ollama:qwen2.5:0.5b?base_url={server.url}&think=false&temperature=0.3&{FAST}"
+        f"ollama:qwen2.5:0.5b?base_url={http_server.url}&think=false&temperature=0.3&{FAST}"
     )
     done = run(backend, seed=2**40 + 5)
     assert (done.text, done.model, done.input_tokens, done.output_tokens) == (
@@ -194,7 +58,7 @@ def test_ollama_speaks_the_chat_api_with_think_at_the_top_level(server: Server) 
         2,
     )
     assert done.latency is not None and done.latency > 0 and done.cost is None
-    [seen] = server.seen
+    [seen] = http_server.seen
     assert seen.path == "/api/chat"
     body = seen.body
     assert body["model"] == "qwen2.5:0.5b" and body["stream"] is False
@@ -211,53 +75,57 @@ def test_ollama_speaks_the_chat_api_with_think_at_the_top_level(server: Server) 
 
 
 def test_ollama_reads_its_url_from_the_environment(
-    server: Server, monkeypatch: pytest.MonkeyPatch
+    http_server: FakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("REINS_OLLAMA_URL", server.url)
-    server.add(Reply(200, {"model": "m", "message": {"content": "hi"}}))
+    monkeypatch.setenv("REINS_OLLAMA_URL", http_server.url)
+    http_server.add(Reply(200, {"model": "m", "message": {"content": "hi"}}))
     backend = registry.resolve("ollama:m?json=true&keep_alive=0")
     assert run(backend).text == "hi"
-    body = server.seen[0].body
+    body = http_server.seen[0].body
     assert body["format"] == "json" and body["keep_alive"] == "0" and "think" not in body
     assert "temperature" not in body["options"]  # the server's default unless asked
 
 
-def test_ollama_sizes_num_ctx_to_a_long_prompt_without_clamping(server: Server) -> None:
-    server.add(Reply(200, {"model": "m", "message": {"content": "ok"}}))
+def test_ollama_sizes_num_ctx_to_a_long_prompt_without_clamping(http_server: FakeServer) -> None:
+    http_server.add(Reply(200, {"model": "m", "message": {"content": "ok"}}))
     long = Prompt("", "word " * 60_000)  # ~100k estimated tokens
-    run(registry.resolve(f"ollama:m?base_url={server.url}&{FAST}"), long)
-    assert server.seen[0].body["options"]["num_ctx"] == 131072
-    assert [m["role"] for m in server.seen[0].body["messages"]] == ["user"]
+    run(registry.resolve(f"ollama:m?base_url={http_server.url}&{FAST}"), long)
+    assert http_server.seen[0].body["options"]["num_ctx"] == 131072
+    assert [m["role"] for m in http_server.seen[0].body["messages"]] == ["user"]
 
 
-def test_ollama_refuses_an_explicit_num_ctx_too_small_before_any_request(server: Server) -> None:
-    backend = registry.resolve(f"ollama:m?base_url={server.url}&num_ctx=2048&max_output_tokens=512")
+def test_ollama_refuses_an_explicit_num_ctx_too_small_before_any_request(
+    http_server: FakeServer,
+) -> None:
+    backend = registry.resolve(
+        f"ollama:m?base_url={http_server.url}&num_ctx=2048&max_output_tokens=512"
+    )
     with pytest.raises(BackendError, match=r"num_ctx=2048") as info:
         run(backend, Prompt("", "word " * 3000))
-    assert not info.value.retryable and server.seen == []
+    assert not info.value.retryable and http_server.seen == []
 
 
-def test_ollama_error_body_is_reported_briefly(server: Server) -> None:
-    server.add(Reply(404, {"error": "model 'nope' not found, try pulling it first"}))
+def test_ollama_error_body_is_reported_briefly(http_server: FakeServer) -> None:
+    http_server.add(Reply(404, {"error": "model 'nope' not found, try pulling it first"}))
     with pytest.raises(BackendError) as info:
-        run(registry.resolve(f"ollama:nope?base_url={server.url}&{FAST}"))
+        run(registry.resolve(f"ollama:nope?base_url={http_server.url}&{FAST}"))
     assert str(info.value) == (
-        f"ollama: HTTP 404 from {server.url}: model 'nope' not found, try pulling it first"
+        f"ollama: HTTP 404 from {http_server.url}: model 'nope' not found, try pulling it first"
     )
     assert not info.value.retryable and info.value.backend == "ollama"
-    assert len(server.seen) == 1  # a 404 is not retried
+    assert len(http_server.seen) == 1  # a 404 is not retried
 
 
 # -- openai-compatible -------------------------------------------------------------------
 
 
 def test_openai_compatible_wire_format_key_seed_and_cost(
-    server: Server, monkeypatch: pytest.MonkeyPatch
+    http_server: FakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MY_VLLM_KEY", "vllm-secret-123")
-    server.add(openai_ok("good"))
+    http_server.add(openai_ok("good"))
     backend = registry.resolve(
-        f"openai:org/model-7b?base_url={server.url}/v1&key_env=MY_VLLM_KEY&temperature=0.5"
+        f"openai:org/model-7b?base_url={http_server.url}/v1&key_env=MY_VLLM_KEY&temperature=0.5"
         f"&max_output_tokens=64&price_in=2&price_out=10&json=true&{FAST}"
     )
     done = run(backend, seed=99)
@@ -268,7 +136,7 @@ def test_openai_compatible_wire_format_key_seed_and_cost(
         3,
     )
     assert done.cost == pytest.approx((12 * 2 + 3 * 10) / 1e6)
-    [seen] = server.seen
+    [seen] = http_server.seen
     assert seen.path == "/v1/chat/completions"
     assert seen.headers["authorization"] == "Bearer vllm-secret-123"
     assert seen.body == {
@@ -286,19 +154,17 @@ def test_openai_compatible_wire_format_key_seed_and_cost(
 
 
 def test_openai_sends_no_key_to_a_third_party_server_unless_named(
-    server: Server, monkeypatch: pytest.MonkeyPatch
+    http_server: FakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-real-openai-key")
-    server.add(openai_ok())
-    run(registry.resolve(f"openai:m?base_url={server.url}/v1&{FAST}"))
-    assert "authorization" not in server.seen[0].headers
+    http_server.add(openai_ok())
+    run(registry.resolve(f"openai:m?base_url={http_server.url}/v1&{FAST}"))
+    assert "authorization" not in http_server.seen[0].headers
 
 
 def test_openai_itself_needs_its_key_and_uses_max_completion_tokens(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("REINS_OPENAI_URL", raising=False)
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
         registry.resolve("openai:gpt-4o-mini")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-abc-123456")
@@ -308,16 +174,18 @@ def test_openai_itself_needs_its_key_and_uses_max_completion_tokens(
     assert body["max_completion_tokens"] == 10 and "max_tokens" not in body
 
 
-def test_a_reported_cost_wins_over_a_configured_price(server: Server) -> None:
-    server.add(openai_ok(cost=0.5))
-    done = run(registry.resolve(f"openai:m?base_url={server.url}&price_in=1&{FAST}"))
+def test_a_reported_cost_wins_over_a_configured_price(http_server: FakeServer) -> None:
+    http_server.add(openai_ok(cost=0.5))
+    done = run(registry.resolve(f"openai:m?base_url={http_server.url}&price_in=1&{FAST}"))
     assert done.cost == 0.5
 
 
-def test_an_empty_reply_is_a_generation_error_not_a_submission(server: Server) -> None:
-    server.add(Reply(200, {"choices": [{"message": {"content": ""}, "finish_reason": "length"}]}))
+def test_an_empty_reply_is_a_generation_error_not_a_submission(http_server: FakeServer) -> None:
+    http_server.add(
+        Reply(200, {"choices": [{"message": {"content": ""}, "finish_reason": "length"}]})
+    )
     with pytest.raises(BackendError, match=r"no text \(stop reason: length\)") as info:
-        run(registry.resolve(f"openai:m?base_url={server.url}&{FAST}"))
+        run(registry.resolve(f"openai:m?base_url={http_server.url}&{FAST}"))
     assert not info.value.retryable
 
 
@@ -325,10 +193,10 @@ def test_an_empty_reply_is_a_generation_error_not_a_submission(server: Server) -
 
 
 def test_gemini_keeps_system_text_apart_key_in_header_model_escaped(
-    server: Server, monkeypatch: pytest.MonkeyPatch
+    http_server: FakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GEMINI_API_KEY", "g-key-987654")
-    server.add(
+    http_server.add(
         Reply(
             200,
             {
@@ -351,7 +219,8 @@ def test_gemini_keeps_system_text_apart_key_in_header_model_escaped(
         )
     )
     backend = registry.resolve(
-        f"gemini:gemini%2F2.5 flash?base_url={server.url}&thinking_budget=0&temperature=1&{FAST}"
+        f"gemini:gemini%2F2.5 flash?base_url={http_server.url}"
+        f"&thinking_budget=0&temperature=1&{FAST}"
     )
     done = run(backend, seed=3)
     assert (done.text, done.model, done.input_tokens, done.output_tokens) == (
@@ -360,7 +229,7 @@ def test_gemini_keeps_system_text_apart_key_in_header_model_escaped(
         30,
         10,
     )
-    [seen] = server.seen
+    [seen] = http_server.seen
     assert seen.path == "/v1beta/models/gemini%2F2.5%20flash:generateContent"
     assert "key" not in seen.path and seen.headers["x-goog-api-key"] == "g-key-987654"
     assert seen.body["systemInstruction"] == {"parts": [{"text": PROMPT.system}]}
@@ -372,21 +241,23 @@ def test_gemini_keeps_system_text_apart_key_in_header_model_escaped(
     }
 
 
-def test_gemini_blocked_prompt_is_an_error(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gemini_blocked_prompt_is_an_error(
+    http_server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GEMINI_API_KEY", "g-key-987654")
-    server.add(Reply(200, {"promptFeedback": {"blockReason": "SAFETY"}}))
+    http_server.add(Reply(200, {"promptFeedback": {"blockReason": "SAFETY"}}))
     with pytest.raises(BackendError, match="blocked: SAFETY"):
-        run(registry.resolve(f"gemini:m?base_url={server.url}&{FAST}"))
+        run(registry.resolve(f"gemini:m?base_url={http_server.url}&{FAST}"))
 
 
 # -- anthropic ---------------------------------------------------------------------------
 
 
 def test_anthropic_messages_api_headers_system_and_usage(
-    server: Server, monkeypatch: pytest.MonkeyPatch
+    http_server: FakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "ant-key-555555")
-    server.add(
+    http_server.add(
         Reply(
             200,
             {
@@ -399,7 +270,9 @@ def test_anthropic_messages_api_headers_system_and_usage(
         )
     )
     done = run(
-        registry.resolve(f"anthropic:claude-x?base_url={server.url}&price_in=3&price_out=15&{FAST}")
+        registry.resolve(
+            f"anthropic:claude-x?base_url={http_server.url}&price_in=3&price_out=15&{FAST}"
+        )
     )
     assert (done.text, done.model, done.input_tokens, done.output_tokens) == (
         "good",
@@ -408,7 +281,7 @@ def test_anthropic_messages_api_headers_system_and_usage(
         2,
     )
     assert done.cost == pytest.approx((108 * 3 + 2 * 15) / 1e6)
-    [seen] = server.seen
+    [seen] = http_server.seen
     assert seen.path == "/v1/messages"
     assert seen.headers["x-api-key"] == "ant-key-555555"
     assert seen.headers["anthropic-version"] == "2023-06-01"
@@ -421,121 +294,121 @@ def test_anthropic_messages_api_headers_system_and_usage(
 
 
 def test_anthropic_overloaded_529_is_retried(
-    server: Server, monkeypatch: pytest.MonkeyPatch
+    http_server: FakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "ant-key-555555")
-    server.add(
+    http_server.add(
         Reply(
             529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
         ),
         Reply(200, {"content": [{"type": "text", "text": "fine"}], "usage": {}}),
     )
-    assert run(registry.resolve(f"anthropic:c?base_url={server.url}&{FAST}")).text == "fine"
-    assert len(server.seen) == 2
+    assert run(registry.resolve(f"anthropic:c?base_url={http_server.url}&{FAST}")).text == "fine"
+    assert len(http_server.seen) == 2
 
 
 # -- transient failures, retries, timeouts -------------------------------------------------
 
 
-def test_429_waits_for_retry_after_then_succeeds(server: Server) -> None:
-    server.add(
+def test_429_waits_for_retry_after_then_succeeds(http_server: FakeServer) -> None:
+    http_server.add(
         Reply(429, {"error": {"message": "slow down"}}, headers={"Retry-After": "0.3"}),
         openai_ok("late"),
     )
-    done = run(registry.resolve(f"openai:m?base_url={server.url}&backoff=0.001&max_wait=5"))
+    done = run(registry.resolve(f"openai:m?base_url={http_server.url}&backoff=0.001&max_wait=5"))
     assert done.text == "late"
-    first, second = server.seen
+    first, second = http_server.seen
     assert second.at - first.at >= 0.3
     assert done.latency is not None and done.latency >= 0.3  # latency spans every try
 
 
-def test_retry_after_as_an_http_date_is_honoured_and_capped(server: Server) -> None:
-    server.add(
+def test_retry_after_as_an_http_date_is_honoured_and_capped(http_server: FakeServer) -> None:
+    http_server.add(
         Reply(429, {}, headers={"Retry-After": "Wed, 21 Oct 2099 07:28:00 GMT"}),
         openai_ok(),
     )
     start = time.monotonic()
-    run(registry.resolve(f"openai:m?base_url={server.url}&backoff=0.001&max_wait=0.2"))
+    run(registry.resolve(f"openai:m?base_url={http_server.url}&backoff=0.001&max_wait=0.2"))
     assert 0.2 <= time.monotonic() - start < 2
 
 
-def test_5xx_then_success_costs_no_error(server: Server) -> None:
-    server.add(
+def test_5xx_then_success_costs_no_error(http_server: FakeServer) -> None:
+    http_server.add(
         Reply(503, "<html>busy</html>"), Reply(500, {"error": {"message": "oops"}}), openai_ok()
     )
-    assert run(registry.resolve(f"openai:m?base_url={server.url}&{FAST}")).text == "good"
-    assert len(server.seen) == 3
+    assert run(registry.resolve(f"openai:m?base_url={http_server.url}&{FAST}")).text == "good"
+    assert len(http_server.seen) == 3
 
 
-def test_exhausted_retries_surface_one_short_retryable_error(server: Server) -> None:
-    server.default = Reply(500, "<html>" + "x" * 100_000 + "</html>")
+def test_exhausted_retries_surface_one_short_retryable_error(http_server: FakeServer) -> None:
+    http_server.default = Reply(500, "<html>" + "x" * 100_000 + "</html>")
     with pytest.raises(BackendError) as info:
-        run(registry.resolve(f"openai:m?base_url={server.url}&retries=2&{FAST}"))
+        run(registry.resolve(f"openai:m?base_url={http_server.url}&retries=2&{FAST}"))
     message = str(info.value)
-    assert message.startswith(f"openai: HTTP 500 from {server.url}: <html>xxx")
+    assert message.startswith(f"openai: HTTP 500 from {http_server.url}: <html>xxx")
     assert message.endswith("(gave up after 3 tries)") and len(message) < 500
-    assert info.value.retryable and len(server.seen) == 3
+    assert info.value.retryable and len(http_server.seen) == 3
 
 
-def test_a_client_error_is_not_retried(server: Server) -> None:
-    server.default = Reply(
+def test_a_client_error_is_not_retried(http_server: FakeServer) -> None:
+    http_server.default = Reply(
         400, {"error": {"message": "unknown model 'm'", "type": "invalid_request_error"}}
     )
     with pytest.raises(BackendError, match=r"HTTP 400 .*unknown model 'm'") as info:
-        run(registry.resolve(f"openai:m?base_url={server.url}&{FAST}"))
-    assert not info.value.retryable and len(server.seen) == 1
+        run(registry.resolve(f"openai:m?base_url={http_server.url}&{FAST}"))
+    assert not info.value.retryable and len(http_server.seen) == 1
 
 
-def test_a_slow_server_times_out_each_try(server: Server) -> None:
-    server.default = Reply(200, {"choices": []}, delay=3)
+def test_a_slow_server_times_out_each_try(http_server: FakeServer) -> None:
+    http_server.default = Reply(200, {"choices": []}, delay=3)
     start = time.monotonic()
     backend = registry.resolve(
-        f"openai:m?base_url={server.url}&retries=1&request_timeout=0.2&{FAST}"
+        f"openai:m?base_url={http_server.url}&retries=1&request_timeout=0.2&{FAST}"
     )
     with pytest.raises(
         BackendTimeout, match=r"no answer .* within 0.2s \(gave up after 2 tries\)"
     ) as info:
         run(backend, timeout=5)
     assert info.value.retryable and time.monotonic() - start < 2
-    assert len(server.seen) == 2
+    assert len(http_server.seen) == 2
 
 
-def test_the_whole_call_keeps_within_its_timeout(server: Server) -> None:
+def test_the_whole_call_keeps_within_its_timeout(http_server: FakeServer) -> None:
     """Without a per-request timeout, a hung request uses the call's time: no retry fits."""
-    server.default = Reply(200, {"choices": []}, delay=3)
+    http_server.default = Reply(200, {"choices": []}, delay=3)
     start = time.monotonic()
     with pytest.raises(BackendTimeout, match=r"within 0.3s \(gave up after 1 try, out of time\)"):
-        run(registry.resolve(f"openai:m?base_url={server.url}&{FAST}"), timeout=0.3)
-    assert time.monotonic() - start < 2 and len(server.seen) == 1
+        run(registry.resolve(f"openai:m?base_url={http_server.url}&{FAST}"), timeout=0.3)
+    assert time.monotonic() - start < 2 and len(http_server.seen) == 1
 
 
-def test_a_retry_after_longer_than_the_time_left_gives_up_at_once(server: Server) -> None:
-    server.default = Reply(429, {"error": {"message": "later"}}, headers={"Retry-After": "30"})
+def test_a_retry_after_longer_than_the_time_left_gives_up_at_once(http_server: FakeServer) -> None:
+    http_server.default = Reply(429, {"error": {"message": "later"}}, headers={"Retry-After": "30"})
     start = time.monotonic()
     with pytest.raises(
         BackendError, match=r"HTTP 429 .*later \(gave up after 1 try, out of time\)"
     ):
-        run(registry.resolve(f"openai:m?base_url={server.url}&backoff=0.001"), timeout=5)
+        run(registry.resolve(f"openai:m?base_url={http_server.url}&backoff=0.001"), timeout=5)
     assert time.monotonic() - start < 2.5
 
 
-def test_a_truncated_body_is_retried(server: Server) -> None:
-    server.add(
+def test_a_truncated_body_is_retried(http_server: FakeServer) -> None:
+    http_server.add(
         Reply(200, '{"choices": [{"message": {"content": "cut', truncate=True), openai_ok("whole")
     )
-    assert run(registry.resolve(f"openai:m?base_url={server.url}&{FAST}")).text == "whole"
-    assert len(server.seen) == 2
+    assert run(registry.resolve(f"openai:m?base_url={http_server.url}&{FAST}")).text == "whole"
+    assert len(http_server.seen) == 2
 
 
-def test_bad_json_is_retried_then_reported(server: Server) -> None:
-    server.default = Reply(200, "this is not json")
+def test_bad_json_is_retried_then_reported(http_server: FakeServer) -> None:
+    http_server.default = Reply(200, "this is not json")
     with pytest.raises(BackendError, match="is not JSON: this is not json") as info:
-        run(registry.resolve(f"openai:m?base_url={server.url}&retries=1&{FAST}"))
-    assert info.value.retryable and len(server.seen) == 2
+        run(registry.resolve(f"openai:m?base_url={http_server.url}&retries=1&{FAST}"))
+    assert info.value.retryable and len(http_server.seen) == 2
 
 
 def test_a_refused_connection_is_transient() -> None:
-    probe = Server()  # bind a port, then free it: nothing listens there
+    probe = FakeServer()  # bind a port, then free it: nothing listens there
     url = probe.url
     probe.httpd.server_close()
     with pytest.raises(BackendError, match="ConnectError") as info:
@@ -546,9 +419,9 @@ def test_a_refused_connection_is_transient() -> None:
 # -- the limiter, seen from the server -----------------------------------------------------
 
 
-def test_concurrency_caps_requests_in_flight(server: Server) -> None:
-    server.default = Reply(200, openai_ok().body, delay=0.1)
-    backend = registry.resolve(f"openai:limited-1?base_url={server.url}&concurrency=2&{FAST}")
+def test_concurrency_caps_requests_in_flight(http_server: FakeServer) -> None:
+    http_server.default = Reply(200, openai_ok().body, delay=0.1)
+    backend = registry.resolve(f"openai:limited-1?base_url={http_server.url}&concurrency=2&{FAST}")
 
     async def many() -> list[Completion]:
         return await asyncio.gather(
@@ -556,13 +429,13 @@ def test_concurrency_caps_requests_in_flight(server: Server) -> None:
         )
 
     done = asyncio.run(many())
-    assert len(done) == 6 and server.max_in_flight == 2
+    assert len(done) == 6 and http_server.max_in_flight == 2
 
 
-def test_rpm_spaces_requests_out(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rpm_spaces_requests_out(http_server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("reins.backends.limits.WINDOW", 0.3)
-    server.default = openai_ok()
-    backend = registry.resolve(f"openai:limited-2?base_url={server.url}&rpm=2&{FAST}")
+    http_server.default = openai_ok()
+    backend = registry.resolve(f"openai:limited-2?base_url={http_server.url}&rpm=2&{FAST}")
 
     async def many() -> None:
         await asyncio.gather(*(backend.complete(PROMPT, seed=i, timeout=5) for i in range(4)))
@@ -579,14 +452,16 @@ def test_rpm_spaces_requests_out(server: Server, monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(Limiter, "acquire", timed)
     asyncio.run(many())
-    assert len(server.seen) == 4
+    assert len(http_server.seen) == 4
     times = sorted(admitted)
     assert times[2] - times[0] >= 0.29  # the third waited for the first to leave the window
 
 
-def test_a_backend_works_across_event_loops(server: Server) -> None:
-    server.default = openai_ok()
-    backend = registry.resolve(f"openai:loops?base_url={server.url}&concurrency=1&rpm=100&{FAST}")
+def test_a_backend_works_across_event_loops(http_server: FakeServer) -> None:
+    http_server.default = openai_ok()
+    backend = registry.resolve(
+        f"openai:loops?base_url={http_server.url}&concurrency=1&rpm=100&{FAST}"
+    )
     assert run(backend).text == run(backend).text == "good"
 
 

@@ -77,7 +77,7 @@ def generate_in_a_new_process(prompt: Prompt, **options: str) -> list[object]:
     return result
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # generates with the real model
 def test_the_same_key_and_turn_give_the_same_bytes_in_every_process() -> None:
     first = generate_in_a_new_process(POEM)
     second = generate_in_a_new_process(POEM)
@@ -89,24 +89,27 @@ def test_the_same_key_and_turn_give_the_same_bytes_in_every_process() -> None:
     assert [here.text, here.input_tokens, here.output_tokens] == first
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # generates with the real model
 def test_the_thread_count_does_not_change_the_output() -> None:
     one = generate_in_a_new_process(POEM, threads="1", max_output_tokens="12")
     two = generate_in_a_new_process(POEM, threads="2", max_output_tokens="12")
     assert one == two
 
 
+@pytest.mark.slow  # generates with the real model
 def test_different_seeds_sample_different_answers() -> None:
     b = backend(max_output_tokens="24")
     texts = {complete(b, POEM, seed=call_seed("item", turn)).text for turn in range(1, 6)}
     assert len(texts) >= 3, texts
 
 
+@pytest.mark.slow  # generates with the real model
 def test_temperature_zero_is_greedy_and_ignores_the_seed() -> None:
     b = backend(max_output_tokens="24", temperature="0")
     assert complete(b, POEM, seed=1).text == complete(b, POEM, seed=2).text
 
 
+@pytest.mark.slow  # generates with the real model
 def test_json_option_constrains_the_answer_to_a_json_object() -> None:
     """A JSON grammar holds the shape; it cannot make a model stop (hence json_schema too)."""
     b = backend(json="true", max_output_tokens="64")
@@ -125,6 +128,7 @@ SCHEMA = {
 }
 
 
+@pytest.mark.slow  # generates with the real model
 @pytest.mark.parametrize("how", ["inline", "file"])
 def test_json_schema_option_holds_the_answer_to_the_schema(how: str, tmp_path: Path) -> None:
     value = json.dumps(SCHEMA)
@@ -156,6 +160,7 @@ def test_a_bad_json_schema_is_a_config_error(value: str, message: str) -> None:
         LocalBackend("smollm2", {"json_schema": value})
 
 
+@pytest.mark.slow  # generates with the real model
 def test_usage_reports_tokens_latency_and_no_cost() -> None:
     b = backend(max_output_tokens="16")
     c = complete(b, EMAILS, seed=3)
@@ -166,11 +171,13 @@ def test_usage_reports_tokens_latency_and_no_cost() -> None:
     assert c.cost == 0.0
 
 
+@pytest.mark.slow  # generates with the real model
 def test_max_output_tokens_caps_the_answer() -> None:
     c = complete(backend(max_output_tokens="5"), POEM, seed=4)
     assert c.output_tokens == 5
 
 
+@pytest.mark.slow  # generates with the real model
 def test_a_prompt_larger_than_the_context_is_a_backend_error() -> None:
     from reins.errors import BackendError
 
@@ -182,6 +189,7 @@ def test_a_prompt_larger_than_the_context_is_a_backend_error() -> None:
     assert info.value.backend == "local" and not info.value.retryable
 
 
+@pytest.mark.slow  # generates with the real model
 def test_generation_does_not_block_the_event_loop() -> None:
     b = backend(max_output_tokens="128", temperature="0")
     count = Prompt("", "Count from 1 to 1000, one number per line.")
@@ -210,6 +218,7 @@ def test_generation_does_not_block_the_event_loop() -> None:
     assert worst < min(0.25, c.latency / 4), (worst, c.latency)
 
 
+@pytest.mark.slow  # generates with the real model
 def test_concurrent_calls_are_serialized_and_stay_deterministic() -> None:
     b = backend(max_output_tokens="24")
     seeds = [call_seed("c", turn) for turn in (1, 2, 3)]
@@ -221,6 +230,7 @@ def test_concurrent_calls_are_serialized_and_stay_deterministic() -> None:
     assert [c.text for c in asyncio.run(together())] == alone
 
 
+@pytest.mark.slow  # generates with the real model
 def test_a_call_past_its_timeout_raises_and_frees_the_model() -> None:
     b = backend(max_output_tokens="2000", temperature="1.5")
     long = Prompt("", "Count from 1 to 1000, one number per line.")
@@ -231,6 +241,7 @@ def test_a_call_past_its_timeout_raises_and_frees_the_model() -> None:
     assert complete(backend(max_output_tokens="4"), POEM, seed=6).output_tokens == 4
 
 
+@pytest.mark.slow  # generates with the real model
 def test_a_cancelled_call_stops_generating() -> None:
     b = backend(max_output_tokens="2000", temperature="1.5")
     long = Prompt("", "Count from 1 to 1000, one number per line.")
@@ -272,6 +283,7 @@ def test_a_damaged_gguf_file_is_a_config_error(tmp_path: Path) -> None:
         LocalBackend(str(path), {})
 
 
+@pytest.mark.slow  # generates with the real model
 def test_any_gguf_file_loads_by_path(tmp_path: Path) -> None:
     path = tmp_path / "copy.gguf"
     path.symlink_to(local.smollm2_path())
@@ -305,6 +317,7 @@ def test_bad_options_are_config_errors(options: dict[str, str], message: str) ->
         LocalBackend("smollm2", options)
 
 
+@pytest.mark.slow  # generates with the real model
 def test_the_registry_builds_the_local_backend_from_a_spec() -> None:
     from reins.backends import registry
 
@@ -318,6 +331,7 @@ def test_the_registry_builds_the_local_backend_from_a_spec() -> None:
     assert complete(b, POEM, seed=9).output_tokens == 3
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_llama_cpp_is_imported_only_when_a_local_backend_is_built() -> None:
     code = textwrap.dedent(
         """
@@ -332,7 +346,7 @@ def test_llama_cpp_is_imported_only_when_a_local_backend_is_built() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # generates with the real model
 def test_the_loop_works_the_example_quest_on_smollm2(tmp_path: Path) -> None:
     """The unattended loop on the real model: every turn judged, usage on every attempt."""
     from reins.loop import Budget, LoopOptions, NullReporter, run

@@ -10,16 +10,15 @@ from importlib.metadata import EntryPoint
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
 from reins.backends import registry
 from reins.backends.base import Completion
 from reins.backends.registry import Spec, parse_spec
-from reins.cli import make_group
 from reins.errors import ConfigError, NotFound
 from reins.values import Prompt
+from tests.kit import Cli
 
 BUILT_IN = {
     "anthropic": "reins.backends.anthropic:AnthropicBackend",
@@ -185,6 +184,7 @@ def test_the_group_is_read_once_and_broken_entry_points_say_why(
         registry.factory("notone")
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_resolving_a_backend_imports_no_http_client() -> None:
     code = (
         "import sys, reins.backends.registry as r\n"
@@ -198,30 +198,26 @@ def test_resolving_a_backend_imports_no_http_client() -> None:
 # -- the command -----------------------------------------------------------------------------
 
 
-def invoke(*args: str) -> Any:
-    return CliRunner().invoke(make_group(), list(args), catch_exceptions=False)
-
-
-def test_reins_backends_lists_each_backend_and_its_options() -> None:
-    out = invoke("backends")
+def test_reins_backends_lists_each_backend_and_its_options(cli: Cli) -> None:
+    out = cli("backends", quest=None)
     assert out.exit_code == 0
     assert "ollama  (reins.backends.ollama:OllamaBackend)" in out.stdout
     assert "  ?num_ctx" in out.stdout and "  ?key_env" in out.stdout
     assert "Anthropic Messages: anthropic:claude" in out.stdout  # rst markup stripped
 
 
-def test_reins_backends_json_is_for_programs() -> None:
-    rows = json.loads(invoke("backends", "--json").stdout)
+def test_reins_backends_json_is_for_programs(cli: Cli) -> None:
+    rows = json.loads(cli("backends", "--json", quest=None).stdout)
     by_name = {r["name"]: r for r in rows}
     assert set(BUILT_IN) <= set(by_name)
     ollama = by_name["ollama"]
     assert ollama["target"] == BUILT_IN["ollama"] and ollama["error"] is None
     assert "think" in ollama["options"] and ollama["summary"]
-    only = json.loads(invoke("backends", "openai", "claude", "--json").stdout)
+    only = json.loads(cli("backends", "openai", "claude", "--json", quest=None).stdout)
     assert [r["name"] for r in only] == ["claude", "openai"]
 
 
-def test_reins_backends_with_an_unknown_name_exits_2() -> None:
-    out = invoke("backends", "olama")
+def test_reins_backends_with_an_unknown_name_exits_2(cli: Cli) -> None:
+    out = cli("backends", "olama", quest=None)
     assert out.exit_code == 2
     assert "error: No backend named 'olama'. Known: " in out.stderr

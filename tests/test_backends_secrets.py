@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import secrets
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,8 +20,8 @@ from reins.backends.redact import REDACTED
 from reins.loop import LineReporter, LoopOptions, run
 from reins.store.sqlite import SQLiteStore
 from reins.store.walk import iter_items
-from tests.conftest import TINY
-from tests.test_backends_http import Reply, Server, openai_ok
+from tests.kit import TINY, FakeServer, Reply
+from tests.kit.http import openai_ok
 
 # a name no heuristic takes for a secret: only the redaction of the configured key can help
 KEY_ENV = "REINS_PLANTED_CRED"
@@ -32,18 +31,8 @@ def leaky(status: int, **headers: str) -> Reply:
     return Reply(status, echo_headers=True, headers=headers)
 
 
-@pytest.fixture
-def server() -> Iterator[Server]:
-    s = Server()
-    s.start()
-    try:
-        yield s
-    finally:
-        s.stop()
-
-
 def test_a_planted_key_appears_nowhere(
-    server: Server,
+    http_server: FakeServer,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
@@ -52,7 +41,7 @@ def test_a_planted_key_appears_nowhere(
     key = "sk-planted-" + secrets.token_hex(16)
     monkeypatch.setenv(KEY_ENV, key)
     caplog.set_level(logging.DEBUG)
-    server.add(
+    http_server.add(
         leaky(500),  # item a: retried
         openai_ok("bad"),  # a: FAIL, feedback goes into the next prompt
         leaky(429, **{"Retry-After": "0"}),
@@ -63,14 +52,14 @@ def test_a_planted_key_appears_nowhere(
         leaky(500),  # b: retries used up: another generation error
         openai_ok(f"good, and your key is {key}"),  # b: a server that echoes the key back
     )
-    server.default = openai_ok("good")
+    http_server.default = openai_ok("good")
 
     ledger_path = tmp_path / "tiny.reins.db"
     results = tmp_path / "results.jsonl"
     with SQLiteStore.open(ledger_path, create=True) as ledger:
         ledger.add((s[0], s[1]) for s in TINY.seed([]))
         backend = registry.resolve(
-            f"openai:leaky-model?base_url={server.url}/v1&key_env={KEY_ENV}&retries=2"
+            f"openai:leaky-model?base_url={http_server.url}/v1&key_env={KEY_ENV}&retries=2"
             "&backoff=0.001&max_wait=0.01"
         )
         summary = run(
@@ -87,7 +76,7 @@ def test_a_planted_key_appears_nowhere(
 
     # the run went through every path: the key was sent, echoed, and errors were recorded
     assert summary.remaining == 0 and summary.generation_errors == 2
-    assert all(seen.headers["authorization"] == f"Bearer {key}" for seen in server.seen)
+    assert all(seen.headers["authorization"] == f"Bearer {key}" for seen in http_server.seen)
     errors = [a.error for a in attempts if a.error]
     assert len(errors) == 2 and all(REDACTED in e for e in errors)
     assert any(a.submission and REDACTED in a.submission for a in attempts)

@@ -11,19 +11,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
-from pathlib import Path
-from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
 from reins import Context, Fact, Item, Level, Outcome, Quest, Seed, Verdict, rule
-from reins.cli import make_group
 from reins.gate import Graph
 from reins.packs import HERE as PACKS
 from reins.testing import FakeBackend
 from reins.values import JSON
-from tests.loopkit import registered
+from tests.kit import Cli
+from tests.kit.loopkit import registered
 
 FACT_CAP = 2_000
 FACTS_SHOWN = 20
@@ -99,20 +96,6 @@ EMAILS_PACK = str(PACKS / "emails")
 BIG_EMAILS = json.dumps({"addresses": ["x" * MB + "@example.org"]})
 
 
-@pytest.fixture
-def reins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(Path(__file__).parent.parent))
-    monkeypatch.setenv("REINS_DRIVER", "ann")
-    monkeypatch.delenv("REINS_QUEST", raising=False)
-    monkeypatch.delenv("REINS_LEDGER", raising=False)
-
-    def invoke(quest: str, *args: str, input: str | bytes | None = None) -> Result:
-        return CliRunner().invoke(make_group(), ["--quest", quest, *args], input=input)
-
-    return invoke
-
-
 def _assert_honest_cut(shown: str, whole: str) -> None:
     """``shown`` is the start of ``whole`` and says exactly how many characters it left out."""
     cut = re.search(r"… \((\d+) more characters\)$", shown)
@@ -137,40 +120,40 @@ def _assert_bounded(facts: list[dict[str, str]]) -> None:
     ids=["emails", "emails-pack", "shout"],
 )
 def test_a_megabyte_answer_leaves_bounded_facts_feedback_and_prompt(
-    reins: Any, quest: str, key: str, answer: str
+    cli: Cli, quest: str, key: str, answer: str
 ) -> None:
-    assert reins(quest, "scan").exit_code == 0
-    out = reins(quest, "submit", "--key", key, "--json", input=answer)
+    assert cli("scan", quest=quest).exit_code == 0
+    out = cli("submit", "--key", key, "--json", input=answer, quest=quest)
     assert out.exit_code == 4, out.output
     data = json.loads(out.stdout)
     _assert_bounded(data["facts"])
     assert any("more characters)" in f["actual"] for f in data["facts"])
     assert len(data["feedback"]) <= FEEDBACK_CAP
-    printed = reins(quest, "log", key, "--json").stdout  # what a person reads back
+    printed = cli("log", key, "--json", quest=quest).stdout  # what a person reads back
     attempt = json.loads(printed)["attempts"][0]
     assert attempt["facts"] == data["facts"] and attempt["feedback"] == data["feedback"]
     assert attempt["submission"] == answer  # the whole submission stays in the ledger
-    prompt = json.loads(reins(quest, "next", "--json").stdout)
+    prompt = json.loads(cli("next", "--json", quest=quest).stdout)
     assert prompt["user"].endswith(data["feedback"])  # feedback parity
     assert len(prompt["user"]) <= FEEDBACK_CAP + 2_000
 
 
-def test_the_plain_submit_text_is_the_bounded_feedback(reins: Any) -> None:
-    reins("emails", "scan")
-    out = reins("emails", "submit", "--key", "01-meeting", input=BIG_EMAILS)
+def test_the_plain_submit_text_is_the_bounded_feedback(cli: Cli) -> None:
+    cli("scan", quest="emails")
+    out = cli("submit", "--key", "01-meeting", input=BIG_EMAILS, quest="emails")
     assert out.exit_code == 4 and len(out.stdout) <= FEEDBACK_CAP
     assert "more characters)" in out.stdout
-    user = json.loads(reins("emails", "next", "--json").stdout)["user"]
+    user = json.loads(cli("next", "--json", quest="emails").stdout)["user"]
     assert user.endswith(out.stdout)
-    full = reins("emails", "log", "01-meeting", "--full").stdout
+    full = cli("log", "01-meeting", "--full", quest="emails").stdout
     assert "x" * MB in full
 
 
 @pytest.mark.parametrize("quest", ["LETTERS", "LETTERS_GRAPH"])
-def test_many_facts_are_all_recorded_but_the_feedback_shows_twenty(reins: Any, quest: str) -> None:
+def test_many_facts_are_all_recorded_but_the_feedback_shows_twenty(cli: Cli, quest: str) -> None:
     ref = f"tests.test_bounds:{quest}"
-    reins(ref, "scan")
-    out = reins(ref, "submit", "--key", "apple", "--json", input="a" * 5_000)
+    cli("scan", quest=ref)
+    out = cli("submit", "--key", "apple", "--json", input="a" * 5_000, quest=ref)
     assert out.exit_code == 4, out.output
     data = json.loads(out.stdout)
     assert len(data["facts"]) == 5_000  # every fact is on the record
@@ -178,14 +161,14 @@ def test_many_facts_are_all_recorded_but_the_feedback_shows_twenty(reins: Any, q
     assert len(feedback) <= FEEDBACK_CAP
     assert feedback.count('expected: "A-Z"') == FACTS_SHOWN
     assert "4980 more fact(s)" in feedback
-    user = json.loads(reins(ref, "next", "--json").stdout)["user"]
+    user = json.loads(cli("next", "--json", quest=ref).stdout)["user"]
     assert user.endswith(feedback)
 
 
-def test_a_short_verdict_from_prepare_is_bounded_too(reins: Any) -> None:
+def test_a_short_verdict_from_prepare_is_bounded_too(cli: Cli) -> None:
     ref = "tests.test_bounds:SHOUT"
-    reins(ref, "scan")
-    out = reins(ref, "submit", "--key", "apple", "--json", input="short:" + "y" * MB)
+    cli("scan", quest=ref)
+    out = cli("submit", "--key", "apple", "--json", input="short:" + "y" * MB, quest=ref)
     assert out.exit_code == 4, out.output
     data = json.loads(out.stdout)
     assert data["root_cause"] == "shape"
@@ -194,22 +177,22 @@ def test_a_short_verdict_from_prepare_is_bounded_too(reins: Any) -> None:
     assert len(data["feedback"]) <= FEEDBACK_CAP
 
 
-def test_a_verdicts_own_feedback_text_is_cut_visibly(reins: Any) -> None:
+def test_a_verdicts_own_feedback_text_is_cut_visibly(cli: Cli) -> None:
     ref = "tests.test_bounds:SHOUT"
-    reins(ref, "scan")
-    out = reins(ref, "submit", "--key", "apple", input="told:" + "z" * MB)
+    cli("scan", quest=ref)
+    out = cli("submit", "--key", "apple", input="told:" + "z" * MB, quest=ref)
     assert out.exit_code == 4
     assert len(out.stdout) <= FEEDBACK_CAP and out.stdout.endswith(" more characters)\n")
-    user = json.loads(reins(ref, "next", "--json").stdout)["user"]
+    user = json.loads(cli("next", "--json", quest=ref).stdout)["user"]
     assert user.endswith(out.stdout)
 
 
-def test_facts_plus_previous_quotes_a_bounded_previous_submission(reins: Any) -> None:
+def test_facts_plus_previous_quotes_a_bounded_previous_submission(cli: Cli) -> None:
     ref = "tests.test_bounds:SHOUT"
-    reins(ref, "scan", "apple")
+    cli("scan", "apple", quest=ref)
     fake = FakeBackend({"apple": ["x" * MB, "APPLE"]})
     with registered(w=fake):
-        out = reins(ref, "loop", "--model", "fake:w", "--retry", "facts+previous", "--json")
+        out = cli("loop", "--model", "fake:w", "--retry", "facts+previous", "--json", quest=ref)
     assert out.exit_code == 0, out.output
     second = fake.calls_for("apple")[1].prompt.user
     assert "## The submission that failed" in second
@@ -218,15 +201,15 @@ def test_facts_plus_previous_quotes_a_bounded_previous_submission(reins: Any) ->
     assert previous.startswith("x" * 1_000) and previous.endswith(" more characters)\n")
 
 
-def test_feedback_that_escaping_lengthens_still_fits_and_is_fed_back_whole(reins: Any) -> None:
+def test_feedback_that_escaping_lengthens_still_fits_and_is_fed_back_whole(cli: Cli) -> None:
     """Lone surrogates are kept as 6-character escapes when a turn is recorded: the recorded
     feedback is cut after that, so the next prompt quotes all of it (feedback parity)."""
     ref = "tests.test_bounds:ECHO"
-    reins(ref, "scan")
+    cli("scan", quest=ref)
     answer = json.dumps({"w": "\ud800" * 5_000})
-    out = reins(ref, "submit", "--key", "apple", "--json", input=answer)
+    out = cli("submit", "--key", "apple", "--json", input=answer, quest=ref)
     assert out.exit_code == 4, out.output
     feedback = json.loads(out.stdout)["feedback"]
     assert len(feedback) <= FEEDBACK_CAP and feedback.endswith(" more characters)\n")
-    user = json.loads(reins(ref, "next", "--json").stdout)["user"]
+    user = json.loads(cli("next", "--json", quest=ref).stdout)["user"]
     assert user.endswith("## Your last submission failed the gate\n\n" + feedback)

@@ -14,7 +14,7 @@ from reins.errors import JudgeError, ParamError, ParamValueError
 from reins.gate.ai import is_ai
 from reins.gate.rule import Context, Level, Rule
 from reins.testing import FakeBackend
-from tests.checkkit import build, run
+from tests.kit.checkkit import build, run
 
 
 class Factory:

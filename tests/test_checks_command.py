@@ -13,7 +13,7 @@ from reins.checks import BASE, spec_of, validate
 from reins.checks.command import isolation
 from reins.checks.spec import BuiltCheck
 from reins.errors import JudgeError, ParamError, ParamValueError
-from tests.checkkit import build, run
+from tests.kit.checkkit import build, run
 
 PY = sys.executable
 

@@ -7,7 +7,7 @@ import pytest
 from reins.checks import spec_of, validate
 from reins.errors import JudgeError, ParamError, ParamValueError
 from reins.values import Fact
-from tests.checkkit import HOSTILE, build, run
+from tests.kit.checkkit import HOSTILE, build, run
 
 ITEM = {"date": "2024-03-01"}
 

@@ -7,7 +7,7 @@ import pytest
 from reins.checks import spec_of, validate
 from reins.errors import ParamError, ParamValueError
 from reins.verify.textmatch import count
-from tests.checkkit import HOSTILE, build, run
+from tests.kit.checkkit import HOSTILE, build, run
 
 TEXT = "The cat sat.  Concatenate CATS? The Cat,\nthe cat!"
 

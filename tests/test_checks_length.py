@@ -6,7 +6,7 @@ import pytest
 
 from reins.checks import spec_of, validate
 from reins.errors import ParamError, ParamValueError
-from tests.checkkit import HOSTILE, build, run
+from tests.kit.checkkit import HOSTILE, build, run
 
 TEXT = """Intro: Mr. Smith's well-known plan costs 3.5 million. It won't work!
 

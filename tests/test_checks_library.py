@@ -192,6 +192,7 @@ def test_the_docs_table_comes_from_the_dataclass() -> None:
     )
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_importing_the_library_loads_no_check_and_no_jsonschema() -> None:
     code = (
         "import sys, reins.checks; "

@@ -6,7 +6,7 @@ import pytest
 
 from reins.checks import spec_of, validate
 from reins.errors import ParamError, ParamValueError
-from tests.checkkit import HOSTILE, build, run
+from tests.kit.checkkit import HOSTILE, build, run
 
 
 def test_must_match_fires_only_without_a_match() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from reins.checks import BASE, spec_of, validate
 from reins.errors import ParamError, ParamValueError
-from tests.checkkit import HOSTILE, build, run
+from tests.kit.checkkit import HOSTILE, build, run
 
 SCHEMA = {
     "type": "object",

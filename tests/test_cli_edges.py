@@ -2,28 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from reins.cli import make_group
-
-Invoke = Callable[..., Result]
-
-
-@pytest.fixture
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delenv("REINS_QUEST", raising=False)
-    monkeypatch.delenv("REINS_LEDGER", raising=False)
-
-    def invoke(*args: str) -> Result:
-        return CliRunner().invoke(make_group(), list(args), catch_exceptions=False)
-
-    return invoke
+from tests.kit import Cli
 
 
 def one_line_error(out: Result, code: int, *fragments: str) -> None:
@@ -48,10 +32,10 @@ def one_line_error(out: Result, code: int, *fragments: str) -> None:
     ],
 )
 def test_a_quest_that_fails_to_load_is_one_line_naming_module_and_exception(
-    run: Invoke, tmp_path: Path, source: str, fragments: tuple[str, ...]
+    cli: Cli, tmp_path: Path, source: str, fragments: tuple[str, ...]
 ) -> None:
     (tmp_path / "brokenquest.py").write_text(source)
-    out = run("--quest", "brokenquest:quest", "status")
+    out = cli("status", quest="brokenquest:quest")
     one_line_error(out, 2, "brokenquest", *fragments)
 
 
@@ -68,34 +52,36 @@ def test_a_quest_that_fails_to_load_is_one_line_naming_module_and_exception(
     ],
 )
 def test_reins_toml_values_are_type_checked(
-    run: Invoke, tmp_path: Path, toml: str, fragment: str
+    cli: Cli, tmp_path: Path, toml: str, fragment: str
 ) -> None:
     (tmp_path / "reins.toml").write_text(toml)
-    one_line_error(run("--quest", "emails", "status"), 2, fragment)
+    one_line_error(cli("status", quest="emails"), 2, fragment)
 
 
-def test_a_scan_that_fails_leaves_no_empty_ledger(run: Invoke, tmp_path: Path) -> None:
-    out = run("--quest", "emails", "scan", str(tmp_path / "missing"))
+def test_a_scan_that_fails_leaves_no_empty_ledger(cli: Cli, tmp_path: Path) -> None:
+    out = cli("scan", str(tmp_path / "missing"), quest="emails")
     one_line_error(out, 2, "neither a file nor a folder")
     assert not list(tmp_path.glob("*.reins.db*"))
 
 
-def test_a_seed_that_raises_is_one_line(run: Invoke, tmp_path: Path) -> None:
+def test_a_seed_that_raises_is_one_line(cli: Cli, tmp_path: Path) -> None:
     (tmp_path / "seedy.py").write_text(
-        "from tests.conftest import TINY\nimport dataclasses\n"
+        "from tests.kit import TINY\nimport dataclasses\n"
         "def boom(args):\n    yield ('a', None)\n    raise ValueError('row 2 is bad')\n"
         "quest = dataclasses.replace(TINY, seed=boom)\n"
     )
-    out = run("--quest", "seedy:quest", "scan")
+    out = cli("scan", quest="seedy:quest")
     one_line_error(out, 2, "the quest's seed raised ValueError: row 2 is bad")
 
 
 @pytest.mark.parametrize("name", ["json", "click", "sqlite3"])
-def test_init_refuses_a_name_that_shadows_an_importable_module(run: Invoke, name: str) -> None:
-    one_line_error(run("init", "--name", name), 2, f"would shadow the installed module {name!r}")
+def test_init_refuses_a_name_that_shadows_an_importable_module(cli: Cli, name: str) -> None:
+    one_line_error(
+        cli("init", "--name", name, quest=None), 2, f"would shadow the installed module {name!r}"
+    )
     assert not Path(f"{name}.py").exists()
 
 
-def test_init_with_a_fresh_name_still_works_and_force_rewrites_it(run: Invoke) -> None:
-    assert run("init", "--name", "my_fresh_quest").exit_code == 0
-    assert run("init", "--name", "my_fresh_quest", "--force").exit_code == 0
+def test_init_with_a_fresh_name_still_works_and_force_rewrites_it(cli: Cli) -> None:
+    assert cli("init", "--name", "my_fresh_quest", quest=None).exit_code == 0
+    assert cli("init", "--name", "my_fresh_quest", "--force", quest=None).exit_code == 0

@@ -8,25 +8,19 @@ or dropped key fails here.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from reins.cli import make_group
 from reins.testing import FakeBackend
-from tests.loopkit import registered
-
-ROOT = Path(__file__).parent.parent
-QUEST = "tests.conftest:TINY"
-
-Run = Callable[..., Result]
+from tests.kit import TINY_REF, Cli
+from tests.kit.loopkit import registered
 
 ITEM = ["key", "state", "tries", "turns", "round", "root_cause", "leased_to", "locked_at"]
 FACT = ["rule", "where", "expected", "actual", "level"]
@@ -74,23 +68,14 @@ CHANGE = ["key", "state", "was", "was_root_cause", "now", "root_cause", "error",
 
 
 @pytest.fixture
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Run:
-    """The CLI in a fresh folder, on a ledger of a, b, c where a FAILed once then locked
-    REVIEW, b passed and c's submission made the gate fail (a judge error)."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(ROOT))
-    monkeypatch.setenv("REINS_DRIVER", "ann")
-    for var in ("REINS_QUEST", "REINS_LEDGER", "REINS_MODEL", "REINS_LEASE_TOKEN"):
-        monkeypatch.delenv(var, raising=False)
-
-    def invoke(*args: str, input: str | None = None, quest: str | None = QUEST) -> Result:
-        argv = (["--quest", quest] if quest else []) + list(args)
-        return CliRunner().invoke(make_group(), argv, input=input, catch_exceptions=False)
-
-    assert invoke("scan").exit_code == 0
+def cli(cli: Cli) -> Cli:
+    """The kit's CLI on a ledger of a, b, c where a FAILed once then locked REVIEW, b passed
+    and c's submission made the gate fail (a judge error)."""
+    cli.driver = "ann"
+    assert cli("scan").exit_code == 0
     for key, answer in (("a", "bad"), ("a", "meh"), ("b", "good"), ("c", "explode")):
-        invoke("submit", "-k", key, input=answer)
-    return invoke
+        cli("submit", "-k", key, input=answer)
+    return cli
 
 
 def doc(out: Result) -> Any:
@@ -98,14 +83,14 @@ def doc(out: Result) -> Any:
     return json.loads(out.stdout)
 
 
-def test_scan(run: Run) -> None:
-    assert list(doc(run("scan", "d", "--json"))) == ["added", "present", "total", "ledger"]
+def test_scan(cli: Cli) -> None:
+    assert list(doc(cli("scan", "d", "--json"))) == ["added", "present", "total", "ledger"]
 
 
-def test_next_leased_and_peeked(run: Run) -> None:
-    peeked = doc(run("next", "--peek", "--json"))
+def test_next_leased_and_peeked(cli: Cli) -> None:
+    peeked = doc(cli("next", "--peek", "--json"))
     assert list(peeked) == ["key", "turn", "leased", "system", "user", "prompt_digest"]
-    leased = doc(run("next", "--json"))
+    leased = doc(cli("next", "--json"))
     assert list(leased) == [
         "key",
         "turn",
@@ -121,48 +106,48 @@ def test_next_leased_and_peeked(run: Run) -> None:
     ]
 
 
-def test_next_with_nothing_left(run: Run) -> None:
-    run("next", "--json", "--driver", "bo")  # c, the only TODO item, leased to another
-    out = run("next", "--json")
+def test_next_with_nothing_left(cli: Cli) -> None:
+    cli("next", "--json", "--driver", "bo")  # c, the only TODO item, leased to another
+    out = cli("next", "--json")
     assert out.exit_code == 3
     assert doc(out) == {"key": None, "remaining": 1, "leased": 1}
-    peek = run("next", "--peek", "--json")
+    peek = cli("next", "--peek", "--json")
     assert peek.exit_code == 3 and doc(peek) == {"key": None}
 
 
-def test_release(run: Run) -> None:
-    run("next")
-    assert doc(run("release", "--mine", "--json")) == {"released": ["c"]}
+def test_release(cli: Cli) -> None:
+    cli("next")
+    assert doc(cli("release", "--mine", "--json")) == {"released": ["c"]}
 
 
-def test_submit(run: Run) -> None:
-    out = run("submit", "-k", "c", "--json", input="bad")
+def test_submit(cli: Cli) -> None:
+    out = cli("submit", "-k", "c", "--json", input="bad")
     assert out.exit_code == 4
     submitted = doc(out)
     assert list(submitted) == SUBMITTED
     assert list(submitted["facts"][0]) == FACT
 
 
-def test_an_error(run: Run) -> None:
-    out = run("submit", "-k", "b", "--json", input="good")
+def test_an_error(cli: Cli) -> None:
+    out = cli("submit", "-k", "b", "--json", input="good")
     assert out.exit_code == 5
     assert list(doc(out)) == ["error", "exit_code"]
 
 
-def test_an_error_that_names_the_quests(run: Run, tmp_path: Path) -> None:
+def test_an_error_that_names_the_quests(cli: Cli, tmp_path: Path) -> None:
     (tmp_path / "other_quest.py").write_text(
-        "import dataclasses\nfrom tests.conftest import TINY\n"
+        "import dataclasses\nfrom tests.kit import TINY\n"
         "OTHER = dataclasses.replace(TINY, name='other')\n"
     )
-    out = run("--ledger", "tiny.reins.db", "status", "--json", quest="other_quest:OTHER")
+    out = cli("--ledger", "tiny.reins.db", "status", "--json", quest="other_quest:OTHER")
     assert out.exit_code == 2
     error = doc(out)
     assert list(error) == ["error", "exit_code", "ledger", "ledger_quest", "quest"]
     assert list(error["quest"]) == list(error["ledger_quest"]) == ["name", "origin"]
 
 
-def test_status(run: Run) -> None:
-    status = doc(run("status", "--json"))
+def test_status(cli: Cli) -> None:
+    status = doc(cli("status", "--json"))
     assert list(status) == [
         "ledger",
         "counts",
@@ -181,56 +166,56 @@ def test_status(run: Run) -> None:
     ]
     assert list(status["rules"]["not-bad"]) == ["fired", "root_cause"]
     assert list(status["usage"]) == ["input_tokens", "output_tokens", "cost"]
-    board = doc(run("status", "--todo", "--json"))
+    board = doc(cli("status", "--todo", "--json"))
     assert [list(row) for row in board] == [["key", "state", "tries", "leased_to"]] * 3
 
 
-def test_log(run: Run) -> None:
-    log = doc(run("log", "a", "--json"))
+def test_log(cli: Cli) -> None:
+    log = doc(cli("log", "a", "--json"))
     assert list(log) == ["key", "state", "tries", "round", "payload", "proposed_by", "attempts"]
     assert [list(a) for a in log["attempts"]] == [ATTEMPT, ATTEMPT]
     assert list(log["attempts"][0]["facts"][0]) == FACT
 
 
-def test_rules(run: Run) -> None:
-    rules = doc(run("rules", "--json"))
+def test_rules(cli: Cli) -> None:
+    rules = doc(cli("rules", "--json"))
     keys = ["id", "level", "description", "supersedes", "needs", "check", "parameters"]
     assert [list(r) for r in rules] == [keys, keys]
 
 
-def test_export(run: Run) -> None:
-    assert list(doc(run("export", "--json"))) == ["exported", "out"]
+def test_export(cli: Cli) -> None:
+    assert list(doc(cli("export", "--json"))) == ["exported", "out"]
 
 
-def test_items_and_review(run: Run) -> None:
-    page = doc(run("items", "--json", "--limit", "2"))
+def test_items_and_review(cli: Cli) -> None:
+    page = doc(cli("items", "--json", "--limit", "2"))
     assert list(page) == ["items", "next"] and page["next"] == 2
     assert [list(i) for i in page["items"]] == [ITEM, ITEM]
-    review = doc(run("review", "--json"))
+    review = doc(cli("review", "--json"))
     assert list(review) == ["items", "next"]
     assert [list(i) for i in review["items"]] == [[*ITEM, "facts", "submission"]]
 
 
-def test_resolve_and_reopen(run: Run) -> None:
+def test_resolve_and_reopen(cli: Cli) -> None:
     acted = [*ITEM, "action", "by", "note", "turn"]
-    resolved = doc(run("resolve", "a", "--accept", "--note", "fine", "--json"))
+    resolved = doc(cli("resolve", "a", "--accept", "--note", "fine", "--json"))
     assert [list(r) for r in resolved] == [acted]
-    reopened = doc(run("reopen", "a", "b", "--reason", "again", "--json"))
+    reopened = doc(cli("reopen", "a", "b", "--reason", "again", "--json"))
     assert [list(r) for r in reopened] == [acted, acted]
 
 
-def test_rejudge(run: Run) -> None:
-    dry = doc(run("rejudge", "--json", quest="tests.test_lane:LENIENT"))
+def test_rejudge(cli: Cli) -> None:
+    dry = doc(cli("rejudge", "--json", quest="tests.kit:LENIENT"))
     assert list(dry) == ["changes", "applied", "exported"]
     assert [list(c) for c in dry["changes"]] == [CHANGE]
-    applied = doc(run("rejudge", "--apply", "--json", quest="tests.test_lane:LENIENT"))
+    applied = doc(cli("rejudge", "--apply", "--json", quest="tests.kit:LENIENT"))
     assert [list(c) for c in applied["changes"]] == [[*CHANGE, "new_state"]]
 
 
-def test_replay(run: Run, tmp_path: Path) -> None:
+def test_replay(cli: Cli, tmp_path: Path) -> None:
     lines = '{"key": "c", "output": "bad"}\n{"key": "zz", "output": "x"}\n'
     (tmp_path / "lines.jsonl").write_text(lines)
-    out = run("replay", "--from", "lines.jsonl", "--json")
+    out = cli("replay", "--from", "lines.jsonl", "--json")
     assert out.exit_code == 8
     judged, skipped, summary = map(json.loads, out.stdout.splitlines())
     assert list(judged) == [
@@ -255,8 +240,8 @@ def test_replay(run: Run, tmp_path: Path) -> None:
     ]
 
 
-def test_report(run: Run) -> None:
-    report = doc(run("report", "--json"))
+def test_report(cli: Cli) -> None:
+    report = doc(cli("report", "--json"))
     assert list(report) == [
         "counts",
         "total",
@@ -267,12 +252,12 @@ def test_report(run: Run) -> None:
         "rules",
     ]
     assert list(report["rules"]["not-bad"]) == ["fired", "root_cause"]
-    assert list(doc(run("report", "--html", "r.html", "--json"))) == ["html"]
+    assert list(doc(cli("report", "--html", "r.html", "--json"))) == ["html"]
 
 
-def test_report_retry_compare(run: Run) -> None:
+def test_report_retry_compare(cli: Cli) -> None:
     with registered(fake=FakeBackend(replies=["good"] * 10)):
-        out = run("report", "--retry-compare", "facts", "-m", "fake:fake", "--json")
+        out = cli("report", "--retry-compare", "facts", "-m", "fake:fake", "--json")
     compared = doc(out)
     assert list(compared) == ["model", "runs"]
     assert list(compared["runs"][0]) == [
@@ -290,38 +275,38 @@ def test_report_retry_compare(run: Run) -> None:
     ]
 
 
-def test_gate_check(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the workers are fresh processes
-    assert list(doc(run("gate", "check", "--json"))) == ["judged", "differences"]
+@pytest.mark.slow  # judged again in fresh processes
+def test_gate_check(cli: Cli) -> None:
+    assert list(doc(cli("gate", "check", "--json"))) == ["judged", "differences"]
 
 
-def test_ledger_check_and_copy(run: Run) -> None:
-    check = doc(run("ledger", "check", "--json"))
+def test_ledger_check_and_copy(cli: Cli) -> None:
+    check = doc(cli("ledger", "check", "--json"))
     assert list(check) == ["ledger", "quest", "sound", "problems", "items", "attempts"]
     assert list(check["quest"]) == ["name", "origin"]
-    copy = doc(run("ledger", "copy", "tiny.reins.db", "copy.reins.db", "--json"))
+    copy = doc(cli("ledger", "copy", "tiny.reins.db", "copy.reins.db", "--json"))
     assert list(copy) == ["target", "items", "attempts", "digest"]
 
 
-def test_packs_and_new(run: Run, tmp_path: Path) -> None:
-    packs = doc(run("packs", "--json", quest=None))
+def test_packs_and_new(cli: Cli, tmp_path: Path) -> None:
+    packs = doc(cli("packs", "--json", quest=None))
     assert {tuple(p) for p in packs} == {("name", "description", "items", "extra", "folder")}
-    made = doc(run("new", "--pack", "emails", "mine", "--json", quest=None))
+    made = doc(cli("new", "--pack", "emails", "mine", "--json", quest=None))
     assert list(made) == ["pack", "folder", "quest"]
 
 
-def test_backends(run: Run) -> None:
-    rows = doc(run("backends", "--json", quest=None))
+def test_backends(cli: Cli) -> None:
+    rows = doc(cli("backends", "--json", quest=None))
     assert {tuple(r) for r in rows} == {("name", "target", "summary", "options", "error")}
 
 
-def test_hook_install_and_uninstall(run: Run) -> None:
-    assert list(doc(run("hook", "install", "claude", "--json"))) == [
+def test_hook_install_and_uninstall(cli: Cli) -> None:
+    assert list(doc(cli("hook", "install", "claude", "--json"))) == [
         "installed",
         "project",
         "files",
     ]
-    assert list(doc(run("hook", "uninstall", "claude", "--json"))) == [
+    assert list(doc(cli("hook", "uninstall", "claude", "--json"))) == [
         "uninstalled",
         "project",
         "files",
@@ -329,14 +314,11 @@ def test_hook_install_and_uninstall(run: Run) -> None:
 
 
 @pytest.fixture
-def served(run: Run, tmp_path: Path) -> Iterator[str]:
+def served(cli: Cli, tmp_path: Path) -> Iterator[str]:
     """The first line ``reins serve --json`` prints, from its own process."""
     pytest.importorskip("uvicorn", reason="serve needs the [web] extra")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    argv = [sys.executable, "-m", "reins.cli", "--quest", QUEST, "serve", "--port", "0"]
-    proc = subprocess.Popen(
-        [*argv, "--json"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True
-    )
+    argv = [sys.executable, "-m", "reins.cli", "--quest", TINY_REF, "serve", "--port", "0"]
+    proc = subprocess.Popen([*argv, "--json"], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         yield proc.stdout.readline()
@@ -345,5 +327,6 @@ def served(run: Run, tmp_path: Path) -> Iterator[str]:
         proc.communicate(timeout=30)
 
 
+@pytest.mark.slow  # `reins serve` in its own process
 def test_serve(served: str) -> None:
     assert list(json.loads(served)) == ["url", "port", "read_only", "token"]

@@ -4,46 +4,27 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-from click.testing import CliRunner, Result
-
-from reins.cli import make_group
 from reins.store.sqlite import SQLiteStore
 from reins.store.walk import log_digest
-
-Invoke = Callable[..., Result]
-
-
-@pytest.fixture
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("REINS_DRIVER", "tester")
-    monkeypatch.delenv("REINS_LEDGER", raising=False)
-
-    def invoke(*args: str, input: str | None = None) -> Result:
-        argv = ["--quest", "tests.conftest:TINY", *args]
-        return CliRunner().invoke(make_group(), argv, input=input, catch_exceptions=False)
-
-    return invoke
+from tests.kit import Cli
 
 
-def worked(run: Invoke) -> None:
-    assert run("scan").exit_code == 0
-    assert run("submit", "--key", "a", input="bad").exit_code == 4
-    assert run("submit", "--key", "a", input="good").exit_code == 0
-    assert run("submit", "--key", "b", input="meh").exit_code == 11  # locked REVIEW
+def worked(cli: Cli) -> None:
+    assert cli("scan").exit_code == 0
+    assert cli("submit", "--key", "a", input="bad").exit_code == 4
+    assert cli("submit", "--key", "a", input="good").exit_code == 0
+    assert cli("submit", "--key", "b", input="meh").exit_code == 11  # locked REVIEW
 
 
-def test_check_says_a_worked_ledger_is_sound(run: Invoke) -> None:
-    worked(run)
-    out = run("ledger", "check", "--json")
+def test_check_says_a_worked_ledger_is_sound(cli: Cli) -> None:
+    worked(cli)
+    out = cli("ledger", "check", "--json")
     assert out.exit_code == 0
     assert json.loads(out.stdout) == {
         "ledger": "tiny.reins.db",
-        "quest": {"name": "tiny", "origin": "tests.conftest:TINY"},
+        "quest": {"name": "tiny", "origin": "tests.kit:TINY"},
         "sound": True,
         "problems": [],
         "items": 3,
@@ -51,8 +32,8 @@ def test_check_says_a_worked_ledger_is_sound(run: Invoke) -> None:
     }
 
 
-def test_check_finds_a_state_that_its_log_does_not_explain(run: Invoke, tmp_path: Path) -> None:
-    worked(run)
+def test_check_finds_a_state_that_its_log_does_not_explain(cli: Cli, tmp_path: Path) -> None:
+    worked(cli)
     # Tampering by hand, past the triggers: drop them, then move a TODO item to PASS.
     conn = sqlite3.connect(tmp_path / "tiny.reins.db")
     conn.execute("DROP TRIGGER items_ratchet")
@@ -60,15 +41,15 @@ def test_check_finds_a_state_that_its_log_does_not_explain(run: Invoke, tmp_path
     conn.execute("UPDATE state_counts SET n = 7 WHERE state = 'TODO'")
     conn.commit()
     conn.close()
-    out = run("ledger", "check")
+    out = cli("ledger", "check")
     assert out.exit_code == 9
     assert "an item with no turn is TODO with no tries: violated by c, PASS, 0" in out.stdout
     assert "the kept count per state matches the items: violated by TODO, 7, 0" in out.stdout
 
 
-def test_copy_moves_a_run_verbatim_and_verifies_it(run: Invoke, tmp_path: Path) -> None:
-    worked(run)
-    out = run("ledger", "copy", "tiny.reins.db", "copy.db", "--json")
+def test_copy_moves_a_run_verbatim_and_verifies_it(cli: Cli, tmp_path: Path) -> None:
+    worked(cli)
+    out = cli("ledger", "copy", "tiny.reins.db", "copy.db", "--json")
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)
     assert (report["items"], report["attempts"]) == (3, 3)
@@ -80,16 +61,16 @@ def test_copy_moves_a_run_verbatim_and_verifies_it(run: Invoke, tmp_path: Path) 
         assert b.stats().counts == a.stats().counts and b.stats().rules == a.stats().rules
         assert b.check() == []
     # The copy is a ledger like any other: work goes on there.
-    assert run("--ledger", "copy.db", "submit", "--key", "c", input="good").exit_code == 0
+    assert cli("--ledger", "copy.db", "submit", "--key", "c", input="good").exit_code == 0
 
 
-def test_copy_refuses_a_target_that_holds_items(run: Invoke) -> None:
-    worked(run)
-    assert run("ledger", "copy", "tiny.reins.db", "again.db").exit_code == 0
-    out = run("ledger", "copy", "tiny.reins.db", "again.db")
+def test_copy_refuses_a_target_that_holds_items(cli: Cli) -> None:
+    worked(cli)
+    assert cli("ledger", "copy", "tiny.reins.db", "again.db").exit_code == 0
+    out = cli("ledger", "copy", "tiny.reins.db", "again.db")
     assert out.exit_code == 1 and "not empty" in out.stderr and "Traceback" not in out.stderr
 
 
-def test_copy_from_a_missing_ledger_says_so(run: Invoke) -> None:
-    out = run("ledger", "copy", "nothing.db", "copy.db")
+def test_copy_from_a_missing_ledger_says_so(cli: Cli) -> None:
+    out = cli("ledger", "copy", "nothing.db", "copy.db")
     assert out.exit_code == 2 and "no ledger at nothing.db" in out.stderr

@@ -14,46 +14,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 from reins.cli import make_group
 from reins.packs import folders
 from reins.store.open import open_store
 from reins.testing.harness import SQLiteHarness, StoreHarness
-from tests.conftest import TINY
+from tests.kit import TINY, Cli
 
-QUEST = "tests.conftest:TINY"
 OTHER_REF = "tests.test_cli_quest_binding:OTHER"
 NEWER_GATE_REF = "tests.test_cli_quest_binding:NEWER_GATE"
 OTHER = dataclasses.replace(TINY, name="other")
 NEWER_GATE = dataclasses.replace(TINY, gate_version="2")  # the same quest, its gate changed
-
-Run = Callable[..., Result]
-
-
-@pytest.fixture
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Run:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(Path(__file__).parent.parent))
-    monkeypatch.setenv("REINS_DRIVER", "tester")
-    for name in ("REINS_QUEST", "REINS_LEDGER", "REINS_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-
-    def invoke(*args: str, input: str | None = None, quest: str | None = QUEST) -> Result:
-        argv = (["--quest", quest] if quest else []) + list(args)
-        return CliRunner().invoke(make_group(), argv, input=input, catch_exceptions=False)
-
-    return invoke
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def harness(request: pytest.FixtureRequest, tmp_path: Path) -> StoreHarness:
-    if request.param == "sqlite":
-        folder = tmp_path / "ledgers"
-        folder.mkdir()
-        return SQLiteHarness(folder)
-    pg: StoreHarness = request.getfixturevalue("postgres_harness")
-    return pg
 
 
 def untouched(harness: StoreHarness, location: str) -> Callable[[], bool]:
@@ -70,14 +42,14 @@ def untouched(harness: StoreHarness, location: str) -> Callable[[], bool]:
     return check
 
 
-def seeded(run: Run, harness: StoreHarness) -> str:
+def seeded(cli: Cli, harness: StoreHarness) -> str:
     """A ledger of quest tiny with a FAIL, a PASS, a REVIEW and a leased item."""
     location = harness.missing()
-    assert run("--ledger", location, "scan", "a", "b", "c", "d").exit_code == 0
-    assert run("--ledger", location, "submit", "-k", "a", input="bad").exit_code == 4
-    assert run("--ledger", location, "submit", "-k", "b", input="good").exit_code == 0
-    assert run("--ledger", location, "submit", "-k", "c", input="meh").exit_code == 11
-    assert run("--ledger", location, "next").exit_code == 0
+    assert cli("--ledger", location, "scan", "a", "b", "c", "d").exit_code == 0
+    assert cli("--ledger", location, "submit", "-k", "a", input="bad").exit_code == 4
+    assert cli("--ledger", location, "submit", "-k", "b", input="good").exit_code == 0
+    assert cli("--ledger", location, "submit", "-k", "c", input="meh").exit_code == 11
+    assert cli("--ledger", location, "next").exit_code == 0
     return location
 
 
@@ -110,107 +82,109 @@ COMMANDS = [
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
 def test_every_command_refuses_another_quest_s_ledger_and_changes_nothing(
-    run: Run, harness: StoreHarness, command: list[str]
+    cli: Cli, store_harness: StoreHarness, command: list[str]
 ) -> None:
-    location = seeded(run, harness)
-    same = untouched(harness, location)
-    out = run(
+    location = seeded(cli, store_harness)
+    same = untouched(store_harness, location)
+    out = cli(
         "--ledger", location, *command, input='{"key": "a", "output": "bad"}\n', quest=OTHER_REF
     )
     assert out.exit_code == 2, out.output
     assert out.stdout == ""
     (line,) = out.stderr.splitlines()  # one line, naming both quests and what to do
-    assert "belongs to quest 'tiny' (tests.conftest:TINY)" in line
+    assert "belongs to quest 'tiny' (tests.kit:TINY)" in line
     assert f"not to quest 'other' ({OTHER_REF})" in line
     assert "nothing was changed" in line
-    assert "--ledger" in line and "--quest tests.conftest:TINY" in line
+    assert "--ledger" in line and "--quest tests.kit:TINY" in line
     assert same()
     assert not Path("board.html").exists()
-    assert run("--ledger", location, "status").exit_code == 0  # its own quest still opens it
+    assert cli("--ledger", location, "status").exit_code == 0  # its own quest still opens it
 
 
-def test_a_json_error_names_both_quests(run: Run, harness: StoreHarness) -> None:
-    location = seeded(run, harness)
-    out = run("--ledger", location, "status", "--json", quest=OTHER_REF)
+def test_a_json_error_names_both_quests(cli: Cli, store_harness: StoreHarness) -> None:
+    location = seeded(cli, store_harness)
+    out = cli("--ledger", location, "status", "--json", quest=OTHER_REF)
     assert out.exit_code == 2
     error = json.loads(out.stdout)
     assert error["exit_code"] == 2 and "belongs to quest 'tiny'" in error["error"]
-    assert error["ledger_quest"] == {"name": "tiny", "origin": "tests.conftest:TINY"}
+    assert error["ledger_quest"] == {"name": "tiny", "origin": "tests.kit:TINY"}
     assert error["quest"] == {"name": "other", "origin": OTHER_REF}
 
 
 def test_the_stop_hook_tells_the_agent_once_of_another_quest_s_ledger(
-    run: Run, harness: StoreHarness
+    cli: Cli, store_harness: StoreHarness
 ) -> None:
-    location = seeded(run, harness)
-    same = untouched(harness, location)
+    location = seeded(cli, store_harness)
+    same = untouched(store_harness, location)
     fresh = '{"session_id": "s1"}'
-    out = run("--ledger", location, "hook", "stop", input=fresh, quest=OTHER_REF)
+    out = cli("--ledger", location, "hook", "stop", input=fresh, quest=OTHER_REF)
     assert out.exit_code == 0  # never 2: Claude Code would read it as a block
     told = json.loads(out.stdout)  # in the channel the agent reads, not only on stderr
     assert told["decision"] == "block" and "belongs to quest 'tiny'" in told["reason"]
     again = '{"session_id": "s1", "stop_hook_active": true}'
-    out = run("--ledger", location, "hook", "stop", input=again, quest=OTHER_REF)
+    out = cli("--ledger", location, "hook", "stop", input=again, quest=OTHER_REF)
     assert out.exit_code == 0 and "decision" not in json.loads(out.stdout)  # never trapped
     assert "belongs to quest 'tiny'" in json.loads(out.stdout)["systemMessage"]
     assert same()
 
 
 def test_a_ledger_from_before_adopts_the_first_quest_once_and_says_so(
-    run: Run, harness: StoreHarness
+    cli: Cli, store_harness: StoreHarness
 ) -> None:
-    location = harness.missing()
+    location = store_harness.missing()
     store = open_store(location, create=True)  # as a reins that recorded no quest made it
     store.add([("a", {"word": "a"}), ("b", {"word": "b"})])
     store.close()
-    first = run("--ledger", location, "status")
+    first = cli("--ledger", location, "status")
     assert first.exit_code == 0
     assert first.stderr.count("recorded no quest") == 1
-    assert "it now belongs to quest 'tiny' (tests.conftest:TINY)" in first.stderr
-    again = run("--ledger", location, "status")
+    assert "it now belongs to quest 'tiny' (tests.kit:TINY)" in first.stderr
+    again = cli("--ledger", location, "status")
     assert again.exit_code == 0 and "recorded no quest" not in again.stderr
-    same = untouched(harness, location)
-    refused = run("--ledger", location, "scan", "z", quest=OTHER_REF)
+    same = untouched(store_harness, location)
+    refused = cli("--ledger", location, "scan", "z", quest=OTHER_REF)
     assert refused.exit_code == 2 and "belongs to quest 'tiny'" in refused.stderr
     assert same()
 
 
-def test_a_changed_gate_of_the_same_quest_stays_allowed(run: Run, harness: StoreHarness) -> None:
-    location = seeded(run, harness)
-    status = run("--ledger", location, "status", "--json", quest=NEWER_GATE_REF)
+def test_a_changed_gate_of_the_same_quest_stays_allowed(
+    cli: Cli, store_harness: StoreHarness
+) -> None:
+    location = seeded(cli, store_harness)
+    status = cli("--ledger", location, "status", "--json", quest=NEWER_GATE_REF)
     assert status.exit_code == 0, status.output
     assert json.loads(status.stdout)["older_gate"] > 0
-    rejudged = run("--ledger", location, "rejudge", quest=NEWER_GATE_REF)
+    rejudged = cli("--ledger", location, "rejudge", quest=NEWER_GATE_REF)
     assert rejudged.exit_code == 0, rejudged.output
 
 
-def test_a_folder_quest_by_a_relative_or_an_absolute_path_is_one_quest(run: Run) -> None:
-    assert run("new", "--pack", "example", "mine", quest=None).exit_code == 0
-    assert run("--ledger", "l.reins.db", "scan", quest="mine").exit_code == 0
+def test_a_folder_quest_by_a_relative_or_an_absolute_path_is_one_quest(cli: Cli) -> None:
+    assert cli("new", "--pack", "example", "mine", quest=None).exit_code == 0
+    assert cli("--ledger", "l.reins.db", "scan", quest="mine").exit_code == 0
     for ref in (str(Path("mine").resolve()), "./mine/", "mine/quest.toml"):
-        out = run("--ledger", "l.reins.db", "status", quest=ref)
+        out = cli("--ledger", "l.reins.db", "status", quest=ref)
         assert out.exit_code == 0, (ref, out.output)
         assert "recorded no quest" not in out.stderr
     check = json.loads(
-        run("--ledger", "l.reins.db", "ledger", "check", "--json", quest=None).stdout
+        cli("--ledger", "l.reins.db", "ledger", "check", "--json", quest=None).stdout
     )
     assert check["quest"] == {"name": "mine", "origin": str(Path("mine").resolve())}
 
 
-def test_ledger_check_says_whose_ledger_it_is(run: Run, harness: StoreHarness) -> None:
-    location = seeded(run, harness)
-    anyone = run("--ledger", location, "ledger", "check", quest=None)
+def test_ledger_check_says_whose_ledger_it_is(cli: Cli, store_harness: StoreHarness) -> None:
+    location = seeded(cli, store_harness)
+    anyone = cli("--ledger", location, "ledger", "check", quest=None)
     assert anyone.exit_code == 0
-    assert "sound (quest 'tiny' (tests.conftest:TINY); 4 items" in anyone.stdout
-    data = json.loads(run("--ledger", location, "ledger", "check", "--json", quest=None).stdout)
-    assert data["quest"] == {"name": "tiny", "origin": "tests.conftest:TINY"}
+    assert "sound (quest 'tiny' (tests.kit:TINY); 4 items" in anyone.stdout
+    data = json.loads(cli("--ledger", location, "ledger", "check", "--json", quest=None).stdout)
+    assert data["quest"] == {"name": "tiny", "origin": "tests.kit:TINY"}
 
 
 @pytest.mark.parametrize("to", ["sqlite", "postgres"])
 def test_ledger_copy_carries_the_quest(
-    run: Run, tmp_path: Path, request: pytest.FixtureRequest, to: str
+    cli: Cli, tmp_path: Path, request: pytest.FixtureRequest, to: str
 ) -> None:
-    source = seeded(run, SQLiteHarness(tmp_path))
+    source = seeded(cli, SQLiteHarness(tmp_path))
     (tmp_path / "copies").mkdir()
     target: StoreHarness = (
         SQLiteHarness(tmp_path / "copies")
@@ -218,35 +192,33 @@ def test_ledger_copy_carries_the_quest(
         else request.getfixturevalue("postgres_harness")
     )
     copy = target.missing()
-    out = run("ledger", "copy", source, copy, quest=None)  # no quest given: the source's goes
+    out = cli("ledger", "copy", source, copy, quest=None)  # no quest given: the source's goes
     assert out.exit_code == 0, out.output
     same = untouched(target, copy)
-    refused = run("--ledger", copy, "status", quest=OTHER_REF)
-    assert (
-        refused.exit_code == 2 and "belongs to quest 'tiny' (tests.conftest:TINY)" in refused.stderr
-    )
+    refused = cli("--ledger", copy, "status", quest=OTHER_REF)
+    assert refused.exit_code == 2 and "belongs to quest 'tiny' (tests.kit:TINY)" in refused.stderr
     assert same()
-    mine = run("--ledger", copy, "status")
+    mine = cli("--ledger", copy, "status")
     assert mine.exit_code == 0 and "recorded no quest" not in mine.stderr
-    again = run("ledger", "copy", source, target.missing(), quest=OTHER_REF)
+    again = cli("ledger", "copy", source, target.missing(), quest=OTHER_REF)
     assert again.exit_code == 2 and "belongs to quest 'tiny'" in again.stderr
 
 
-def test_new_gives_the_copy_a_name_of_its_own(run: Run) -> None:
-    out = run("new", "--pack", "example", "mine", quest=None)
+def test_new_gives_the_copy_a_name_of_its_own(cli: Cli) -> None:
+    out = cli("new", "--pack", "example", "mine", quest=None)
     assert out.exit_code == 0, out.output
     assert "as quest 'mine' (its own ledger: mine.reins.db)" in out.stdout
     assert 'name = "mine"' in Path("mine/quest.toml").read_text()
-    assert run("scan", quest="mine").exit_code == 0
-    assert run("scan", quest="example").exit_code == 0  # the shipped pack
+    assert cli("scan", quest="mine").exit_code == 0
+    assert cli("scan", quest="example").exit_code == 0  # the shipped pack
     assert Path("mine.reins.db").exists() and Path("example.reins.db").exists()
     # One --ledger for both: the copy is another quest, never taken for the pack.
-    assert run("--ledger", "shared.reins.db", "scan", quest="example").exit_code == 0
-    shared = run("--ledger", "shared.reins.db", "scan", quest="mine")
+    assert cli("--ledger", "shared.reins.db", "scan", quest="example").exit_code == 0
+    shared = cli("--ledger", "shared.reins.db", "scan", quest="mine")
     assert shared.exit_code == 2 and "belongs to quest 'example'" in shared.stderr
-    default = json.loads(run("new", "--pack", "example", "--json", quest=None).stdout)
+    default = json.loads(cli("new", "--pack", "example", "--json", quest=None).stdout)
     assert default == {"pack": "example", "folder": "my-example", "quest": "my-example"}
-    clash = run("new", "--pack", "example", "x/example", quest=None)
+    clash = cli("new", "--pack", "example", "x/example", quest=None)
     assert clash.exit_code == 2 and "share its ledger (example.reins.db)" in clash.stderr
     assert not Path("x/example").exists()
 
@@ -264,30 +236,30 @@ def _mislabel(harness: StoreHarness, location: str) -> None:
 
 
 def test_a_ledger_claiming_an_older_schema_is_refused_untouched_and_says_what_to_do(
-    run: Run, harness: StoreHarness
+    cli: Cli, store_harness: StoreHarness
 ) -> None:
-    location = seeded(run, harness)
-    _mislabel(harness, location)
-    same = untouched(harness, location)
+    location = seeded(cli, store_harness)
+    _mislabel(store_harness, location)
+    same = untouched(store_harness, location)
     for command in (["status"], ["scan", "z"], ["ledger", "check"]):
-        out = run("--ledger", location, *command)
+        out = cli("--ledger", location, *command)
         assert out.exit_code == 1, out.output
         (line,) = out.stderr.splitlines()
         assert "says schema version 2" in line and "later version's" in line
         assert "its tables are those of version 3" in line and "left untouched" in line
-        fix = "PRAGMA user_version = 3" if harness.name == "sqlite" else "SET version = 3"
+        fix = "PRAGMA user_version = 3" if store_harness.name == "sqlite" else "SET version = 3"
         assert fix in line
         assert same()
 
 
 def test_a_failed_migration_leaves_the_ledger_untouched_and_says_what_to_do(
-    run: Run, harness: StoreHarness
+    cli: Cli, store_harness: StoreHarness
 ) -> None:
-    location = harness.make_unmigratable()
+    location = store_harness.make_unmigratable()
     assert location is not None
-    same = untouched(harness, location)
+    same = untouched(store_harness, location)
     for command in (["status"], ["scan", "z"]):
-        out = run("--ledger", location, *command)
+        out = cli("--ledger", location, *command)
         assert out.exit_code == 1, out.output
         (line,) = out.stderr.splitlines()
         assert "migrating it from schema version 2 to 3 failed" in line and "is mine" in line
@@ -296,15 +268,15 @@ def test_a_failed_migration_leaves_the_ledger_untouched_and_says_what_to_do(
 
 
 @pytest.mark.parametrize("pack", sorted(folders()))
-def test_new_renames_every_shipped_pack_and_changes_nothing_else(run: Run, pack: str) -> None:
-    assert run("new", "--pack", pack, "copy of it", quest=None).exit_code == 0
+def test_new_renames_every_shipped_pack_and_changes_nothing_else(cli: Cli, pack: str) -> None:
+    assert cli("new", "--pack", pack, "copy of it", quest=None).exit_code == 0
     copied = tomllib.loads(Path("copy of it/quest.toml").read_text(encoding="utf-8"))
     shipped = tomllib.loads((folders()[pack] / "quest.toml").read_text(encoding="utf-8"))
     assert copied.pop("name") == "copy-of-it" and shipped.pop("name") == pack
     assert copied == shipped
 
 
-def test_a_quest_s_own_command_refuses_another_quest_s_ledger(run: Run) -> None:
+def test_a_quest_s_own_command_refuses_another_quest_s_ledger(cli: Cli) -> None:
     """``for_quest`` hands the group a quest as a value, or as the reference it loads."""
     made = CliRunner().invoke(make_group(TINY, "tinyq"), ["scan"])
     assert made.exit_code == 0, made.output

@@ -1,8 +1,7 @@
-"""The surfaces stay readable: no module over 400 lines, no function over 60.
+"""The code stays readable: no module of ``src/reins`` over 400 lines, no function over 60.
 
 Counted as the house style counts them: a module's lines, a function's from ``def`` to its
-last line (its docstring included). Over the CLI and the web surface, and the functions they
-lean on that once grew past the limit (``turn.submit.submit``, ``loop.compare``).
+last line (its docstring included).
 """
 
 from __future__ import annotations
@@ -13,12 +12,7 @@ from pathlib import Path
 SRC = Path(__file__).parent.parent / "src" / "reins"
 MAX_MODULE = 400
 MAX_FUNCTION = 60
-CHECKED = [
-    *sorted((SRC / "cli").rglob("*.py")),
-    *sorted((SRC / "web").rglob("*.py")),
-    SRC / "turn" / "submit.py",
-    SRC / "loop" / "compare.py",
-]
+CHECKED = sorted(SRC.rglob("*.py"))
 
 
 def too_long(path: Path) -> list[str]:
@@ -35,7 +29,7 @@ def too_long(path: Path) -> list[str]:
     return found
 
 
-def test_no_surface_module_or_function_is_too_long() -> None:
-    assert len(CHECKED) > 20
+def test_no_module_or_function_is_too_long() -> None:
+    assert len(CHECKED) > 200
     found = [line for path in CHECKED for line in too_long(path)]
     assert not found, "split these into named helpers:\n" + "\n".join(found)

@@ -7,13 +7,14 @@ import os
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from reins.store import Attempt, AttemptKind, Item, State
 from reins.turn import Prompt, call_seed, compose
 from reins.turn.compose import FEEDBACK_HEADER, PREVIOUS_HEADER
-from tests.conftest import TINY
+from tests.kit import TINY
 
 ITEM = Item("a", State.TODO, 0, {"word": "a"})
 
@@ -86,6 +87,7 @@ def test_prompts_are_equal_when_their_texts_are() -> None:
     assert Prompt("s", "u").digest() == Prompt("s", "u", key="b", turn=9).digest()
 
 
+@pytest.mark.slow  # fresh interpreters
 def test_the_call_seed_is_the_same_in_every_process() -> None:
     code = "from reins.turn import call_seed; print(call_seed('item-7', 3), call_seed('é', 1))"
     seen = {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import sqlite3
@@ -19,7 +18,7 @@ from reins import SQLiteStore, State
 from reins.store.export import export
 from reins.store.walk import iter_items
 from reins.turn import submit
-from tests.conftest import TINY
+from tests.kit import TINY
 
 pytestmark = pytest.mark.slow
 
@@ -28,7 +27,7 @@ WORKER = """
 import random, sys
 from reins import SQLiteStore
 from reins.turn import submit
-from tests.conftest import TINY
+from tests.kit import TINY
 path, results, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rng = random.Random(seed)
 with SQLiteStore.open(path) as led:
@@ -69,12 +68,10 @@ def test_killed_submitters_leave_a_sound_ledger_and_exactly_once_export(tmp_path
     with SQLiteStore.open(path, create=True) as led:
         led.add((f"k{i}", {"word": str(i)}) for i in range(ITEMS))
     rng = random.Random(20261129)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
     kills = 0
     for round_ in range(200):
         proc = subprocess.Popen(
             [sys.executable, "-c", WORKER, str(path), str(results), str(round_)],
-            env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
@@ -105,7 +102,7 @@ from reins import SQLiteStore
 from reins.store.export import export
 from reins.store.walk import iter_items
 from reins.turn.lane import reopen
-from tests.conftest import TINY
+from tests.kit import TINY
 path, results, at, when = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 calls = 0
 real_write, real_fsync = os.write, os.fsync
@@ -141,7 +138,6 @@ def test_killed_reopeners_withdraw_each_exported_lock_exactly_once(tmp_path: Pat
         for i in range(ITEMS):
             submit(led, TINY, f"k{i}", "good", driver="t", results=results)
     rng = random.Random(20261130)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
     kills = 0
     for round_ in range(40):
         at, when = rng.randint(1, 30), rng.choice(["mid-write", "before-finish"])
@@ -149,7 +145,6 @@ def test_killed_reopeners_withdraw_each_exported_lock_exactly_once(tmp_path: Pat
             when = "never"  # then until done, undisturbed
         proc = subprocess.run(
             [sys.executable, "-c", REOPENER, str(path), str(results), str(at), when],
-            env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             timeout=120,

@@ -7,34 +7,33 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
 from reins import State
-from reins.cli import make_group
 from reins.store.open import open_store
 from reins.store.walk import iter_items
 from reins.testing import FakeBackend
-from tests.declare_checks import CAPITALS_GATE, CAPITALS_ITEMS, CAPITALS_TOML, register, write_quest
-from tests.loopkit import registered
+from tests.kit import ROOT, Cli
+from tests.kit.declare_checks import (
+    CAPITALS_GATE,
+    CAPITALS_ITEMS,
+    CAPITALS_TOML,
+    register,
+    write_quest,
+)
+from tests.kit.loopkit import registered
 
 
 @pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli) -> Path:
+    """The capitals quest as a folder, ``./capitals``: the quest ``cli`` runs."""
     register(monkeypatch)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("REINS_DRIVER", "alice")
-    for var in ("REINS_QUEST", "REINS_LEDGER", "REINS_MODEL", "REINS_STRONG_MODEL"):
-        monkeypatch.delenv(var, raising=False)
+    cli.quest, cli.driver = "./capitals", "alice"
     gate = CAPITALS_GATE + "\n## Edges\n\n| rule | supersedes |\n|---|---|\n| shape | right |\n"
     write_quest(tmp_path / "capitals", gate, CAPITALS_TOML, CAPITALS_ITEMS)
     return tmp_path / "capitals"
 
 
-def cli(*args: str, stdin: str | None = None) -> Result:
-    return CliRunner().invoke(make_group(), ["--quest", "./capitals", *args], input=stdin)
-
-
-def test_scan_next_submit_on_a_folder_quest(folder: Path) -> None:
+def test_scan_next_submit_on_a_folder_quest(folder: Path, cli: Cli) -> None:
     assert cli("scan").exit_code == 0
     out = cli("next", "--json")
     assert out.exit_code == 0, out.output
@@ -42,17 +41,17 @@ def test_scan_next_submit_on_a_folder_quest(folder: Path) -> None:
     assert lease["key"] == "France"
     assert lease["user"] == "What is the capital of France?"
     assert "## Examples" in lease["system"] and "Italy" in lease["system"]
-    wrong = cli("submit", "-k", "France", "-t", lease["token"], stdin='{"capital": "Lyon"}')
+    wrong = cli("submit", "-k", "France", "-t", lease["token"], input='{"capital": "Lyon"}')
     assert wrong.exit_code == 4, wrong.output
     assert "right" in wrong.stdout and '"Paris"' in wrong.stdout
-    garbled = cli("submit", "-k", "France", stdin="Paris")
+    garbled = cli("submit", "-k", "France", input="Paris")
     assert garbled.exit_code == 11 and "reins:json" in garbled.stdout  # max_tries = 2
     lease = json.loads(cli("next", "--json").stdout)
-    right = cli("submit", "-k", lease["key"], stdin='{"capital": "Madrid"}')
+    right = cli("submit", "-k", lease["key"], input='{"capital": "Madrid"}')
     assert right.exit_code == 0, right.output
 
 
-def test_loop_works_a_folder_quest_with_a_fake_backend(folder: Path) -> None:
+def test_loop_works_a_folder_quest_with_a_fake_backend(folder: Path, cli: Cli) -> None:
     assert cli("scan").exit_code == 0
     fake = FakeBackend({"France": ['{"capital": "Lyon"}', '{"capital": "Paris"}'],
                         "Spain": ['{"capital": "Madrid"}']})  # fmt: skip
@@ -69,7 +68,7 @@ def test_loop_works_a_folder_quest_with_a_fake_backend(folder: Path) -> None:
     assert len(retried) == 1 and "Name the capital city." in retried[0].system
 
 
-def test_rules_shows_level_check_and_parameters(folder: Path) -> None:
+def test_rules_shows_level_check_and_parameters(folder: Path, cli: Cli) -> None:
     out = cli("rules", "--json")
     assert out.exit_code == 0, out.output
     rows = json.loads(out.stdout)
@@ -81,17 +80,17 @@ def test_rules_shows_level_check_and_parameters(folder: Path) -> None:
     assert 'FAIL   shape  has_field: field = "capital"' in text
 
 
-def test_gate_prints_gate_md(folder: Path) -> None:
+def test_gate_prints_gate_md(folder: Path, cli: Cli) -> None:
     out = cli("gate")
     assert out.exit_code == 0 and out.stdout == (folder / "gate.md").read_text()
 
 
-def test_gate_of_a_python_quest_says_where_its_rules_are(folder: Path) -> None:
-    out = CliRunner().invoke(make_group(), ["--quest", "emails", "gate"])
+def test_gate_of_a_python_quest_says_where_its_rules_are(folder: Path, cli: Cli) -> None:
+    out = cli("gate", quest="emails")
     assert out.exit_code == 2 and "reins rules" in out.output
 
 
-def test_a_document_error_is_one_line_with_exit_2(folder: Path) -> None:
+def test_a_document_error_is_one_line_with_exit_2(folder: Path, cli: Cli) -> None:
     (folder / "gate.md").write_text(CAPITALS_GATE.replace("has_field", "has_feld"))
     out = cli("scan")
     assert out.exit_code == 2
@@ -102,10 +101,9 @@ def test_a_document_error_is_one_line_with_exit_2(folder: Path) -> None:
 
 
 def test_init_declarative_writes_a_folder_quest_and_config(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cli: Cli,
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    out = CliRunner().invoke(make_group(), ["init", "--template", "declarative", "--name", "caps"])
+    out = cli("init", "--template", "declarative", "--name", "caps", quest=None)
     assert out.exit_code == 0, out.output
     assert 'quest = "./caps"' in Path("reins.toml").read_text()
     assert {p.name for p in Path("caps").iterdir()} == {
@@ -123,34 +121,32 @@ def test_init_declarative_writes_a_folder_quest_and_config(
     assert rules is not None and [r[2].text for r in rules.rows] == ["json_schema", "regex"]
 
 
-def test_init_python_is_still_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    out = CliRunner().invoke(make_group(), ["init", "--name", "wordy"])
+def test_init_python_is_still_the_default(cli: Cli) -> None:
+    out = cli("init", "--name", "wordy", quest=None)
     assert out.exit_code == 0 and Path("wordy.py").exists()
     assert 'quest = "wordy:quest"' in Path("reins.toml").read_text()
 
 
-def test_packs_lists_the_shipped_packs(tmp_path: Path) -> None:
-    out = CliRunner().invoke(make_group(), ["packs", "--json"])
+def test_packs_lists_the_shipped_packs(cli: Cli) -> None:
+    out = cli("packs", "--json", quest=None)
     assert out.exit_code == 0, out.output
     rows = {r["name"]: r for r in json.loads(out.stdout)}
     assert rows["example"]["items"] == 3
     assert rows["example"]["description"] == "write a word in capital letters"
-    assert "example" in CliRunner().invoke(make_group(), ["packs"]).stdout
+    assert "example" in cli("packs", quest=None).stdout
 
 
 def test_new_copies_a_pack_and_refuses_to_overwrite(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cli: Cli,
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    out = CliRunner().invoke(make_group(), ["new", "--pack", "example", "mine"])
+    out = cli("new", "--pack", "example", "mine", quest=None)
     assert out.exit_code == 0, out.output
     assert (Path("mine") / "gate.md").read_text() == (
-        Path(__file__).parent.parent / "src/reins/packs/example/gate.md"
+        ROOT / "src/reins/packs/example/gate.md"
     ).read_text()
-    again = CliRunner().invoke(make_group(), ["new", "--pack", "example", "mine"])
+    again = cli("new", "--pack", "example", "mine", quest=None)
     assert again.exit_code == 2 and "already exists" in again.output
-    unknown = CliRunner().invoke(make_group(), ["new", "--pack", "nope"])
+    unknown = cli("new", "--pack", "nope", quest=None)
     assert unknown.exit_code == 2 and "Known: " in unknown.output and "example" in unknown.output
 
 

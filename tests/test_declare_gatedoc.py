@@ -7,7 +7,7 @@ import pytest
 from reins.declare.gatedoc import load_gate
 from reins.errors import DocumentError
 from reins.gate import Context, Level, Outcome
-from tests.declare_checks import register
+from tests.kit.declare_checks import register
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ from reins.gate import Context, Verdict
 from reins.turn import compose
 from reins.turn.compose import EXAMPLES_HEADER
 from reins.values import JSON
-from tests.declare_checks import (
+from tests.kit.declare_checks import (
     CAPITALS_GATE,
     CAPITALS_ITEMS,
     CAPITALS_TOML,

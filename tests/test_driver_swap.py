@@ -15,19 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reins import SQLiteStore
-from reins.cli import make_group
 from reins.errors import BackendError
 from reins.testing import FakeBackend
 from reins.turn import call_seed
-from tests.loopkit import loop, make_ledger, peek_loop_prompt
-
-ROOT = Path(__file__).resolve().parent.parent
-QUEST = "tests.conftest:TINY"
+from tests.kit import ROOT, Cli
+from tests.kit.loopkit import loop, make_ledger, peek_loop_prompt
 
 # The tiny quest's prompt for item "a" after one judged FAIL on "bad": the bytes are pinned here,
 # so a change to compose or to the verdict text is a deliberate one.
@@ -44,19 +40,13 @@ GOLDEN_USER = (
 
 
 @pytest.fixture
-def ledger_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("REINS_DRIVER", "alice")
-    monkeypatch.delenv("REINS_QUEST", raising=False)
-    monkeypatch.delenv("REINS_LEDGER", raising=False)
+def ledger_path(tmp_path: Path, cli: Cli) -> Path:
+    """A ledger of the tiny quest holding a; alice drives ``cli``."""
+    cli.driver = "alice"
     return make_ledger(tmp_path / "tiny.reins.db", ["a"])
 
 
-def cli(*args: str, input: str | None = None) -> Any:
-    return CliRunner().invoke(make_group(), ["--quest", QUEST, *args], input=input)
-
-
-def next_prompt(path: Path) -> dict[str, Any]:
+def next_prompt(cli: Cli, path: Path) -> dict[str, Any]:
     """What `reins next --json` prints; alice's lease is released so other drivers may go on."""
     out = cli("next", "--json")
     assert out.exit_code == 0, out.output
@@ -78,17 +68,17 @@ def by_loop(path: Path, answer: str | type[BaseException]) -> Any:
     return fake.calls[0].prompt
 
 
-def by_hand(path: Path, answer: str, exits: tuple[int, ...] = (0, 4)) -> str:
+def by_hand(cli: Cli, path: Path, answer: str, exits: tuple[int, ...] = (0, 4)) -> str:
     out = cli("submit", "--key", "a", input=answer)
     assert out.exit_code in exits, out.output
     return str(out.stdout)
 
 
 def test_after_one_fail_the_prompt_is_the_golden_one_under_every_driver(
-    ledger_path: Path,
+    ledger_path: Path, cli: Cli
 ) -> None:
     by_loop(ledger_path, "bad")
-    printed = next_prompt(ledger_path)
+    printed = next_prompt(cli, ledger_path)
     sent, seed = peek_loop_prompt(ledger_path)
     assert (printed["system"], printed["user"]) == (GOLDEN_SYSTEM, GOLDEN_USER)
     assert_same(printed, sent)
@@ -96,14 +86,14 @@ def test_after_one_fail_the_prompt_is_the_golden_one_under_every_driver(
 
 
 def test_a_quest_started_by_the_loop_is_continued_by_hand_with_the_same_prompts(
-    ledger_path: Path,
+    ledger_path: Path, cli: Cli
 ) -> None:
-    printed = next_prompt(ledger_path)
+    printed = next_prompt(cli, ledger_path)
     assert_same(printed, by_loop(ledger_path, "bad"))  # turn 1: the loop
-    printed = next_prompt(ledger_path)
+    printed = next_prompt(cli, ledger_path)
     assert_same(printed, peek_loop_prompt(ledger_path)[0])
-    by_hand(ledger_path, "bad")  # turn 2: by hand, answering what next printed
-    printed = next_prompt(ledger_path)
+    by_hand(cli, ledger_path, "bad")  # turn 2: by hand, answering what next printed
+    printed = next_prompt(cli, ledger_path)
     assert printed["turn"] == 3 and "tries 2/3" in printed["user"]
     assert_same(printed, by_loop(ledger_path, "good"))  # turn 3: the loop again
     with SQLiteStore.open(ledger_path) as led:
@@ -114,14 +104,14 @@ def test_a_quest_started_by_the_loop_is_continued_by_hand_with_the_same_prompts(
 
 
 def test_a_quest_started_by_hand_is_continued_by_the_loop_with_the_same_prompts(
-    ledger_path: Path,
+    ledger_path: Path, cli: Cli
 ) -> None:
-    printed = next_prompt(ledger_path)
-    submitted = by_hand(ledger_path, "bad")
-    printed = next_prompt(ledger_path)
+    printed = next_prompt(cli, ledger_path)
+    submitted = by_hand(cli, ledger_path, "bad")
+    printed = next_prompt(cli, ledger_path)
     assert printed["user"].endswith(submitted)  # feedback parity: what submit printed
     assert_same(printed, by_loop(ledger_path, BackendError))  # a generation error …
-    again = next_prompt(ledger_path)
+    again = next_prompt(cli, ledger_path)
     assert (again["system"], again["user"]) == (
         printed["system"],
         printed["user"],
@@ -130,19 +120,20 @@ def test_a_quest_started_by_hand_is_continued_by_the_loop_with_the_same_prompts(
     assert_same(again, by_loop(ledger_path, "meh"))
 
 
-def test_the_prompt_is_the_same_after_a_process_restart(ledger_path: Path) -> None:
-    by_hand(ledger_path, "bad")
+@pytest.mark.slow  # a second process
+def test_the_prompt_is_the_same_after_a_process_restart(ledger_path: Path, cli: Cli) -> None:
+    by_hand(cli, ledger_path, "bad")
     by_loop(ledger_path, "so bad")  # a second FAIL, with its own fact
     by_loop(ledger_path, "explode")  # prepare raises: a judge error, which no prompt sees
-    printed = next_prompt(ledger_path)
+    printed = next_prompt(cli, ledger_path)
     script = (
         "import json, sys\n"
         "from pathlib import Path\n"
-        "from tests.loopkit import peek_loop_prompt\n"
+        "from tests.kit.loopkit import peek_loop_prompt\n"
         "prompt, seed = peek_loop_prompt(Path(sys.argv[1]))\n"
         "print(json.dumps({'system': prompt.system, 'user': prompt.user, 'seed': seed}))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "12345"}
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
     out = subprocess.run(
         [sys.executable, "-c", script, str(ledger_path)],
         capture_output=True,
@@ -177,33 +168,33 @@ STEPS = st.lists(
 )
 @given(steps=STEPS)
 def test_any_mix_of_drivers_gives_the_same_next_prompt_to_each(
-    steps: list[Step], tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+    steps: list[Step], tmp_path_factory: pytest.TempPathFactory, cli: Cli
 ) -> None:
     folder = tmp_path_factory.mktemp("swap")
-    monkeypatch.chdir(folder)
-    monkeypatch.setenv("REINS_DRIVER", "alice")
+    cli.folder, cli.driver = folder, "alice"
     path = make_ledger(folder / "tiny.reins.db", ["a"])
     drivers: dict[str, Callable[[str], object]] = {
         "loop": lambda answer: by_loop(path, BackendError if answer == "outage" else answer),
         "hand": lambda answer: by_hand(
+            cli,
             path,
             "bad" if answer == "outage" else answer,
             (10,) if answer == "explode" else (4, 11),  # a judge error; a FAIL, or DONE
         ),
-        "replay": lambda answer: replay_one(path, "bad" if answer == "outage" else answer),
+        "replay": lambda answer: replay_one(cli, path, "bad" if answer == "outage" else answer),
     }
     for driver, answer in steps:
         with SQLiteStore.open(path) as led:
             if led.get("a").state.terminal:
                 break
-        printed = next_prompt(path)
+        printed = next_prompt(cli, path)
         sent, seed = peek_loop_prompt(path)
         assert_same(printed, sent)
         assert seed == call_seed("a", printed["turn"])
         drivers[driver](answer)
 
 
-def replay_one(path: Path, answer: str) -> None:
+def replay_one(cli: Cli, path: Path, answer: str) -> None:
     file = path.with_name("outputs.jsonl")
     file.write_text(json.dumps({"key": "a", "output": answer}) + "\n")
     out = cli("replay", "--from", str(file))

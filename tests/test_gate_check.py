@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from reins.turn.determinism import check
+from tests.kit import ROOT
+
+pytestmark = pytest.mark.slow  # every check judges again in fresh processes
 
 QUEST = """
 from reins import Context, Fact, Level, Quest, Seed, rule
@@ -42,8 +47,7 @@ def quest_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "wobbly.py").write_text(QUEST)
     (tmp_path / "steady_quest.py").write_text(STEADY)
     # The workers are fresh processes: they find the quest module through PYTHONPATH.
-    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}:{Path(__file__).parent.parent}")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{ROOT}")
     return tmp_path
 
 
@@ -58,12 +62,8 @@ def test_a_deterministic_gate_has_no_differences(quest_module: Path) -> None:
 
 
 def test_the_cli_checks_the_ledger_s_submissions_and_exits_9(
-    quest_module: Path, monkeypatch: pytest.MonkeyPatch
+    quest_module: Path,
 ) -> None:
-    import subprocess
-
-    monkeypatch.chdir(quest_module)
-
     def reins(*args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
         argv = [sys.executable, "-m", "reins.cli", "--quest", "wobbly:quest", *args]
         return subprocess.run(argv, input=input, capture_output=True, text=True, check=False)

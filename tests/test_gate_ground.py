@@ -6,9 +6,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -29,6 +27,7 @@ from reins.gate import (
     Snapshot,
     require_dnspython,
 )
+from tests.kit import FakeServer, Reply, Seen
 
 URL = "https://example.org/terms"
 
@@ -270,106 +269,63 @@ def test_without_a_resolver_the_graph_uses_the_guarded_one() -> None:
 LOOPBACK = ("127.0.0.1/32",)
 
 
-class Handler(BaseHTTPRequestHandler):
-    hits: list[str]
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self.server.hits.append(self.path)  # type: ignore[attr-defined]
-        url = urlsplit(self.path)
-        parts = url.path.strip("/").split("/")
-        if parts[0] == "ok":
-            self._send(200, b"hello")
-        elif parts[0] == "host":
-            self._send(200, self.headers["Host"].encode())
-        elif parts[0] == "big":
-            self._send(200, b"x" * 2000)
-        elif parts[0] == "chunked":
-            self.send_response(200)
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-            for _ in range(4):
-                self.wfile.write(b"1f4\r\n" + b"y" * 500 + b"\r\n")
-            self.wfile.write(b"0\r\n\r\n")
-        elif parts[0] == "redirect":
-            n = int(parts[1])
-            if n == 0:
-                self._send(200, b"landed")
-            else:
-                self._redirect(f"/redirect/{n - 1}")
-        elif parts[0] == "away":
-            self._redirect(parse_qs(url.query)["to"][0])
-        elif parts[0] == "slow":
-            time.sleep(1.0)
-            self._send(200, b"late")
-        elif parts[0] == "drip":
-            self.send_response(200)
-            self.send_header("Content-Length", "30")
-            self.end_headers()
-            for _ in range(30):
-                self.wfile.write(b"d")
-                self.wfile.flush()
-                time.sleep(0.05)
-        else:
-            self._send(404, b"no such page")
-
-    def _send(self, status: int, body: bytes) -> None:
-        self.send_response(status)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def _redirect(self, location: str) -> None:
-        self.send_response(302)
-        self.send_header("Location", location)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
+def pages(seen: Seen) -> Reply:
+    """The test server's pages, by the first part of the path."""
+    url = urlsplit(seen.path)
+    parts = url.path.strip("/").split("/")
+    if parts[0] == "ok":
+        return Reply(200, "hello")
+    if parts[0] == "host":
+        return Reply(200, seen.headers["host"])
+    if parts[0] == "big":
+        return Reply(200, "x" * 2000)
+    if parts[0] == "chunked":
+        return Reply(200, "y" * 2000, chunk=500)
+    if parts[0] == "redirect":
+        n = int(parts[1])
+        return Reply(200, "landed") if n == 0 else redirect(f"/redirect/{n - 1}")
+    if parts[0] == "away":
+        return redirect(parse_qs(url.query)["to"][0])
+    if parts[0] == "slow":
+        return Reply(200, "late", delay=1.0)
+    if parts[0] == "drip":
+        return Reply(200, "d" * 30, drip=0.05)
+    return Reply(404, "no such page")
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), Handler)
-        self.hits: list[str] = []
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that gave up mid-body is expected here
+def redirect(location: str) -> Reply:
+    return Reply(302, headers={"Location": location})
 
 
 @pytest.fixture
-def server() -> Iterator[Server]:
-    srv = Server()
-    thread = threading.Thread(target=srv.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
-    thread.join()
+def server(http_server: FakeServer) -> FakeServer:
+    http_server.answer = pages
+    return http_server
 
 
-def base(srv: Server, host: str = "127.0.0.1") -> str:
-    return f"http://{host}:{srv.server_address[1]}"
+def hits(server: FakeServer) -> list[str]:
+    return [seen.path for seen in server.seen]
 
 
-def test_loopback_is_refused_by_default_before_any_connection(server: Server) -> None:
+def base(srv: FakeServer, host: str = "127.0.0.1") -> str:
+    return f"http://{host}:{srv.port}"
+
+
+def test_loopback_is_refused_by_default_before_any_connection(server: FakeServer) -> None:
     with pytest.raises(GroundError, match=r"refused 127\.0\.0\.1: a loopback address"):
         NetResolver().fetch(f"{base(server)}/ok")
-    assert server.hits == []
+    assert hits(server) == []
 
 
-def test_loopback_is_fetched_when_allowed(server: Server) -> None:
+def test_loopback_is_fetched_when_allowed(server: FakeServer) -> None:
     assert NetResolver(allow=LOOPBACK).fetch(f"{base(server)}/ok") == "hello"
 
 
 def test_the_host_header_names_the_host_while_the_connection_goes_to_the_checked_address(
-    server: Server,
+    server: FakeServer,
 ) -> None:
     resolver = NetResolver(allow=("127.0.0.0/8", "::1/128"))
-    port = server.server_address[1]
+    port = server.port
     assert resolver.fetch(f"{base(server, 'localhost')}/host") == f"localhost:{port}"
 
 
@@ -402,48 +358,50 @@ def test_only_http_and_https_are_fetched(url: str) -> None:
 
 
 @pytest.mark.parametrize("path", ["big", "chunked"])
-def test_a_body_over_the_cap_is_refused(server: Server, path: str) -> None:
+def test_a_body_over_the_cap_is_refused(server: FakeServer, path: str) -> None:
     with pytest.raises(GroundError, match="exceeds 1000"):
         NetResolver(allow=LOOPBACK, max_bytes=1000).fetch(f"{base(server)}/{path}")
     assert NetResolver(allow=LOOPBACK, max_bytes=2000).fetch(f"{base(server)}/{path}")
 
 
-def test_redirects_are_followed_up_to_the_limit(server: Server) -> None:
+def test_redirects_are_followed_up_to_the_limit(server: FakeServer) -> None:
     resolver = NetResolver(allow=LOOPBACK, max_redirects=2)
     assert resolver.fetch(f"{base(server)}/redirect/2") == "landed"
     with pytest.raises(GroundError, match="more than 2 redirects"):
         resolver.fetch(f"{base(server)}/redirect/3")
-    assert server.hits.count("/redirect/0") == 1
+    assert hits(server).count("/redirect/0") == 1
 
 
 @pytest.mark.parametrize(
     ("target", "refusal"),
     [("http://127.0.0.2:{port}/ok", r"127\.0\.0\.2: a loopback"), ("http://10.0.0.1/", "private")],
 )
-def test_every_redirect_target_is_checked_again(server: Server, target: str, refusal: str) -> None:
-    to = target.format(port=server.server_address[1])
+def test_every_redirect_target_is_checked_again(
+    server: FakeServer, target: str, refusal: str
+) -> None:
+    to = target.format(port=server.port)
     with pytest.raises(GroundError, match=refusal):
         NetResolver(allow=LOOPBACK).fetch(f"{base(server)}/away?to={to}")
 
 
-def test_a_malformed_redirect_target_is_an_error(server: Server) -> None:
+def test_a_malformed_redirect_target_is_an_error(server: FakeServer) -> None:
     with pytest.raises(GroundError, match="Invalid"):
         NetResolver(allow=LOOPBACK).fetch(f"{base(server)}/away?to=http://[::1")
 
 
-def test_a_slow_server_times_out(server: Server) -> None:
+def test_a_slow_server_times_out(server: FakeServer) -> None:
     started = time.monotonic()
     with pytest.raises(GroundError, match=r"timed out after 0\.2 s"):
         NetResolver(allow=LOOPBACK, timeout=0.2).fetch(f"{base(server)}/slow")
     assert time.monotonic() - started < 0.9
 
 
-def test_a_body_that_trickles_in_hits_the_overall_deadline(server: Server) -> None:
+def test_a_body_that_trickles_in_hits_the_overall_deadline(server: FakeServer) -> None:
     with pytest.raises(GroundError, match=r"took longer than 0\.6 s"):
         NetResolver(allow=LOOPBACK, timeout=0.3).fetch(f"{base(server)}/drip")
 
 
-def test_a_status_other_than_2xx_is_an_error(server: Server) -> None:
+def test_a_status_other_than_2xx_is_an_error(server: FakeServer) -> None:
     with pytest.raises(GroundError, match="status 404"):
         NetResolver(allow=LOOPBACK).fetch(f"{base(server)}/missing")
 

@@ -11,15 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from reins import SQLiteStore
 from reins.agents.hook import Blocks, Payload, Standing, decide
-from reins.cli import make_group
 from reins.store.model import Item, State
-
-REPO = Path(__file__).resolve().parent.parent
-TINY = "tests.conftest:TINY"
+from tests.kit import TINY_REF, Cli
+from tests.kit.loopkit import make_ledger
 
 # Payloads as Claude Code sends them (its hooks reference: the Stop event's input).
 FIRST_STOP = {
@@ -33,38 +30,27 @@ FIRST_STOP = {
 CONTINUED_STOP = {**FIRST_STOP, "stop_hook_active": True}
 
 
-def seeded(folder: Path, keys: tuple[str, ...] = ("a", "b", "c")) -> Path:
-    with SQLiteStore.open(folder / "tiny.reins.db", create=True) as led:
-        led.add((k, {"word": k}) for k in keys)
-    return folder / "tiny.reins.db"
-
-
 def hook(
     folder: Path, payload: dict[str, Any] | str, *args: str
 ) -> subprocess.CompletedProcess[str]:
     """``reins hook stop`` as Claude Code runs it: a process, the payload on stdin."""
-    return run_hook([sys.executable, "-m", "reins.cli", "--quest", TINY, "hook", "stop", *args],
+    return run_hook([sys.executable, "-m", "reins.cli", "--quest", TINY_REF, "hook", "stop", *args],
                     folder, payload)  # fmt: skip
 
 
 def run_hook(
     command: list[str], cwd: Path, payload: dict[str, Any] | str, **env: str
 ) -> subprocess.CompletedProcess[str]:
-    """``command`` run in ``cwd`` with the payload on stdin; ``env`` adds to the environment
-    (none of the caller's REINS_* or CLAUDE_PROJECT_DIR gets in)."""
+    """``command`` run in ``cwd`` with the payload on stdin; ``env`` adds to the (clean)
+    environment."""
     text = payload if isinstance(payload, str) else json.dumps(payload)
-    base = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("REINS_") and k != "CLAUDE_PROJECT_DIR"
-    }
     return subprocess.run(
         command,
         input=text,
         cwd=cwd,
         capture_output=True,
         text=True,
-        env={**base, "PYTHONPATH": str(REPO), "REINS_DRIVER": "ann", **env},
+        env={**os.environ, "REINS_DRIVER": "ann", **env},
         check=False,
     )
 
@@ -94,7 +80,7 @@ def noticed(run: subprocess.CompletedProcess[str]) -> str:
 
 def record(ledger: Path, key: str, answer: str) -> None:
     from reins.turn.submit import submit
-    from tests.conftest import TINY as quest
+    from tests.kit import TINY as quest
 
     with SQLiteStore.open(ledger) as led:
         submit(led, quest, key, answer, driver="ann")
@@ -139,8 +125,9 @@ def test_the_decision_lets_the_agent_stop_when_nothing_is_left_for_it() -> None:
 # -- the hook, as Claude Code runs it ------------------------------------------------------
 
 
+@pytest.mark.slow  # the hook runs as a process, as Claude Code runs it
 def test_it_blocks_with_the_board_and_the_next_step_while_items_are_free(tmp_path: Path) -> None:
-    seeded(tmp_path)
+    make_ledger(tmp_path / "tiny.reins.db")
     reason = blocked(hook(tmp_path, FIRST_STOP))
     assert reason.startswith("reins: 3 of 3 item(s) are still to do, and you cannot declare")
     assert "[ ] a  (tries 0)\n[ ] b  (tries 0)\n[ ] c  (tries 0)\n" in reason
@@ -148,8 +135,9 @@ def test_it_blocks_with_the_board_and_the_next_step_while_items_are_free(tmp_pat
     assert "(stop hook: block 1 of 3 in a row" in reason
 
 
+@pytest.mark.slow  # the hook runs as a process, as Claude Code runs it
 def test_it_names_the_item_the_agent_holds(tmp_path: Path) -> None:
-    seeded(tmp_path)
+    make_ledger(tmp_path / "tiny.reins.db")
     with SQLiteStore.open(tmp_path / "tiny.reins.db") as led:
         led.lease("ann", ttl=600)
     reason = blocked(hook(tmp_path, FIRST_STOP))
@@ -157,14 +145,16 @@ def test_it_names_the_item_the_agent_holds(tmp_path: Path) -> None:
     assert "Next: Finish 'a' and submit it" in reason
 
 
+@pytest.mark.slow  # the hook runs as a process, as Claude Code runs it
 def test_it_lets_the_agent_stop_when_every_item_is_locked(tmp_path: Path) -> None:
-    ledger = seeded(tmp_path, ("a",))
+    ledger = make_ledger(tmp_path / "tiny.reins.db", ("a",))
     record(ledger, "a", "good")
     assert "all 1 item(s) are locked" in allowed(hook(tmp_path, FIRST_STOP))
 
 
+@pytest.mark.slow  # the hook runs as a process, as Claude Code runs it
 def test_it_lets_the_agent_stop_when_the_rest_is_leased_to_others(tmp_path: Path) -> None:
-    seeded(tmp_path, ("a", "b"))
+    make_ledger(tmp_path / "tiny.reins.db", ("a", "b"))
     with SQLiteStore.open(tmp_path / "tiny.reins.db") as led:
         led.lease("bob", ttl=600)
         led.lease("eve", ttl=600)
@@ -173,8 +163,9 @@ def test_it_lets_the_agent_stop_when_the_rest_is_leased_to_others(tmp_path: Path
     )
 
 
+@pytest.mark.slow  # the hook runs as a process, as Claude Code runs it
 def test_the_cap_lets_a_stalled_agent_stop_and_a_new_turn_resets_it(tmp_path: Path) -> None:
-    ledger = seeded(tmp_path)
+    ledger = make_ledger(tmp_path / "tiny.reins.db")
     assert "block 1 of 3" in blocked(hook(tmp_path, FIRST_STOP))
     assert "block 2 of 3" in blocked(hook(tmp_path, CONTINUED_STOP))
     record(ledger, "a", "bad")  # progress
@@ -188,8 +179,9 @@ def test_the_cap_lets_a_stalled_agent_stop_and_a_new_turn_resets_it(tmp_path: Pa
     assert "block 1 of 3" in blocked(hook(tmp_path, FIRST_STOP))
 
 
+@pytest.mark.slow  # the hook runs as a process, as Claude Code runs it
 def test_the_cap_and_a_turn_budget_come_from_reins_toml(tmp_path: Path) -> None:
-    ledger = seeded(tmp_path)
+    ledger = make_ledger(tmp_path / "tiny.reins.db")
     (tmp_path / "reins.toml").write_text("[reins]\nhook_max_blocks = 1\nhook_max_turns = 2\n")
     assert "block 1 of 1" in blocked(hook(tmp_path, FIRST_STOP))
     assert "blocked 1 time(s) in a row" in allowed(hook(tmp_path, CONTINUED_STOP))
@@ -200,6 +192,7 @@ def test_the_cap_and_a_turn_budget_come_from_reins_toml(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow  # the hook runs as a process, as Claude Code runs it
 @pytest.mark.parametrize(
     ("setup", "message"),
     [
@@ -215,12 +208,12 @@ def test_a_hook_that_cannot_read_its_quest_or_ledger_tells_the_agent_once(
     """Told where the agent reads (the block's reason), never only on stderr; and never
     trapped: the continued stop is let go, with the cause shown to the user."""
     if setup != "missing":
-        seeded(tmp_path)
+        make_ledger(tmp_path / "tiny.reins.db")
     if setup == "broken":
         (tmp_path / "tiny.reins.db").write_bytes(b"this is not a ledger" * 100)
     if setup == "toml":
         (tmp_path / "reins.toml").write_text("[reins]\nhook_max_blocks = 'many'\n")
-    command = [sys.executable, "-m", "reins.cli", "--quest", TINY, "hook", "stop"]
+    command = [sys.executable, "-m", "reins.cli", "--quest", TINY_REF, "hook", "stop"]
     if setup == "quest":  # a reins.toml naming a quest that does not import
         (tmp_path / "reins.toml").write_text('[reins]\nquest = "nowhere:quest"\n')
         command = [sys.executable, "-m", "reins.cli", "hook", "stop"]
@@ -233,6 +226,7 @@ def test_a_hook_that_cannot_read_its_quest_or_ledger_tells_the_agent_once(
     assert message.lower() in shown.lower() and "let the agent stop" in shown
 
 
+@pytest.mark.slow  # the hook runs as a process, as Claude Code runs it
 @pytest.mark.parametrize(
     ("payload", "message"),
     [("{not json", "the hook's input is not JSON"),
@@ -241,11 +235,12 @@ def test_a_hook_that_cannot_read_its_quest_or_ledger_tells_the_agent_once(
 def test_input_it_cannot_read_lets_the_agent_stop_and_tells_the_user(
     tmp_path: Path, payload: dict[str, Any] | str, message: str
 ) -> None:
-    seeded(tmp_path)
+    make_ledger(tmp_path / "tiny.reins.db")
     shown = noticed(hook(tmp_path, payload))
     assert message in shown and "let the agent stop" in shown
 
 
+@pytest.mark.slow  # the hook runs as a process, as Claude Code runs it
 def test_a_hook_with_no_project_and_no_quest_lets_the_agent_stop_quietly(tmp_path: Path) -> None:
     """Nothing set up here for reins (a hook in the user's own settings, say): nothing to guard."""
     run = run_hook([sys.executable, "-m", "reins.cli", "hook", "stop"], tmp_path, FIRST_STOP)
@@ -259,7 +254,7 @@ def test_a_hook_with_no_project_and_no_quest_lets_the_agent_stop_quietly(tmp_pat
 def project(folder: Path) -> Path:
     """A project: reins.toml naming the quest and a ledger beside it, and a subfolder."""
     folder.mkdir()
-    (folder / "reins.toml").write_text(f'[reins]\nquest = "{TINY}"\nledger = "work.reins.db"\n')
+    (folder / "reins.toml").write_text(f'[reins]\nquest = "{TINY_REF}"\nledger = "work.reins.db"\n')
     with SQLiteStore.open(folder / "work.reins.db", create=True) as led:
         led.add((k, {"word": k}) for k in ("a", "b"))
     (folder / "src" / "deep").mkdir(parents=True)
@@ -269,6 +264,7 @@ def project(folder: Path) -> Path:
 HOOK = [sys.executable, "-m", "reins.cli", "hook", "stop"]
 
 
+@pytest.mark.slow  # the hook runs as a process, as Claude Code runs it
 def test_the_hook_guards_from_a_subfolder_of_the_project(tmp_path: Path) -> None:
     """An agent that cd-ed, or Claude Code started in a subfolder: the guard stays on."""
     root = project(tmp_path / "proj")
@@ -278,6 +274,7 @@ def test_the_hook_guards_from_a_subfolder_of_the_project(tmp_path: Path) -> None
     assert sorted(p.name for p in (root / "src" / "deep").iterdir()) == []
 
 
+@pytest.mark.slow  # the hook runs as a process, as Claude Code runs it
 def test_the_hook_looks_from_the_payload_cwd_then_claude_project_dir_then_its_pinned_folder(
     tmp_path: Path,
 ) -> None:
@@ -302,6 +299,7 @@ def test_the_hook_looks_from_the_payload_cwd_then_claude_project_dir_then_its_pi
     assert "3 of 3 item(s)" in blocked(run_hook(pinned, elsewhere, there, **env))
 
 
+@pytest.mark.slow  # the hook runs as a process, as Claude Code runs it
 def test_a_pinned_project_without_its_quest_tells_the_agent(tmp_path: Path) -> None:
     """Pinned to a project whose reins.toml is gone: a project hook that cannot read its
     quest, not a hook with nothing to guard."""
@@ -312,15 +310,16 @@ def test_a_pinned_project_without_its_quest_tells_the_agent(tmp_path: Path) -> N
     assert reason.startswith("reins: the stop hook cannot read its quest or ledger: no quest")
 
 
+@pytest.mark.slow  # the hook runs as a process, as Claude Code runs it
 def test_it_finds_the_driver_of_the_mcp_session_its_agent_started(tmp_path: Path) -> None:
     """The agent (here, this test process) started both the MCP server and the hook."""
     mcp = pytest.importorskip("mcp")
     import anyio
     from mcp.client.stdio import stdio_client
 
-    from tests.test_mcp import call, server
+    from tests.kit.mcpclient import call, server
 
-    seeded(tmp_path, ("a", "b"))
+    make_ledger(tmp_path / "tiny.reins.db", ("a", "b"))
     with SQLiteStore.open(tmp_path / "tiny.reins.db") as led:
         led.lease("bob", ttl=600)  # the oldest free item, a, goes to bob
     reasons: list[str] = []
@@ -360,18 +359,15 @@ SETTINGS = """{
 SERVERS = '{"mcpServers": {"files": {"command": "npx", "args": ["files-server"]}}}'
 
 
-def reins(*args: str) -> Any:
-    return CliRunner().invoke(make_group(), list(args), catch_exceptions=False)
-
-
+@pytest.mark.slow  # the hook runs as a process, as Claude Code runs it
 def test_install_pins_the_project_so_its_hook_guards_from_anywhere(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, cli: Cli
 ) -> None:
     """The command `hook install` writes, run as Claude Code would from a subfolder, with a
     payload naming a folder outside the project and no $CLAUDE_PROJECT_DIR: it still blocks."""
     root = project(tmp_path / "proj")
-    monkeypatch.chdir(root)
-    out = reins("hook", "install", "claude")
+    cli.folder = root
+    out = cli("hook", "install", "claude", quest=None)
     assert out.exit_code == 0, out.output
     settings = json.loads((root / ".claude" / "settings.json").read_text())
     command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
@@ -383,12 +379,12 @@ def test_install_pins_the_project_so_its_hook_guards_from_anywhere(
     assert reason.startswith("reins: 2 of 2 item(s) are still to do")
 
 
-def test_install_merges_and_uninstall_restores_every_byte(tmp_path: Path) -> None:
+def test_install_merges_and_uninstall_restores_every_byte(tmp_path: Path, cli: Cli) -> None:
     claude = tmp_path / ".claude"
     claude.mkdir()
     (claude / "settings.json").write_text(SETTINGS)
     (tmp_path / ".mcp.json").write_text(SERVERS)
-    out = reins("--quest", "emails", "hook", "install", "claude", "--project", str(tmp_path))
+    out = cli("hook", "install", "claude", "--project", str(tmp_path), quest="emails")
     assert out.exit_code == 0, out.output
     settings = json.loads((claude / "settings.json").read_text())
     assert settings["permissions"] == {"allow": ["Bash(make test)"]}
@@ -402,27 +398,27 @@ def test_install_merges_and_uninstall_restores_every_byte(tmp_path: Path) -> Non
     assert servers["reins"]["args"][-3:] == ["--quest", "emails", "mcp"]
     assert (claude / "settings.json.reins-backup").read_text() == SETTINGS
     assert (tmp_path / ".mcp.json.reins-backup").read_text() == SERVERS
-    again = CliRunner().invoke(
-        make_group(), ["hook", "install", "claude", "--project", str(tmp_path)]
-    )
+    again = cli("hook", "install", "claude", "--project", str(tmp_path), quest=None)
     assert again.exit_code == 2 and "installed already" in again.stderr
 
-    out = reins("hook", "uninstall", "--project", str(tmp_path), "--json")
+    out = cli("hook", "uninstall", "--project", str(tmp_path), "--json", quest=None)
     assert json.loads(out.stdout)["files"] == [".claude/settings.json", ".mcp.json"]
     assert (claude / "settings.json").read_text() == SETTINGS
     assert (tmp_path / ".mcp.json").read_text() == SERVERS
     assert sorted(p.name for p in tmp_path.rglob("*")) == [".claude", ".mcp.json", "settings.json"]
 
 
-def test_uninstall_removes_only_its_own_entries_from_an_edited_file(tmp_path: Path) -> None:
+def test_uninstall_removes_only_its_own_entries_from_an_edited_file(
+    tmp_path: Path, cli: Cli
+) -> None:
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".claude" / "settings.json").write_text(SETTINGS)
-    reins("hook", "install", "claude", "--project", str(tmp_path))
+    cli("hook", "install", "claude", "--project", str(tmp_path), quest=None)
     path = tmp_path / ".claude" / "settings.json"
     edited = json.loads(path.read_text())
     edited["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "mine"}]})
     path.write_text(json.dumps(edited))
-    reins("hook", "uninstall", "--project", str(tmp_path))
+    cli("hook", "uninstall", "--project", str(tmp_path), quest=None)
     after = json.loads(path.read_text())
     original = json.loads(SETTINGS)
     original["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "mine"}]})
@@ -430,27 +426,23 @@ def test_uninstall_removes_only_its_own_entries_from_an_edited_file(tmp_path: Pa
     assert not (tmp_path / ".mcp.json").exists()  # it created that one: gone again
 
 
-def test_install_into_a_bare_project_and_back_leaves_nothing(tmp_path: Path) -> None:
-    out = reins("hook", "install", "claude", "--project", str(tmp_path), "--json")
+def test_install_into_a_bare_project_and_back_leaves_nothing(tmp_path: Path, cli: Cli) -> None:
+    out = cli("hook", "install", "claude", "--project", str(tmp_path), "--json", quest=None)
     assert json.loads(out.stdout)["files"] == [".claude/settings.json", ".mcp.json"]
     settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
     assert list(settings) == ["hooks"] and list(settings["hooks"]) == ["Stop"]
-    reins("hook", "uninstall", "--project", str(tmp_path))
+    cli("hook", "uninstall", "--project", str(tmp_path), quest=None)
     assert list(tmp_path.iterdir()) == []
 
 
-def test_install_refuses_what_it_cannot_merge_and_writes_nothing(tmp_path: Path) -> None:
+def test_install_refuses_what_it_cannot_merge_and_writes_nothing(tmp_path: Path, cli: Cli) -> None:
     theirs = '{"mcpServers": {"reins": {"command": "someone-elses"}}}'
     (tmp_path / ".mcp.json").write_text(theirs)
-    out = CliRunner().invoke(
-        make_group(), ["hook", "install", "claude", "--project", str(tmp_path)]
-    )
+    out = cli("hook", "install", "claude", "--project", str(tmp_path), quest=None)
     assert out.exit_code == 2 and "an MCP server named 'reins' already" in out.stderr
     assert [p.name for p in tmp_path.iterdir()] == [".mcp.json"]
     (tmp_path / ".mcp.json").write_text("{broken")
-    out = CliRunner().invoke(
-        make_group(), ["hook", "install", "claude", "--project", str(tmp_path)]
-    )
+    out = cli("hook", "install", "claude", "--project", str(tmp_path), quest=None)
     assert out.exit_code == 2 and "is not valid JSON" in out.stderr
-    out = CliRunner().invoke(make_group(), ["hook", "uninstall", "--project", str(tmp_path)])
+    out = cli("hook", "uninstall", "--project", str(tmp_path), quest=None)
     assert out.exit_code == 2 and "not installed" in out.stderr

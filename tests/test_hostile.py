@@ -27,10 +27,11 @@ from reins.loop import LoopOptions, run
 from reins.quests.emails import quest as EMAILS
 from reins.store.walk import iter_items
 from reins.testing import FakeBackend
-from reins.testing.harness import SQLiteHarness, StoreHarness
+from reins.testing.harness import StoreHarness
 from reins.turn import submit
 from reins.turn.replay import Replayed, ReplayLine, replay_line
-from tests.loopkit import FAST
+from tests.kit import Cli
+from tests.kit.loopkit import FAST
 
 EXAMPLES = int(os.environ.get("REINS_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(
@@ -86,20 +87,9 @@ HOSTILE = st.one_of(
 )
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def harness(request: pytest.FixtureRequest, tmp_path: Path) -> StoreHarness:
-    if request.param == "sqlite":
-        return SQLiteHarness(tmp_path)
-    try:
-        found: StoreHarness = request.getfixturevalue("postgres_harness")
-    except pytest.FixtureLookupError:
-        pytest.skip("no postgres_harness fixture: the PostgreSQL engine is not installed here")
-    return found
-
-
 @pytest.fixture
-def store(harness: StoreHarness) -> Iterator[Store]:
-    opened = harness.open(harness.create())
+def store(store_harness: StoreHarness) -> Iterator[Store]:
+    opened = store_harness.open(store_harness.create())
     try:
         yield opened
     finally:
@@ -140,15 +130,15 @@ def test_any_replayed_output_is_recorded_and_the_rest_of_the_file_goes_on(
     assert_sound(store)
 
 
-def test_a_loop_records_every_hostile_answer_and_finishes(harness: StoreHarness) -> None:
+def test_a_loop_records_every_hostile_answer_and_finishes(store_harness: StoreHarness) -> None:
     """The loop's path: a backend answers each nasty text in turn; nothing stops the run."""
-    location = harness.create()
+    location = store_harness.create()
     payload = next(iter(EMAILS.seed([])))[1]
     answers = {
         f"n{i}": [n.decode("utf-8", "surrogateescape") if isinstance(n, bytes) else n]
         for i, n in enumerate(NASTY)
     }
-    with closing(harness.open(location)) as s:
+    with closing(store_harness.open(location)) as s:
         s.add((key, payload) for key in answers)
         summary = run(
             s,
@@ -157,40 +147,26 @@ def test_a_loop_records_every_hostile_answer_and_finishes(harness: StoreHarness)
             options=LoopOptions(**FAST),
             handle_signals=False,
         )
-    with closing(harness.open(location)) as s:
+    with closing(store_harness.open(location)) as s:
         states = {i.key: i.state for i in iter_items(s)}
         assert all(state is not State.TODO for state in states.values()), states
         assert summary.judged == len(NASTY) and summary.generation_errors == 0
         assert_sound(s)
 
 
-def test_the_cli_records_an_escaped_lone_surrogate_and_prints_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_cli_records_an_escaped_lone_surrogate_and_prints_it(cli: Cli, tmp_path: Path) -> None:
     """The reported defect: a traceback from `submit`, a dead `replay`, a `log --json` crash."""
-    from click.testing import CliRunner
-
-    from reins.cli import make_group
-
-    monkeypatch.chdir(tmp_path)
-
-    def reins(*args: str, input: str | None = None) -> tuple[int, str, str]:
-        out = CliRunner().invoke(make_group(), ["--quest", "emails", *args], input=input)
-        assert out.exception is None or isinstance(out.exception, SystemExit), out.exception
-        return out.exit_code, out.stdout, out.stderr
-
-    assert reins("scan")[0] == 0
-    code, stdout, _ = reins(
-        "submit", "--key", "01-meeting", input='{"addresses":["\\ud800@example.org"]}'
-    )
-    assert code == 4 and '"\\ud800@example.org"' in stdout
-    code, stdout, _ = reins("log", "01-meeting", "--json")
-    assert code == 0 and json.loads(stdout)["attempts"][0]["outcome"] == "FAIL"
+    cli.quest = "emails"
+    assert cli("scan").exit_code == 0
+    out = cli("submit", "--key", "01-meeting", input='{"addresses":["\\ud800@example.org"]}')
+    assert out.exit_code == 4 and '"\\ud800@example.org"' in out.stdout
+    out = cli("log", "01-meeting", "--json")
+    assert out.exit_code == 0 and json.loads(out.stdout)["attempts"][0]["outcome"] == "FAIL"
     lines = [
         {"key": "02-newsletter", "output": '{"addresses":["\\udfff"]}'},
         {"key": "03-invoice", "output": '{"addresses":[]}'},
     ]
     (tmp_path / "out.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-    code, stdout, stderr = reins("replay", "--from", "out.jsonl")
-    assert code == 0, stderr
-    assert "replayed 2 line(s): 2 recorded" in stdout
+    out = cli("replay", "--from", "out.jsonl")
+    assert out.exit_code == 0, out.stderr
+    assert "replayed 2 line(s): 2 recorded" in out.stdout

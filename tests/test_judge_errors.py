@@ -16,13 +16,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reins.loop.engine
 from reins import Quest, SQLiteStore, State
-from reins.cli import make_group
 from reins.errors import BackendError, NotTodo
 from reins.gate import (
     CatalogEntry,
@@ -43,8 +41,8 @@ from reins.store import AttemptKind, Item
 from reins.testing import FakeBackend
 from reins.turn import GenerationFailure, JudgeFailure, Origin, compose, judge, record, submit
 from reins.turn.table import TABLE
-from tests.conftest import TINY, not_bad, not_meh, tiny_prepare
-from tests.loopkit import make_ledger, registered
+from tests.kit import TINY, TINY_REF, Cli, not_bad, not_meh, tiny_prepare
+from tests.kit.loopkit import make_ledger, registered
 
 # --- a quest whose gate can fail in every way a gate can ------------------------------------
 
@@ -319,20 +317,13 @@ ALWAYS_REF = "tests.test_judge_errors:ALWAYS"
 
 
 @pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(Path(__file__).parent.parent))
-    monkeypatch.setenv("REINS_DRIVER", "alice")
-    for var in ("REINS_QUEST", "REINS_LEDGER", "REINS_MODEL", "REINS_STRONG_MODEL"):
-        monkeypatch.delenv(var, raising=False)
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli) -> Path:
+    """A ledger of the quest whose ``prepare`` always fails, which ``cli`` runs."""
+    cli.quest, cli.driver = ALWAYS_REF, "alice"
     # A judge error backs off like a generation error (1 s, doubling); not in tests.
     monkeypatch.setattr(reins.loop.engine, "MAX_BACKOFF", 0.0)
     make_ledger(tmp_path / "always.reins.db")
     return tmp_path
-
-
-def cli(*args: str, input: str | None = None) -> Result:
-    return CliRunner().invoke(make_group(), ["--quest", ALWAYS_REF, *args], input=input)
 
 
 def attempts(folder: Path, ledger: str = "always.reins.db") -> list[tuple[str, str, State, int]]:
@@ -349,7 +340,9 @@ def items(folder: Path, ledger: str = "always.reins.db") -> list[tuple[State, in
         return [(led.get(k).state, led.get(k).tries) for k in ("a", "b", "c")]
 
 
-def test_submit_reports_a_judge_error_with_exit_10_and_charges_nothing(folder: Path) -> None:
+def test_submit_reports_a_judge_error_with_exit_10_and_charges_nothing(
+    folder: Path, cli: Cli
+) -> None:
     out = cli("submit", "-k", "a", input="good")
     assert out.exit_code == 10, out.output
     assert out.stdout.startswith(
@@ -374,7 +367,9 @@ def test_submit_reports_a_judge_error_with_exit_10_and_charges_nothing(folder: P
     assert items(folder)[0] == (State.TODO, 0)
 
 
-def test_the_loop_stops_after_three_judge_errors_in_a_row_with_exit_10(folder: Path) -> None:
+def test_the_loop_stops_after_three_judge_errors_in_a_row_with_exit_10(
+    folder: Path, cli: Cli
+) -> None:
     fake = FakeBackend(lambda call: "good")
     with registered(w=fake):
         out = cli("loop", "--model", "fake:w")
@@ -389,7 +384,7 @@ def test_the_loop_stops_after_three_judge_errors_in_a_row_with_exit_10(folder: P
     assert not (folder / "always-results.jsonl").exists()
 
 
-def test_the_judge_breaker_is_set_on_the_command_line(folder: Path) -> None:
+def test_the_judge_breaker_is_set_on_the_command_line(folder: Path, cli: Cli) -> None:
     with registered(w=FakeBackend(lambda call: "good")):
         out = cli("loop", "--model", "fake:w", "--judge-breaker", "5", "--json")
     assert out.exit_code == 10, out.output
@@ -405,14 +400,12 @@ def test_the_judge_breaker_is_set_on_the_command_line(folder: Path) -> None:
     assert bad.exit_code == 2 and "0 is not in the range" in bad.output
 
 
-def test_judge_errors_between_judged_turns_do_not_trip_the_breaker(folder: Path) -> None:
+def test_judge_errors_between_judged_turns_do_not_trip_the_breaker(folder: Path, cli: Cli) -> None:
     """The breaker counts judge errors in a row; a judged turn resets it."""
     make_ledger(folder / "tiny.reins.db")
     answers = {k: ["explode", "explode", "good"] for k in ("a", "b", "c")}
     with registered(w=FakeBackend(answers)):
-        out = CliRunner().invoke(
-            make_group(), ["--quest", "tests.conftest:TINY", "loop", "--model", "fake:w", "--json"]
-        )
+        out = cli("loop", "--model", "fake:w", "--json", quest=TINY_REF)
     assert out.exit_code == 0, out.output
     summary = json.loads(out.stdout.splitlines()[-1])
     assert (summary["reason"], summary["judge_errors"], summary["judged"]) == ("done", 6, 3)

@@ -8,21 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
-from reins.cli import make_group
 from reins.gate import Context, Fact, Level, rule
 from reins.testing import FakeBackend
-from reins.testing.harness import SQLiteHarness, StoreHarness
-from tests.conftest import TINY, not_bad
-from tests.loopkit import registered
-
-# The same quest after its gate changed: "meh" no longer raises doubt.
-LENIENT = dataclasses.replace(TINY, rules=[not_bad])
+from reins.testing.harness import StoreHarness
+from tests.kit import TINY, Cli, not_bad
+from tests.kit.loopkit import registered
 
 
 @rule("not-meh", Level.FAIL, "the answer is not 'meh'")
@@ -37,30 +31,13 @@ def no_meh(ctx: Context) -> Fact | None:
 # ... and after it changed the other way: "meh" is wrong.
 STRICT = dataclasses.replace(TINY, rules=[not_bad, no_meh])
 
-Reins = Callable[..., Result]
 
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def reins(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Reins:
-    harness: StoreHarness
-    if request.param == "sqlite":
-        harness = SQLiteHarness(tmp_path)
-    else:
-        try:
-            harness = request.getfixturevalue("postgres_harness")
-        except pytest.FixtureLookupError:
-            pytest.skip("no postgres_harness fixture: the PostgreSQL engine is not installed")
-    location = harness.create()
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("REINS_DRIVER", "ann")
-    monkeypatch.delenv("REINS_LEASE_TOKEN", raising=False)
-
-    def invoke(*args: str, input: str | None = None, quest: str = "tests.conftest:TINY") -> Result:
-        argv = ["--quest", quest, "--ledger", location, *args]
-        return CliRunner().invoke(make_group(), argv, input=input, catch_exceptions=False)
-
-    assert invoke("scan").exit_code == 0
-    return invoke
+@pytest.fixture
+def cli(cli: Cli, store_harness: StoreHarness) -> Cli:
+    """The kit's CLI on a fresh ledger of the tiny quest holding a, b and c, on each engine."""
+    cli.ledger, cli.driver = store_harness.create(), "ann"
+    assert cli("scan").exit_code == 0
+    return cli
 
 
 def records(key: str) -> list[dict[str, object]]:
@@ -68,15 +45,15 @@ def records(key: str) -> list[dict[str, object]]:
     return [r for r in map(json.loads, lines) if r["key"] == key]
 
 
-def test_review_lists_doubt_and_resolve_settles_it_by_a_person(reins: Reins) -> None:
-    assert reins("submit", "--key", "a", input="meh").exit_code == 11  # locked REVIEW
-    listed = json.loads(reins("review", "--json").stdout)
+def test_review_lists_doubt_and_resolve_settles_it_by_a_person(cli: Cli) -> None:
+    assert cli("submit", "--key", "a", input="meh").exit_code == 11  # locked REVIEW
+    listed = json.loads(cli("review", "--json").stdout)
     assert [i["key"] for i in listed["items"]] == ["a"]
     assert listed["items"][0]["facts"][0]["rule"] == "not-meh"
-    out = reins("resolve", "a", "--accept", "--note", "fine in context", "--by", "bo")
+    out = cli("resolve", "a", "--accept", "--note", "fine in context", "--by", "bo")
     assert out.exit_code == 0, out.output
     assert out.stdout == "a -> accept by bo (state PASS, round 1): fine in context\n"
-    log = json.loads(reins("log", "a", "--json").stdout)
+    log = json.loads(cli("log", "a", "--json").stdout)
     last = log["attempts"][-1]
     assert (last["kind"], last["driver"], last["action"], last["note"]) == (
         "human",
@@ -90,22 +67,22 @@ def test_review_lists_doubt_and_resolve_settles_it_by_a_person(reins: Reins) -> 
         ("REVIEW", None, 1),
         ("PASS", "accept", 2),
     ]
-    assert reins("review").stdout == "nothing to review\n"
+    assert cli("review").stdout == "nothing to review\n"
 
 
-def test_only_a_review_item_is_resolved_and_a_decision_is_required(reins: Reins) -> None:
-    assert reins("submit", "--key", "a", input="good").exit_code == 0
-    out = reins("resolve", "a", "--reject", "--note", "no")
+def test_only_a_review_item_is_resolved_and_a_decision_is_required(cli: Cli) -> None:
+    assert cli("submit", "--key", "a", input="good").exit_code == 0
+    out = cli("resolve", "a", "--reject", "--note", "no")
     assert out.exit_code == 5 and "REVIEW, not PASS" in out.stderr
-    assert reins("resolve", "a", "--note", "which?").exit_code == 2
-    assert reins("resolve", "b", "--accept", "--note", "x").exit_code == 5  # TODO: nothing to do
+    assert cli("resolve", "a", "--note", "which?").exit_code == 2
+    assert cli("resolve", "b", "--accept", "--note", "x").exit_code == 5  # TODO: nothing to do
 
 
-def test_reopen_starts_a_new_round_with_a_fresh_budget_and_exports_again(reins: Reins) -> None:
+def test_reopen_starts_a_new_round_with_a_fresh_budget_and_exports_again(cli: Cli) -> None:
     for _ in range(3):
-        reins("submit", "--key", "b", input="bad")
-    assert json.loads(reins("log", "b", "--json").stdout)["state"] == "DONE"
-    out = reins("reopen", "b", "--reason", "the gate was wrong", "--json")
+        cli("submit", "--key", "b", input="bad")
+    assert json.loads(cli("log", "b", "--json").stdout)["state"] == "DONE"
+    out = cli("reopen", "b", "--reason", "the gate was wrong", "--json")
     assert out.exit_code == 0, out.output
     (moved,) = json.loads(out.stdout)
     assert (moved["state"], moved["tries"], moved["round"], moved["action"]) == (
@@ -114,14 +91,14 @@ def test_reopen_starts_a_new_round_with_a_fresh_budget_and_exports_again(reins: 
         2,
         "reopen",
     )
-    status = json.loads(reins("status", "--json").stdout)
+    status = json.loads(cli("status", "--json").stdout)
     assert status["reopened"] == 1 and status["kinds"]["human"] == 1
-    nxt = json.loads(reins("next", "--json").stdout)
+    nxt = json.loads(cli("next", "--json").stdout)
     assert nxt["key"] == "a"  # b went back to the pool behind a
-    assert reins("submit", "--key", "a", input="good").exit_code == 0
-    assert json.loads(reins("next", "--json").stdout)["key"] == "b"
-    assert reins("submit", "--key", "b", input="good").exit_code == 0
-    log = json.loads(reins("log", "b", "--json").stdout)
+    assert cli("submit", "--key", "a", input="good").exit_code == 0
+    assert json.loads(cli("next", "--json").stdout)["key"] == "b"
+    assert cli("submit", "--key", "b", input="good").exit_code == 0
+    log = json.loads(cli("log", "b", "--json").stdout)
     assert len(log["attempts"]) == 5 and log["round"] == 2  # the old round is kept
     assert [(r["state"], r["round"]) for r in records("b")] == [
         ("DONE", 1),
@@ -130,11 +107,11 @@ def test_reopen_starts_a_new_round_with_a_fresh_budget_and_exports_again(reins: 
     ]
 
 
-def test_a_reopen_withdraws_the_lock_from_the_results_file_at_once(reins: Reins) -> None:
+def test_a_reopen_withdraws_the_lock_from_the_results_file_at_once(cli: Cli) -> None:
     """A reader of the results file believes each key's last record: never a withdrawn lock."""
-    assert reins("submit", "--key", "a", input="good").exit_code == 0
+    assert cli("submit", "--key", "a", input="good").exit_code == 0
     assert [r["state"] for r in records("a")] == ["PASS"]
-    out = reins("reopen", "a", "--reason", "the gate was wrong", "--by", "bo")
+    out = cli("reopen", "a", "--reason", "the gate was wrong", "--by", "bo")
     assert out.exit_code == 0, out.output
     assert "exported 1 record(s) to tiny-results.jsonl" in out.stderr
     withdrawn = records("a")[-1]
@@ -146,9 +123,9 @@ def test_a_reopen_withdraws_the_lock_from_the_results_file_at_once(reins: Reins)
         "driver": "bo",
     }
     assert withdrawn["locked_at"] is None and withdrawn["outcome"] is None
-    assert reins("submit", "--key", "a", input="bad").exit_code == 4  # nothing new to write
-    assert json.loads(reins("export", "--json").stdout)["exported"] == 0
-    assert reins("submit", "--key", "a", input="good").exit_code == 0
+    assert cli("submit", "--key", "a", input="bad").exit_code == 4  # nothing new to write
+    assert json.loads(cli("export", "--json").stdout)["exported"] == 0
+    assert cli("submit", "--key", "a", input="good").exit_code == 0
     assert [(r["state"], r["round"]) for r in records("a")] == [
         ("PASS", 1),
         ("TODO", 2),
@@ -156,9 +133,9 @@ def test_a_reopen_withdraws_the_lock_from_the_results_file_at_once(reins: Reins)
     ]
 
 
-def test_a_rejudge_that_fails_withdraws_the_lock_with_the_new_verdict(reins: Reins) -> None:
-    assert reins("submit", "--key", "a", input="meh").exit_code == 11  # REVIEW, exported
-    out = reins("rejudge", "--apply", "--json", quest="tests.test_lane:STRICT")
+def test_a_rejudge_that_fails_withdraws_the_lock_with_the_new_verdict(cli: Cli) -> None:
+    assert cli("submit", "--key", "a", input="meh").exit_code == 11  # REVIEW, exported
+    out = cli("rejudge", "--apply", "--json", quest="tests.test_lane:STRICT")
     assert json.loads(out.stdout)["exported"] == 1
     withdrawn = records("a")[-1]
     assert (withdrawn["state"], withdrawn["round"], withdrawn["action"]) == ("TODO", 2, "rejudge")
@@ -167,25 +144,25 @@ def test_a_rejudge_that_fails_withdraws_the_lock_with_the_new_verdict(reins: Rei
 
 
 def test_export_and_the_loop_write_a_withdrawal_auto_export_left_unwritten(
-    reins: Reins,
+    cli: Cli,
 ) -> None:
-    assert reins("submit", "--key", "b", input="good").exit_code == 0
-    assert reins("submit", "--key", "c", input="good").exit_code == 0
+    assert cli("submit", "--key", "b", input="good").exit_code == 0
+    assert cli("submit", "--key", "c", input="good").exit_code == 0
     Path("reins.toml").write_text("[reins]\nauto_export = false\n")
-    assert reins("reopen", "b", "c", "--reason", "second look").exit_code == 0
+    assert cli("reopen", "b", "c", "--reason", "second look").exit_code == 0
     Path("reins.toml").unlink()
     assert [r["state"] for r in records("b")] == ["PASS"]  # not written yet
-    exported = json.loads(reins("export", "--json").stdout)
+    exported = json.loads(cli("export", "--json").stdout)
     assert exported == {"exported": 2, "out": "tiny-results.jsonl"}
     assert [r["state"] for r in records("b")] == ["PASS", "TODO"]
     assert [r["state"] for r in records("c")] == ["PASS", "TODO"]
     # Reopened again while auto-export is off; the loop, which locks nothing, writes it.
-    assert reins("submit", "--key", "c", input="good").exit_code == 0
+    assert cli("submit", "--key", "c", input="good").exit_code == 0
     Path("reins.toml").write_text("[reins]\nauto_export = false\n")
-    assert reins("reopen", "c", "--reason", "third look").exit_code == 0
+    assert cli("reopen", "c", "--reason", "third look").exit_code == 0
     Path("reins.toml").unlink()
     with registered(w=FakeBackend({"a": ["bad"]})):
-        out = reins("loop", "--model", "fake:w", "--max-turns", "1", "--json")
+        out = cli("loop", "--model", "fake:w", "--max-turns", "1", "--json")
     assert json.loads(out.stdout.splitlines()[-1])["exported"] == 1, out.output
     assert [(r["state"], r["round"]) for r in records("c")] == [
         ("PASS", 1),
@@ -195,69 +172,69 @@ def test_export_and_the_loop_write_a_withdrawal_auto_export_left_unwritten(
     ]
 
 
-def test_reopen_selects_locked_items_by_state(reins: Reins) -> None:
-    reins("submit", "--key", "a", input="meh")
-    reins("submit", "--key", "b", input="skip")
-    reins("submit", "--key", "c", input="good")
-    out = reins("reopen", "--state", "REVIEW", "--reason", "second look", "--json")
+def test_reopen_selects_locked_items_by_state(cli: Cli) -> None:
+    cli("submit", "--key", "a", input="meh")
+    cli("submit", "--key", "b", input="skip")
+    cli("submit", "--key", "c", input="good")
+    out = cli("reopen", "--state", "REVIEW", "--reason", "second look", "--json")
     assert [r["key"] for r in json.loads(out.stdout)] == ["a"]
-    assert reins("reopen", "--reason", "nothing named").exit_code == 2
+    assert cli("reopen", "--reason", "nothing named").exit_code == 2
 
 
-def test_rejudge_shows_what_the_current_gate_changes_and_applies_it(reins: Reins) -> None:
-    reins("submit", "--key", "a", input="meh")  # REVIEW under the old gate
-    reins("submit", "--key", "c", input="good")  # PASS either way
-    lenient = "tests.test_lane:LENIENT"
-    status = json.loads(reins("status", "--json", quest=lenient).stdout)
+def test_rejudge_shows_what_the_current_gate_changes_and_applies_it(cli: Cli) -> None:
+    cli("submit", "--key", "a", input="meh")  # REVIEW under the old gate
+    cli("submit", "--key", "c", input="good")  # PASS either way
+    lenient = "tests.kit:LENIENT"
+    status = json.loads(cli("status", "--json", quest=lenient).stdout)
     assert status["older_gate"] == 2  # both were judged under the old gate
-    dry = json.loads(reins("rejudge", "--json", quest=lenient).stdout)
+    dry = json.loads(cli("rejudge", "--json", quest=lenient).stdout)
     assert [(c["key"], c["was"], c["now"], c["applied"]) for c in dry["changes"]] == [
         ("a", "REVIEW", "PASS", False)
     ]
-    assert json.loads(reins("log", "a", "--json").stdout)["state"] == "REVIEW"  # a dry run
-    applied = json.loads(reins("rejudge", "--apply", "--json", quest=lenient).stdout)
+    assert json.loads(cli("log", "a", "--json").stdout)["state"] == "REVIEW"  # a dry run
+    applied = json.loads(cli("rejudge", "--apply", "--json", quest=lenient).stdout)
     assert applied["applied"] == 1 and applied["changes"][0]["new_state"] == "PASS"
-    last = json.loads(reins("log", "a", "--json").stdout)["attempts"][-1]
+    last = json.loads(cli("log", "a", "--json").stdout)["attempts"][-1]
     assert (last["kind"], last["action"], last["outcome"]) == ("human", "rejudge", "PASS")
-    assert json.loads(reins("rejudge", "--json", quest=lenient).stdout)["changes"] == []
-    status = json.loads(reins("status", "--json", quest=lenient).stdout)
+    assert json.loads(cli("rejudge", "--json", quest=lenient).stdout)["changes"] == []
+    status = json.loads(cli("status", "--json", quest=lenient).stdout)
     assert status["older_gate"] == 1  # c still carries the old gate's digest
 
 
-def test_items_are_listed_by_state_and_rule_a_page_at_a_time(reins: Reins) -> None:
-    reins("submit", "--key", "a", input="bad")
-    reins("submit", "--key", "b", input="meh")
-    first = json.loads(reins("items", "--limit", "2", "--json").stdout)
+def test_items_are_listed_by_state_and_rule_a_page_at_a_time(cli: Cli) -> None:
+    cli("submit", "--key", "a", input="bad")
+    cli("submit", "--key", "b", input="meh")
+    first = json.loads(cli("items", "--limit", "2", "--json").stdout)
     assert [i["key"] for i in first["items"]] == ["a", "b"] and first["next"] is not None
-    rest = json.loads(reins("items", "--after", str(first["next"]), "--json").stdout)
+    rest = json.loads(cli("items", "--after", str(first["next"]), "--json").stdout)
     assert [i["key"] for i in rest["items"]] == ["c"] and rest["next"] is None
-    by_rule = json.loads(reins("items", "--rule", "not-bad", "--json").stdout)
+    by_rule = json.loads(cli("items", "--rule", "not-bad", "--json").stdout)
     assert [i["key"] for i in by_rule["items"]] == ["a"]
-    by_state = json.loads(reins("items", "--state", "REVIEW", "--json").stdout)
+    by_state = json.loads(cli("items", "--state", "REVIEW", "--json").stdout)
     assert [i["key"] for i in by_state["items"]] == ["b"]
 
 
-def test_a_stale_lease_token_is_refused_loudly(reins: Reins) -> None:
-    first = json.loads(reins("next", "--json").stdout)
-    second = json.loads(reins("next", "--json").stdout)  # another agent, same driver name
+def test_a_stale_lease_token_is_refused_loudly(cli: Cli) -> None:
+    first = json.loads(cli("next", "--json").stdout)
+    second = json.loads(cli("next", "--json").stdout)  # another agent, same driver name
     assert first["key"] == second["key"] and first["token"] != second["token"]
-    out = reins("submit", "--key", "a", "--token", first["token"], input="good")
+    out = cli("submit", "--key", "a", "--token", first["token"], input="good")
     assert out.exit_code == 6 and "stale" in out.stderr and "REINS_DRIVER" in out.stderr
-    assert json.loads(reins("log", "a", "--json").stdout)["attempts"] == []
-    ok = reins("submit", "--key", "a", "--token", second["token"], input="good")
+    assert json.loads(cli("log", "a", "--json").stdout)["attempts"] == []
+    ok = cli("submit", "--key", "a", "--token", second["token"], input="good")
     assert ok.exit_code == 0
 
 
 def test_peek_shows_the_prompt_without_leasing_and_release_gives_leases_back(
-    reins: Reins,
+    cli: Cli,
 ) -> None:
-    peek = json.loads(reins("next", "--peek", "--json").stdout)
-    assert json.loads(reins("status", "--json").stdout)["leased"] == 0
-    taken = json.loads(reins("next", "--json").stdout)
+    peek = json.loads(cli("next", "--peek", "--json").stdout)
+    assert json.loads(cli("status", "--json").stdout)["leased"] == 0
+    taken = json.loads(cli("next", "--json").stdout)
     assert (peek["key"], peek["user"]) == (taken["key"], taken["user"])
-    other = reins("release", "a", "--driver", "bo")
+    other = cli("release", "a", "--driver", "bo")
     assert other.exit_code == 6 and "leased to 'ann'" in other.stderr
-    assert json.loads(reins("release", "a", "--json").stdout) == {"released": ["a"]}
-    reins("next")
-    assert json.loads(reins("release", "--mine", "--json").stdout) == {"released": ["a"]}
-    assert reins("release").exit_code == 2
+    assert json.loads(cli("release", "a", "--json").stdout) == {"released": ["a"]}
+    cli("next")
+    assert json.loads(cli("release", "--mine", "--json").stdout) == {"released": ["a"]}
+    assert cli("release").exit_code == 2

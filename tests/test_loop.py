@@ -18,8 +18,8 @@ from reins.store.walk import iter_items
 from reins.testing import FakeBackend, FakeCall
 from reins.turn import Prompt, call_seed, compose
 from reins.turn.compose import FEEDBACK_HEADER
-from tests.conftest import TINY
-from tests.loopkit import FAST, loop, make_ledger
+from tests.kit import TINY, Cli
+from tests.kit.loopkit import FAST, loop, make_ledger
 
 
 @pytest.fixture
@@ -348,19 +348,10 @@ def test_locked_items_are_exported_exactly_once(path: Path, tmp_path: Path) -> N
 
 
 def test_the_loop_feeds_back_exactly_what_submit_prints(
-    path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    path: Path, tmp_path: Path, cli: Cli
 ) -> None:
-    from click.testing import CliRunner
-
-    from reins.cli import make_group
-
     twin = make_ledger(tmp_path / "twin.reins.db")
-    monkeypatch.chdir(tmp_path)
-    printed = CliRunner().invoke(
-        make_group(),
-        ["--quest", "tests.conftest:TINY", "--ledger", str(twin), "submit", "-k", "a"],
-        input="bad",
-    )
+    printed = cli("--ledger", str(twin), "submit", "-k", "a", input="bad")
     assert printed.exit_code == 4 and printed.stdout.startswith("a -> FAIL")
     fake = FakeBackend({"a": ["bad", "good"]})
     loop(path, fake, max_items=1)

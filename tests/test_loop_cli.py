@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -11,35 +10,25 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
 from reins import SQLiteStore, State
-from reins.cli import make_group
 from reins.cli.loop import RETRY_CHOICES
 from reins.errors import Exit
 from reins.quest import RETRY_POLICIES
 from reins.store.walk import iter_items
 from reins.testing import FakeBackend
-from tests.loopkit import make_ledger, registered
-
-ROOT = Path(__file__).resolve().parent.parent
-QUEST = "tests.conftest:TINY"
+from tests.kit import Cli
+from tests.kit.loopkit import SLOW_LOOP, make_ledger, registered
 
 
 @pytest.fixture
-def path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("REINS_DRIVER", "alice")
-    for var in ("REINS_QUEST", "REINS_LEDGER", "REINS_MODEL", "REINS_STRONG_MODEL"):
-        monkeypatch.delenv(var, raising=False)
+def path(tmp_path: Path, cli: Cli) -> Path:
+    """A ledger of the tiny quest holding a, b and c; alice drives ``cli``."""
+    cli.driver = "alice"
     return make_ledger(tmp_path / "tiny.reins.db")
 
 
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(make_group(), ["--quest", QUEST, *args])
-
-
-def test_json_mode_writes_one_event_per_turn_then_the_summary(path: Path) -> None:
+def test_json_mode_writes_one_event_per_turn_then_the_summary(path: Path, cli: Cli) -> None:
     fake = FakeBackend({"a": ["bad", "good"], "b": ["meh"], "c": ["bad"] * 3})
     with registered(w=fake):
         out = cli("loop", "--model", "fake:w", "--json", "-c", "2")
@@ -57,7 +46,7 @@ def test_json_mode_writes_one_event_per_turn_then_the_summary(path: Path) -> Non
     assert len(Path("tiny-results.jsonl").read_text().splitlines()) == 3
 
 
-def test_plain_lines_when_not_a_terminal_and_a_summary(path: Path) -> None:
+def test_plain_lines_when_not_a_terminal_and_a_summary(path: Path, cli: Cli) -> None:
     with registered(w=FakeBackend({"a": ["bad", "good"], "b": ["good"], "c": ["good"]})):
         out = cli("loop", "--model", "fake:w", "--no-export")
     assert out.exit_code == 0
@@ -67,7 +56,7 @@ def test_plain_lines_when_not_a_terminal_and_a_summary(path: Path) -> None:
     assert not Path("tiny-results.jsonl").exists()
 
 
-def test_the_breaker_has_its_own_exit_code_and_says_what_to_do(path: Path) -> None:
+def test_the_breaker_has_its_own_exit_code_and_says_what_to_do(path: Path, cli: Cli) -> None:
     with registered(w=FakeBackend(lambda c: "good", failure_rate=1.0)):
         out = cli("loop", "--model", "fake:w", "--breaker", "2")
     assert out.exit_code == Exit.BREAKER
@@ -77,7 +66,7 @@ def test_the_breaker_has_its_own_exit_code_and_says_what_to_do(path: Path) -> No
         assert led.stats().tries == {0: 3}
 
 
-def test_items_all_leased_elsewhere_exit_3(path: Path) -> None:
+def test_items_all_leased_elsewhere_exit_3(path: Path, cli: Cli) -> None:
     with SQLiteStore.open(path) as led:
         for name in ("p1", "p2", "p3"):
             led.lease(name, ttl=900)
@@ -87,7 +76,7 @@ def test_items_all_leased_elsewhere_exit_3(path: Path) -> None:
     assert "3 item(s) left, all leased to other drivers" in out.stdout
 
 
-def test_caps_and_the_retry_policy_reach_the_run(path: Path) -> None:
+def test_caps_and_the_retry_policy_reach_the_run(path: Path, cli: Cli) -> None:
     fake = FakeBackend(lambda c: "bad")
     with registered(w=fake):
         out = cli("loop", "--model", "fake:w", "--max-turns", "2", "--retry", "fresh")
@@ -97,7 +86,7 @@ def test_caps_and_the_retry_policy_reach_the_run(path: Path) -> None:
         assert [a.policy for a in led.snapshot("a")[1]] == ["fresh", "fresh"]
 
 
-def test_strong_model_and_escalation_from_the_command_line(path: Path) -> None:
+def test_strong_model_and_escalation_from_the_command_line(path: Path, cli: Cli) -> None:
     weak, strong = FakeBackend(lambda c: "bad"), FakeBackend(lambda c: "good", name="strong")
     with registered(w=weak, s=strong):
         out = cli(
@@ -115,13 +104,13 @@ def test_strong_model_and_escalation_from_the_command_line(path: Path) -> None:
         (["--retry", "sometimes"], "'sometimes' is not one of"),
     ],
 )
-def test_bad_flags_are_usage_errors(path: Path, args: list[str], message: str) -> None:
+def test_bad_flags_are_usage_errors(path: Path, cli: Cli, args: list[str], message: str) -> None:
     with registered(w=FakeBackend([])):
         out = cli("loop", "--model", "fake:w", *args)
     assert out.exit_code == 2 and message in out.stderr
 
 
-def test_an_unknown_backend_names_the_known_ones(path: Path) -> None:
+def test_an_unknown_backend_names_the_known_ones(path: Path, cli: Cli) -> None:
     out = cli("loop", "--model", "nosuch:model")
     assert out.exit_code == 2 and "No backend named 'nosuch'" in out.stderr
 
@@ -130,34 +119,21 @@ def test_the_retry_choices_are_the_quest_policies() -> None:
     assert RETRY_CHOICES == RETRY_POLICIES
 
 
-def test_reins_turn_prints_the_driver_table() -> None:
-    out = CliRunner().invoke(make_group(), ["turn"])
+def test_reins_turn_prints_the_driver_table(cli: Cli) -> None:
+    out = cli("turn", quest=None)
     assert "<!-- driver-table: begin -->" in out.stdout
     assert "| loop   | loop         | backend   | sent    | yes    | loop         |" in out.stdout
 
 
-SLOW_LOOP = """
-import sys
-from reins.backends import registry
-from reins.cli import main
-from reins.testing import FakeBackend
-from tests.loopkit import FakeFactory
-registry.register("fake", FakeFactory({"w": FakeBackend(lambda c: "good", latency=0.2)}))
-sys.argv = ["reins", "--quest", "tests.conftest:TINY", "loop", "-m", "fake:w", "-c", "2"]
-main()
-"""
-
-
+@pytest.mark.slow  # a loop in its own process
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_stops_the_loop_cleanly_with_a_summary(
     tmp_path: Path, sig: signal.Signals, code: int
 ) -> None:
     path = make_ledger(tmp_path / "tiny.reins.db", [f"k{i}" for i in range(50)])
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
         [sys.executable, "-c", SLOW_LOOP],
         cwd=tmp_path,
-        env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

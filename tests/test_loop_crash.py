@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import random
 import signal
 import sqlite3
@@ -28,11 +27,11 @@ from reins.store import AttemptKind
 from reins.store.export import export
 from reins.store.walk import iter_items
 from reins.turn import JudgeFailure, call_seed, choose, compose, judge
-from tests.loopkit import ESCALATING, make_ledger
+from tests.kit import ESCALATING
+from tests.kit.loopkit import make_ledger
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
 ITEMS = 300
 WORKER = """
 import sys
@@ -40,7 +39,7 @@ from pathlib import Path
 from reins import SQLiteStore
 from reins.loop import LoopOptions, run
 from reins.testing import FakeBackend
-from tests.loopkit import ESCALATING
+from tests.kit import ESCALATING
 
 path, results = sys.argv[1], sys.argv[2]
 answers = ["good", "bad", "meh", "bad", "explode", "good", "skip", "bad"]  # explode: judge error
@@ -64,7 +63,6 @@ with SQLiteStore.open(path) as led:
 def start(path: Path, results: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-c", WORKER, str(path), str(results)],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )

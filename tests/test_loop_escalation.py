@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from reins import SQLiteStore
 from reins.errors import BackendError
 from reins.store import Attempt, AttemptKind, State
 from reins.testing import FakeBackend
 from reins.turn import choose, escalating_cause
-from tests.conftest import TINY
-from tests.loopkit import ESCALATING, loop, make_ledger
-
-ROOT = Path(__file__).resolve().parent.parent
-
+from tests.kit import ESCALATING, ROOT, TINY
+from tests.kit.loopkit import loop, make_ledger
 
 # A submission that is not UTF-8 on the wire: a judged FAIL whose root cause is reins:submission.
 NOT_UTF8 = "\udcff"
@@ -64,6 +62,7 @@ def test_an_item_moves_to_the_strong_backend_after_an_escalating_fail(tmp_path: 
         assert [a.usage.backend for a in log] == ["weak", "weak", "weak"]
 
 
+@pytest.mark.slow  # the restarted loop is another process
 def test_escalation_survives_a_restart(tmp_path: Path) -> None:
     path = make_ledger(tmp_path / "t.reins.db", ["a"])
     weak = FakeBackend({"a": ["bad"]}, name="weak")
@@ -73,14 +72,14 @@ def test_escalation_survives_a_restart(tmp_path: Path) -> None:
         "from pathlib import Path\n"
         "from reins.errors import BackendError\n"
         "from reins.testing import FakeBackend\n"
-        "from tests.loopkit import ESCALATING, loop\n"
+        "from tests.kit import ESCALATING\n"
+        "from tests.kit.loopkit import loop\n"
         "weak = FakeBackend(['good'], name='weak')\n"
         "strong = FakeBackend([BackendError('busy'), 'bad', 'good'], name='strong')\n"
         "loop(Path(sys.argv[1]), weak, ESCALATING, strong=strong)\n"
         "assert not weak.calls, 'the restarted loop went back to the weak backend'\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    subprocess.run([sys.executable, "-c", script, str(path)], env=env, check=True, cwd=ROOT)
+    subprocess.run([sys.executable, "-c", script, str(path)], check=True, cwd=ROOT)
     with SQLiteStore.open(path) as led:
         item, log = led.snapshot("a")
         assert [a.usage.backend for a in log] == ["weak", "strong", "strong", "strong"]

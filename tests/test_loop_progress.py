@@ -10,7 +10,7 @@ from reins.loop import JsonReporter, LineReporter, Status, StopReason, Summary, 
 from reins.loop.progress import clock, status_line, summary_text
 from reins.store import State
 from reins.testing import FakeBackend
-from tests.loopkit import loop, make_ledger
+from tests.kit.loopkit import loop, make_ledger
 
 
 def status(**over: object) -> Status:

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
 from reins import SQLiteStore, State
-from reins.cli import make_group
 from reins.errors import BackendError, ConfigError, Exit
 from reins.loop import LoopOptions, StopReason
 from reins.quests.emails import quest as EMAILS
@@ -20,22 +19,10 @@ from reins.store import AttemptKind
 from reins.testing import FakeBackend, FakeCall
 from reins.values import JSON
 from reins.verify.mailaddr import addresses
-from tests.loopkit import loop, make_ledger, registered
+from tests.kit import Cli
+from tests.kit.loopkit import loop, make_ledger, registered
 
-QUEST = "tests.conftest:TINY"
 KEYS = [f"k{i:02d}" for i in range(11)]
-
-
-@pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("REINS_QUEST", raising=False)
-    monkeypatch.delenv("REINS_LEDGER", raising=False)
-    return tmp_path
-
-
-def cli(*args: str, quest: str = QUEST) -> Result:
-    return CliRunner().invoke(make_group(), ["--quest", quest, *args])
 
 
 def too_long_for(*stuck: str) -> Any:
@@ -54,9 +41,10 @@ def events(out: Result) -> list[dict[str, Any]]:
 
 
 def test_an_item_that_never_generates_is_set_aside_and_the_others_are_worked(
-    folder: Path,
+    tmp_path: Path,
+    cli: Cli,
 ) -> None:
-    path = make_ledger(folder / "tiny.reins.db", KEYS)
+    path = make_ledger(tmp_path / "tiny.reins.db", KEYS)
     with registered(w=FakeBackend(too_long_for("k03"))):
         out = cli("loop", "--model", "fake:w", "--json", "--no-export")
     assert out.exit_code == Exit.SET_ASIDE, out.output
@@ -83,8 +71,8 @@ def test_an_item_that_never_generates_is_set_aside_and_the_others_are_worked(
         assert all(led.get(k).state is State.PASS for k in KEYS if k != "k03")
 
 
-def test_the_loop_says_which_items_it_set_aside_and_why(folder: Path) -> None:
-    make_ledger(folder / "tiny.reins.db", KEYS)
+def test_the_loop_says_which_items_it_set_aside_and_why(tmp_path: Path, cli: Cli) -> None:
+    make_ledger(tmp_path / "tiny.reins.db", KEYS)
     with registered(w=FakeBackend(too_long_for("k03", "k07"))):
         out = cli("loop", "--model", "fake:w", "--no-export", "--set-aside-after", "1")
     assert out.exit_code == Exit.SET_ASIDE, out.output
@@ -94,9 +82,11 @@ def test_the_loop_says_which_items_it_set_aside_and_why(folder: Path) -> None:
     assert "  set aside this run: k03, k07" in out.stdout
 
 
-def test_fewer_stuck_items_in_a_row_than_the_breaker_never_trip_it(folder: Path) -> None:
+def test_fewer_stuck_items_in_a_row_than_the_breaker_never_trip_it(
+    tmp_path: Path, cli: Cli
+) -> None:
     """Four items in a row whose prompts are too long: the breaker (5 items) stays closed."""
-    path = make_ledger(folder / "tiny.reins.db", KEYS)
+    path = make_ledger(tmp_path / "tiny.reins.db", KEYS)
     stuck = ("k00", "k01", "k02", "k03")
     summary = loop(path, FakeBackend(too_long_for(*stuck)))
     assert summary.reason is StopReason.SET_ASIDE
@@ -105,9 +95,9 @@ def test_fewer_stuck_items_in_a_row_than_the_breaker_never_trip_it(folder: Path)
         assert [led.get(k).tries for k in stuck] == [0, 0, 0, 0]
 
 
-def test_a_backend_that_is_down_still_trips_the_breaker(folder: Path) -> None:
+def test_a_backend_that_is_down_still_trips_the_breaker(tmp_path: Path, cli: Cli) -> None:
     """One slot: each item is set aside after 3 errors, and the fifth item's first trips it."""
-    path = make_ledger(folder / "tiny.reins.db", KEYS)
+    path = make_ledger(tmp_path / "tiny.reins.db", KEYS)
     summary = loop(path, FakeBackend(lambda call: BackendError("fake: connection refused")))
     assert summary.reason is StopReason.BREAKER
     assert "generation errors on 5 items in a row, 13 errors with" in summary.message
@@ -118,25 +108,27 @@ def test_a_backend_that_is_down_still_trips_the_breaker(folder: Path) -> None:
     assert stats.remaining == 11 and stats.tries == {0: 11} and stats.leased == 0
 
 
-def test_a_backend_that_is_down_trips_the_breaker_at_once_across_slots(folder: Path) -> None:
-    path = make_ledger(folder / "tiny.reins.db", [f"k{i:02d}" for i in range(40)])
+def test_a_backend_that_is_down_trips_the_breaker_at_once_across_slots(
+    tmp_path: Path, cli: Cli
+) -> None:
+    path = make_ledger(tmp_path / "tiny.reins.db", [f"k{i:02d}" for i in range(40)])
     fake = FakeBackend(lambda call: BackendError("fake: connection refused"), latency=0.002)
     summary = loop(path, fake, concurrency=8, breaker=3)
     assert summary.reason is StopReason.BREAKER and summary.set_aside == ()
     assert 3 <= summary.generation_errors < 3 + 8
 
 
-def test_a_judged_turn_resets_the_breaker(folder: Path) -> None:
+def test_a_judged_turn_resets_the_breaker(tmp_path: Path, cli: Cli) -> None:
     """Stuck items with a good one between each: never two items in a row fail."""
     keys = [f"k{i:02d}" for i in range(12)]
-    path = make_ledger(folder / "tiny.reins.db", keys)
+    path = make_ledger(tmp_path / "tiny.reins.db", keys)
     stuck = tuple(keys[::2])
     summary = loop(path, FakeBackend(too_long_for(*stuck)), breaker=2)
     assert summary.reason is StopReason.SET_ASIDE and summary.set_aside == stuck
 
 
-def test_a_set_aside_item_is_tried_again_by_the_next_run(folder: Path) -> None:
-    path = make_ledger(folder / "tiny.reins.db", ["a", "b"])
+def test_a_set_aside_item_is_tried_again_by_the_next_run(tmp_path: Path, cli: Cli) -> None:
+    path = make_ledger(tmp_path / "tiny.reins.db", ["a", "b"])
     first = loop(path, FakeBackend(too_long_for("a")))
     assert first.set_aside == ("a",)
     again = loop(path, FakeBackend(lambda call: "good"))
@@ -146,8 +138,8 @@ def test_a_set_aside_item_is_tried_again_by_the_next_run(folder: Path) -> None:
     assert item.state is State.PASS and [a.kind for a in log][-1] is AttemptKind.JUDGED
 
 
-def test_set_aside_after_is_a_whole_number_of_at_least_one(folder: Path) -> None:
-    make_ledger(folder / "tiny.reins.db")
+def test_set_aside_after_is_a_whole_number_of_at_least_one(tmp_path: Path, cli: Cli) -> None:
+    make_ledger(tmp_path / "tiny.reins.db")
     with registered(w=FakeBackend([])):
         bad = cli("loop", "--model", "fake:w", "--set-aside-after", "0")
     assert bad.exit_code == 2 and "--set-aside-after" in bad.stderr
@@ -160,7 +152,9 @@ def _text(payload: JSON) -> str:
     return payload["text"]
 
 
-def test_a_megabyte_answer_to_the_emails_quest_does_not_stop_the_loop(folder: Path) -> None:
+def test_a_megabyte_answer_to_the_emails_quest_does_not_stop_the_loop(
+    tmp_path: Path, cli: Cli
+) -> None:
     """The reported defect: a 1 MB answer made a 1 MB FAIL text and a 1 MB next prompt, every
     later turn of that item failed to generate, and the breaker stopped the whole run."""
     assert cli("scan", quest="emails").exit_code == 0
@@ -181,6 +175,6 @@ def test_a_megabyte_answer_to_the_emails_quest_does_not_stop_the_loop(folder: Pa
     summary = events(out)[-1]
     assert summary["reason"] == "done" and summary["generation_errors"] == 0
     assert len(fake.calls_for("01-meeting")) == 2
-    with SQLiteStore.open(folder / "emails.reins.db") as led:
+    with SQLiteStore.open(tmp_path / "emails.reins.db") as led:
         item, log = led.snapshot("01-meeting")
     assert item.state.terminal and log[0].submission == big

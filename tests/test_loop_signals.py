@@ -20,16 +20,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from reins import SQLiteStore
-from reins.cli import make_group
-from tests.loopkit import make_ledger
-from tests.test_loop_cli import SLOW_LOOP
+from tests.kit import Cli
+from tests.kit.loopkit import SLOW_LOOP, make_ledger
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
 ITEMS = [f"k{i:02d}" for i in range(60)]
 # Well past the loop's repeat window (1 s): a second signal this late is a person's.
 LATER = 2.5
@@ -42,7 +39,6 @@ def start(cwd: Path, *prefix: str) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
         [*prefix, sys.executable, "-c", SLOW_LOOP],
         cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -67,20 +63,20 @@ def write_lock(path: Path) -> Iterator[None]:
         con.close()
 
 
-def assert_stopped_cleanly(proc: subprocess.Popen[str], path: Path, out: str, err: str) -> None:
+def assert_stopped_cleanly(
+    cli: Cli, proc: subprocess.Popen[str], path: Path, out: str, err: str
+) -> None:
     assert proc.returncode == 143, err
     assert "loop interrupted: stopped by SIGTERM" in out, out + err
     assert "none half-recorded, leases released" in out
     with SQLiteStore.open(path) as led:
         stats = led.stats()
         assert stats.leased == 0 and 0 < stats.attempts < len(ITEMS)
-    check = CliRunner().invoke(
-        make_group(), ["--quest", "tests.conftest:TINY", "--ledger", str(path), "ledger", "check"]
-    )
+    check = cli("--ledger", str(path), "ledger", "check")
     assert check.exit_code == 0, check.output
 
 
-def test_gnu_timeout_stops_the_loop_cleanly_every_time(tmp_path: Path) -> None:
+def test_gnu_timeout_stops_the_loop_cleanly_every_time(tmp_path: Path, cli: Cli) -> None:
     """`timeout -s TERM` signals the loop and then its group. Its timer's SIGALRM is sent by
     hand, once the loop is running, so that the run does not depend on how fast it starts;
     timeout then does exactly what it does when its time is up. The two deliveries race the
@@ -91,10 +87,12 @@ def test_gnu_timeout_stops_the_loop_cleanly_every_time(tmp_path: Path) -> None:
         proc = start(path.parent, "timeout", "--preserve-status", "-s", "TERM", "600")
         proc.send_signal(signal.SIGALRM)  # to timeout: "time is up"
         out, err = proc.communicate(timeout=60)
-        assert_stopped_cleanly(proc, path, out, err)
+        assert_stopped_cleanly(cli, proc, path, out, err)
 
 
-def test_a_kill_of_the_loop_then_of_its_process_group_is_one_request(tmp_path: Path) -> None:
+def test_a_kill_of_the_loop_then_of_its_process_group_is_one_request(
+    tmp_path: Path, cli: Cli
+) -> None:
     """The second SIGTERM comes while the first is still being honoured (the wind-up waits
     for the ledger's write lock, held here): it is the same request, not a harder one."""
     path = make_ledger(tmp_path / "tiny.reins.db", ITEMS)
@@ -106,10 +104,10 @@ def test_a_kill_of_the_loop_then_of_its_process_group_is_one_request(tmp_path: P
         time.sleep(0.3)
         assert proc.poll() is None  # still winding up, not killed by the second delivery
     out, err = proc.communicate(timeout=60)
-    assert_stopped_cleanly(proc, path, out, err)
+    assert_stopped_cleanly(cli, proc, path, out, err)
 
 
-def test_a_deliberate_second_ctrl_c_interrupts_at_once(tmp_path: Path) -> None:
+def test_a_deliberate_second_ctrl_c_interrupts_at_once(tmp_path: Path, cli: Cli) -> None:
     """The clean stop is stuck (the ledger's write lock is held elsewhere); a second Ctrl-C a
     moment later ends the process at once, without waiting for the lock. Nothing is
     half-recorded: each turn is one transaction."""
@@ -123,7 +121,5 @@ def test_a_deliberate_second_ctrl_c_interrupts_at_once(tmp_path: Path) -> None:
         assert proc.wait(timeout=20) == -signal.SIGINT  # ended while the lock is still held
     _, err = proc.communicate()
     assert "interrupted at once by a second SIGINT: nothing is half-recorded" in err
-    check = CliRunner().invoke(
-        make_group(), ["--quest", "tests.conftest:TINY", "--ledger", str(path), "ledger", "check"]
-    )
+    check = cli("--ledger", str(path), "ledger", "check")
     assert check.exit_code == 0, check.output

@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from click.testing import CliRunner
 
 from reins import SQLiteStore
-from reins.cli import make_group
+from tests.kit import ROOT, Cli
+from tests.kit.loopkit import make_ledger
 
 mcp = pytest.importorskip("mcp")
 
@@ -27,47 +25,11 @@ from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
-TINY = "tests.conftest:TINY"
-PROPOSING = "tests.conftest:PROPOSING"
+from tests.kit.mcpclient import call, connect, server  # noqa: E402
+
+PROPOSING = "tests.kit:PROPOSING"
 TOOLS = {"next_item", "submit", "board", "item_log", "rules", "release"}
 pytestmark = pytest.mark.slow
-
-
-def seeded(folder: Path, keys: tuple[str, ...] = ("a", "b", "c")) -> Path:
-    """A ledger of the tiny quest in ``folder``, where the server finds it by default."""
-    with SQLiteStore.open(folder / "tiny.reins.db", create=True) as led:
-        led.add((k, {"word": k}) for k in keys)
-    return folder / "tiny.reins.db"
-
-
-def server(folder: Path, *args: str, quest: str = TINY) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "reins.cli", "--quest", quest, "mcp", *args],
-        cwd=str(folder),
-        env={"PYTHONPATH": str(REPO)},
-    )
-
-
-@asynccontextmanager
-async def connect(folder: Path, *args: str, quest: str = TINY) -> AsyncIterator[ClientSession]:
-    """One client session against a fresh ``reins mcp`` process in ``folder``."""
-    with (folder / "server.log").open("a") as errlog:
-        async with (
-            stdio_client(server(folder, *args, quest=quest), errlog=errlog) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            yield session
-
-
-async def call(session: ClientSession, tool: str, **arguments: Any) -> tuple[list[str], bool]:
-    """The text blocks of a tool's result, and whether it is an error."""
-    result = await session.call_tool(tool, arguments)
-    assert isinstance(result, mcp.types.CallToolResult)
-    texts = [block.text for block in result.content if isinstance(block, mcp.types.TextContent)]
-    return texts, result.is_error
 
 
 def run(fn: Callable[[], Awaitable[None]]) -> None:
@@ -80,7 +42,7 @@ def lease_of(ledger: Path, key: str) -> str | None:
 
 
 def test_the_tools_are_listed_with_the_rules_of_the_game(tmp_path: Path) -> None:
-    seeded(tmp_path)
+    make_ledger(tmp_path / "tiny.reins.db")
 
     async def session() -> None:
         async with connect(tmp_path) as s:
@@ -97,7 +59,7 @@ def test_the_tools_are_listed_with_the_rules_of_the_game(tmp_path: Path) -> None
 
 
 def test_a_fail_then_its_facts_then_a_pass(tmp_path: Path) -> None:
-    ledger = seeded(tmp_path)
+    ledger = make_ledger(tmp_path / "tiny.reins.db")
 
     async def session() -> None:
         async with connect(tmp_path, "--driver", "agent-1") as s:
@@ -129,7 +91,7 @@ def test_a_fail_then_its_facts_then_a_pass(tmp_path: Path) -> None:
 def test_an_agents_oversize_submission_is_a_fail_fact_not_a_usage_error(tmp_path: Path) -> None:
     """An agent's tool call is a generator's output: too large is its FAIL (a try), recorded
     with the facts it can act on, where a person's `reins submit` is refused (exit 2)."""
-    ledger = seeded(tmp_path)
+    ledger = make_ledger(tmp_path / "tiny.reins.db")
     (tmp_path / "reins.toml").write_text("[reins]\nmax_submission = 10\n")
 
     async def session() -> None:
@@ -147,7 +109,7 @@ def test_an_agents_oversize_submission_is_a_fail_fact_not_a_usage_error(tmp_path
 
 
 def test_two_sessions_never_share_an_item(tmp_path: Path) -> None:
-    seeded(tmp_path)
+    make_ledger(tmp_path / "tiny.reins.db")
 
     async def sessions() -> None:
         async with connect(tmp_path) as one, connect(tmp_path) as two:
@@ -165,7 +127,7 @@ def test_two_sessions_never_share_an_item(tmp_path: Path) -> None:
 
 
 def test_a_session_that_ends_releases_its_lease_at_once(tmp_path: Path) -> None:
-    ledger = seeded(tmp_path)
+    ledger = make_ledger(tmp_path / "tiny.reins.db")
 
     async def session() -> None:
         async with connect(tmp_path, "--driver", "agent-1") as s:
@@ -180,7 +142,7 @@ def test_a_session_that_ends_releases_its_lease_at_once(tmp_path: Path) -> None:
 
 KILLED_CLIENT = """
 import sys, anyio
-from tests.test_mcp import connect, call
+from tests.kit.mcpclient import connect, call
 from pathlib import Path
 
 async def main():
@@ -195,13 +157,12 @@ anyio.run(main)
 
 def test_a_killed_client_s_lease_is_released(tmp_path: Path) -> None:
     """The client dies without a word (SIGKILL): its server reads EOF and gives the item back."""
-    ledger = seeded(tmp_path)
+    ledger = make_ledger(tmp_path / "tiny.reins.db")
     client = subprocess.Popen(
         [sys.executable, "-c", KILLED_CLIENT, str(tmp_path)],
-        cwd=REPO,
+        cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     try:
         assert client.stdout is not None
@@ -227,7 +188,7 @@ def test_a_killed_client_s_lease_is_released(tmp_path: Path) -> None:
 def test_a_server_told_to_stop_releases_its_lease_first(tmp_path: Path) -> None:
     """A client may end a session with SIGTERM instead of closing stdin (here, JSON-RPC by hand,
     to hold the server's pid)."""
-    ledger = seeded(tmp_path)
+    ledger = make_ledger(tmp_path / "tiny.reins.db")
     params = server(tmp_path, "--driver", "agent-1")
     proc = subprocess.Popen(
         [params.command, *params.args],
@@ -236,7 +197,6 @@ def test_a_server_told_to_stop_releases_its_lease_first(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
@@ -264,7 +224,7 @@ def test_a_server_told_to_stop_releases_its_lease_first(tmp_path: Path) -> None:
 
 
 def test_after_three_other_calls_results_carry_a_reminder(tmp_path: Path) -> None:
-    seeded(tmp_path)
+    make_ledger(tmp_path / "tiny.reins.db")
 
     async def session() -> None:
         async with connect(tmp_path, "--driver", "agent-1") as s:
@@ -298,7 +258,7 @@ def test_after_three_other_calls_results_carry_a_reminder(tmp_path: Path) -> Non
 
 
 def test_invalid_arguments_are_errors_the_agent_reads_never_a_crash(tmp_path: Path) -> None:
-    seeded(tmp_path)
+    make_ledger(tmp_path / "tiny.reins.db")
 
     async def session() -> None:
         async with connect(tmp_path) as s:
@@ -335,15 +295,13 @@ def test_invalid_arguments_are_errors_the_agent_reads_never_a_crash(tmp_path: Pa
     run(session)
 
 
-def test_next_item_and_submit_print_the_bytes_the_cli_prints(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_next_item_and_submit_print_the_bytes_the_cli_prints(tmp_path: Path, cli: Cli) -> None:
     """The same moves on two ledgers, one through MCP and one through the CLI."""
     by_mcp, by_cli = tmp_path / "mcp", tmp_path / "cli"
     by_mcp.mkdir()
     by_cli.mkdir()
-    seeded(by_mcp)
-    seeded(by_cli)
+    make_ledger(by_mcp / "tiny.reins.db")
+    make_ledger(by_cli / "tiny.reins.db")
     texts: list[str] = []
 
     async def session() -> None:
@@ -357,28 +315,24 @@ def test_next_item_and_submit_print_the_bytes_the_cli_prints(
                 texts.append((await call(s, tool, **args))[0][0])
 
     run(session)
-    monkeypatch.chdir(by_cli)
-    monkeypatch.syspath_prepend(str(REPO))
+    cli.folder = by_cli
 
-    def cli(*args: str, input: str | None = None) -> str:
-        argv = ["--quest", TINY, *args, "--driver", "agent-1"]
-        return CliRunner().invoke(make_group(), argv, input=input).stdout
+    def said(*args: str, input: str | None = None) -> str:
+        return cli(*args, "--driver", "agent-1", input=input).stdout
 
     answer = (
         r"\n# answer with: reins submit --key a --token [0-9a-f]+ --in FILE"
         r"   \(or --in - for stdin\)\n"
     )
-    assert re.fullmatch(re.escape(texts[0]) + answer, cli("next"))
-    assert cli("submit", "-k", "a", input="bad") == texts[1]
-    assert re.fullmatch(re.escape(texts[2]) + answer, cli("next"))
-    assert cli("submit", "-k", "a", input="meh") == texts[3]
+    assert re.fullmatch(re.escape(texts[0]) + answer, said("next"))
+    assert said("submit", "-k", "a", input="bad") == texts[1]
+    assert re.fullmatch(re.escape(texts[2]) + answer, said("next"))
+    assert said("submit", "-k", "a", input="meh") == texts[3]
     assert "REVIEW" in texts[3]
 
 
-def test_a_quest_that_allows_proposals_takes_them_as_todo_items(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    ledger = seeded(tmp_path, ("a",))
+def test_a_quest_that_allows_proposals_takes_them_as_todo_items(tmp_path: Path, cli: Cli) -> None:
+    ledger = make_ledger(tmp_path / "tiny.reins.db", ("a",))
 
     async def session() -> None:
         async with connect(tmp_path, "--driver", "agent-1", quest=PROPOSING) as s:
@@ -401,9 +355,7 @@ def test_a_quest_that_allows_proposals_takes_them_as_todo_items(
             assert verdict[0].startswith("d -> FAIL (state TODO, tries 1/3)")
 
     run(session)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(REPO))
-    out = CliRunner().invoke(make_group(), ["--quest", TINY, "log", "d", "--json"])
+    out = cli("log", "d", "--json")
     assert json.loads(out.stdout)["proposed_by"] == "agent-1"
     with SQLiteStore.open(ledger) as led:
         assert led.check() == []
@@ -458,7 +410,7 @@ def test_the_readme_transcript_is_a_real_session(tmp_path: Path) -> None:
         made.append(await transcript(tmp_path))
 
     run(session)
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     shown = re.search(r"<!-- mcp-transcript -->\n```text\n(.*?)```", readme, re.S)
     assert shown is not None, "README.md lost its MCP transcript"
     assert shown[1] == made[0], "regenerate it: python -m tests.test_mcp\n" + made[0]

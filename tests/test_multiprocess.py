@@ -20,7 +20,7 @@ ITEMS = 60
 
 def work(ledger_path: str, results: str, driver: str, queue: mp.Queue) -> None:  # type: ignore[type-arg]
     from reins.turn import submit
-    from tests.conftest import TINY
+    from tests.kit import TINY
 
     taken: list[str] = []
     with SQLiteStore.open(ledger_path) as led:

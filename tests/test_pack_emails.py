@@ -15,6 +15,7 @@ from reins.quests import emails as python_emails
 from reins.turn import judge as judge_turn
 from reins.values import JSON
 from reins.verify.mailaddr import addresses
+from tests.kit import Cli
 
 PACK = folder("emails")
 SHAPE_RULES = {"reins:json": "json-shape"}  # the loader's rule for an answer that is not JSON
@@ -319,36 +320,28 @@ def test_every_offending_address_leaves_its_own_fact(either: Quest) -> None:
 
 @pytest.mark.parametrize("quest", ["emails", str(PACK)])
 def test_a_user_submitting_old_mail_meets_the_same_verdicts(
-    quest: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    quest: str, tmp_path: Path, cli: Cli
 ) -> None:
     """Through the CLI, for the Python quest and the pack: the right answers lock, an empty
     answer to a text whose address stands before a dash does not."""
-    from click.testing import CliRunner
-
-    from reins.cli import make_group
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("REINS_QUEST", raising=False)
-    monkeypatch.delenv("REINS_LEDGER", raising=False)
+    cli.quest, cli.ledger = quest, str(tmp_path / "l.db")
     texts = {"sig": SIGNATURE, "prefixed": PREFIXED_ID, "unclosed": UNCLOSED_REFERENCES}
     for key, text in texts.items():
         (tmp_path / f"{key}.txt").write_text(text)
     (tmp_path / "dash.txt").write_text("Mail bob@lab.example.org-- or call.\n")
 
-    def reins(*args: str, input: str | None = None) -> tuple[int, str]:
-        argv = ["--quest", quest, "--ledger", str(tmp_path / "l.db"), *args]
-        out = CliRunner().invoke(make_group(), argv, input=input, catch_exceptions=False)
-        return out.exit_code, out.stdout
-
-    assert reins("scan", *(str(tmp_path / f"{k}.txt") for k in [*texts, "dash"]))[0] == 0
+    assert cli("scan", *(str(tmp_path / f"{k}.txt") for k in [*texts, "dash"])).exit_code == 0
     right = {
         "sig": ["lab-desk@example.org", "bob@lab.example.org", "ann@my-lab.example.org"],
         "prefixed": ["bob@lab.example.org"],
         "unclosed": ["bob@lab.example.org", "ann@my-lab.example.org", "desk@example.org"],
     }
     for key, found in right.items():
-        code, out = reins("submit", "--key", key, input=answer(*found))
-        assert (code, out.splitlines()[0]) == (0, f"{key} -> PASS (state PASS, tries 0/3)")
-    code, out = reins("submit", "--key", "dash", input=answer())
-    assert code == 4 and "Root cause: address-missing" in out
-    assert 'expected: "also bob@lab.example.org"' in out
+        out = cli("submit", "--key", key, input=answer(*found))
+        assert (out.exit_code, out.stdout.splitlines()[0]) == (
+            0,
+            f"{key} -> PASS (state PASS, tries 0/3)",
+        )
+    out = cli("submit", "--key", "dash", input=answer())
+    assert out.exit_code == 4 and "Root cause: address-missing" in out.stdout
+    assert 'expected: "also bob@lab.example.org"' in out.stdout

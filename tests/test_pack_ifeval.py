@@ -31,8 +31,8 @@ from reins.store.model import Item, State
 from reins.turn.failures import JudgeFailure
 from reins.turn.judge import judge
 from reins.values import Fact
+from tests.kit import ROOT, Cli
 
-ROOT = Path(__file__).resolve().parents[1]
 PACK = ROOT / "src" / "reins" / "packs" / "ifeval"
 DATA = Path(__file__).with_name("data") / "ifeval"
 INPUTS = DATA / "input_data_gpt4_20231107_145030.jsonl"
@@ -318,6 +318,7 @@ _OFFLINE = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # a fresh interpreter, without a network
 def test_every_checker_runs_with_no_network_and_nothing_downloaded(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
@@ -362,24 +363,15 @@ def test_the_punkt_model_written_is_nltk_s_english_punkt_tab() -> None:
     assert dict(params.ortho_context) == dict(model.ORTHO_CONTEXT)
 
 
-def test_the_gpt4_file_replays_end_to_end_through_the_cli(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_gpt4_file_replays_end_to_end_through_the_cli(tmp_path: Path, cli: Cli) -> None:
     """reins -q ifeval scan, then replay of the GPT-4 file: the official figures in the ledger."""
-    from click.testing import CliRunner
-
-    from reins.cli import make_group
-
-    monkeypatch.chdir(tmp_path)
-    for var in ("REINS_QUEST", "REINS_LEDGER"):
-        monkeypatch.delenv(var, raising=False)
     lines = "".join(json.dumps(line) + "\n" for line in replay_lines(INPUTS, RESPONSES))
     (tmp_path / "gpt4.jsonl").write_text(lines, encoding="utf-8")
-    cli = CliRunner()
-    assert cli.invoke(make_group(), ["-q", "ifeval", "scan"]).exit_code == 0
-    out = cli.invoke(make_group(), ["-q", "ifeval", "replay", "--from", "gpt4.jsonl"])
+    cli.quest = "ifeval"
+    assert cli("scan").exit_code == 0
+    out = cli("replay", "--from", "gpt4.jsonl")
     assert out.exit_code in (0, 4), out.output
-    status = json.loads(cli.invoke(make_group(), ["-q", "ifeval", "status", "--json"]).output)
+    status = json.loads(cli("status", "--json").output)
     # 415 strict passes; 429 loose passes among the settled prompts, plus the 2 random ones
     assert status["counts"]["PASS"] == 415
     assert status["counts"]["REVIEW"] == 429 - 415 + len(RANDOM_KEYS)

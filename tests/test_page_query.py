@@ -8,21 +8,19 @@ import warnings
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 from starlette.exceptions import StarletteDeprecationWarning
 
 from reins import SQLiteStore
 from reins.agents.session import AgentSession, Options
-from reins.cli import make_group
 from reins.errors import ConfigError
 from reins.store.model import State
 from reins.store.query import PageQuery
 from reins.web.app import create_app
 from reins.web.listing import link, read_filter
 from reins.web.security import Guard
-from tests.conftest import TINY
+from tests.kit import TINY, Cli
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", StarletteDeprecationWarning)
@@ -48,12 +46,11 @@ def location(tmp_path: Path) -> str:
 
 @pytest.mark.parametrize(("field", "typed", "says"), REFUSED)
 def test_a_bad_filter_is_refused_alike_by_the_cli_and_the_dashboard(
-    location: str, field: str, typed: str, says: str
+    location: str, cli: Cli, field: str, typed: str, says: str
 ) -> None:
-    argv = ["--quest", "tests.conftest:TINY", "--ledger", location]
-    cli = CliRunner().invoke(make_group(), [*argv, "items", OPTION[field], typed])
-    assert cli.exit_code == 2, cli.output
-    assert says in cli.output
+    out = cli("--ledger", location, "items", OPTION[field], typed)
+    assert out.exit_code == 2, out.output
+    assert says in out.output
     with SQLiteStore.open(location) as store:
         app = create_app(store, TINY, Guard.for_host("127.0.0.1"), by="web-user")
         page = TestClient(app, base_url="http://127.0.0.1:8765").get("/items?" + f"{field}={typed}")
@@ -61,17 +58,14 @@ def test_a_bad_filter_is_refused_alike_by_the_cli_and_the_dashboard(
         assert "bad filter: " + says in html.unescape(page.text)
 
 
-def test_the_mcp_board_reads_its_limit_as_the_cli_reads_its_option(location: str) -> None:
+def test_the_mcp_board_reads_its_limit_as_the_cli_reads_its_option(location: str, cli: Cli) -> None:
     with SQLiteStore.open(location) as store:
         session = AgentSession(store, TINY, "agent", Options(lease=60, max_submission=10_000))
         reply = session.call("board", {"limit": 0})
         assert reply.is_error and reply.blocks[0] == "error: board: limit must be at least 1, got 0"
         assert len(session.call("board", {"limit": 2}).blocks[0].splitlines()) == 3  # + "more"
-    cli = CliRunner().invoke(
-        make_group(),
-        ["--quest", "tests.conftest:TINY", "--ledger", location, "items", "--limit", "0"],
-    )
-    assert "limit must be at least 1, got 0" in cli.output
+    out = cli("--ledger", location, "items", "--limit", "0")
+    assert "limit must be at least 1, got 0" in out.output
 
 
 def test_a_blank_value_keeps_the_default_and_other_names_are_ignored() -> None:

@@ -14,29 +14,20 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
-from reins.cli import make_group
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.kit import ROOT, Cli
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A project made by `reins init --template declarative`, seeded from its own folder."""
-    for var in ("REINS_QUEST", "REINS_LEDGER", "REINS_MODEL", "REINS_STRONG_MODEL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("REINS_DRIVER", "ann")
+def project(tmp_path: Path, cli: Cli) -> Path:
+    """A project made by `reins init --template declarative`, seeded from its own folder, where
+    ``cli`` runs (with no --quest: reins.toml names it)."""
     root = tmp_path / "project"
     root.mkdir()
-    monkeypatch.chdir(root)
+    cli.folder, cli.quest, cli.driver = root, None, "ann"
     assert cli("init", "--template", "declarative", "--name", "caps").exit_code == 0
     assert cli("scan").exit_code == 0
     return root
-
-
-def cli(*args: str, stdin: str | None = None) -> Result:
-    return CliRunner().invoke(make_group(), list(args), input=stdin)
 
 
 def files(folder: Path) -> list[str]:
@@ -44,53 +35,50 @@ def files(folder: Path) -> list[str]:
 
 
 def test_a_command_in_a_subfolder_uses_the_projects_quest_ledger_and_results(
-    project: Path, monkeypatch: pytest.MonkeyPatch
+    project: Path, cli: Cli
 ) -> None:
     deep = project / "src" / "deep"
     deep.mkdir(parents=True)
-    monkeypatch.chdir(deep)
+    cli.folder = deep
     status = cli("status", "--json")
     assert status.exit_code == 0, status.output
     assert json.loads(status.stdout)["total"] == 3
     lease = json.loads(cli("next", "--json").stdout)
     assert lease["key"] == "alpha"
-    done = cli("submit", "-k", "alpha", "-t", lease["token"], stdin='{"answer": "ALPHA"}')
+    done = cli("submit", "-k", "alpha", "-t", lease["token"], input='{"answer": "ALPHA"}')
     assert done.exit_code == 0, done.output
     assert files(deep) == []  # no ledger, results or anything else of its own
     results = (project / "caps-results.jsonl").read_text().splitlines()
     assert [json.loads(r)["key"] for r in results] == ["alpha"]
 
 
-def test_the_nearest_reins_toml_wins(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_nearest_reins_toml_wins(project: Path, cli: Cli) -> None:
     inner = project / "inner"
     (inner / "below").mkdir(parents=True)
     (inner / "reins.toml").write_text(
         f'[reins]\nquest = "{project / "caps"}"\nledger = "inner.reins.db"\n'
     )
-    monkeypatch.chdir(inner / "below")
+    cli.folder = inner / "below"
     assert cli("scan").exit_code == 0
     assert (inner / "inner.reins.db").exists() and not (inner / "below" / "inner.reins.db").exists()
 
 
-def test_flags_and_environment_stay_relative_to_the_working_folder(
-    project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_flags_and_environment_stay_relative_to_the_working_folder(project: Path, cli: Cli) -> None:
     sub = project / "sub"
     sub.mkdir()
-    monkeypatch.chdir(sub)
+    cli.folder = sub
     assert cli("--ledger", "flag.reins.db", "scan").exit_code == 0
-    monkeypatch.setenv("REINS_LEDGER", "env.reins.db")
-    assert cli("scan").exit_code == 0
+    assert cli("scan", env={"REINS_LEDGER": "env.reins.db"}).exit_code == 0
     assert files(sub) == ["env.reins.db", "flag.reins.db"]
     missing = cli("--quest", "./caps", "status")  # the quest folder is one level up
     assert missing.exit_code == 2 and "./caps" in missing.stderr
 
 
+@pytest.mark.slow  # reins in processes of its own
 def test_a_python_quest_beside_reins_toml_imports_from_a_subfolder(tmp_path: Path) -> None:
     """`reins init` writes quest = "NAME:quest": the module beside reins.toml must import from
     anywhere below it (a fresh process: nothing imported or on sys.path from an earlier run)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REINS_")}
-    env.update(PYTHONPATH=str(ROOT / "src"), REINS_DRIVER="ann")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "REINS_DRIVER": "ann"}
 
     def reins(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -121,11 +109,11 @@ def test_a_python_quest_beside_reins_toml_imports_from_a_subfolder(tmp_path: Pat
 
 
 def test_init_inside_a_project_says_that_the_new_reins_toml_now_applies_below_it(
-    project: Path, monkeypatch: pytest.MonkeyPatch
+    project: Path, cli: Cli
 ) -> None:
     sub = project / "sub"
     sub.mkdir()
-    monkeypatch.chdir(sub)
+    cli.folder = sub
     out = cli("init", "--name", "nested")
     assert out.exit_code == 0, out.output
     assert (sub / "reins.toml").exists()
@@ -134,5 +122,5 @@ def test_init_inside_a_project_says_that_the_new_reins_toml_now_applies_below_it
     fresh = project / "elsewhere"
     fresh.mkdir()
     (project / "reins.toml").write_text("[reins]\nbroken = 1\n")  # a parent's bad file
-    monkeypatch.chdir(fresh)
+    cli.folder = fresh
     assert cli("init", "--name", "again").exit_code == 0  # does not stop init in a subfolder

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from reins import Item, NotTodo, Quest, SQLiteStore, State
 from reins.store.walk import iter_items
 from reins.turn import GenerationFailure, Origin, judge, record, submit
-from tests.conftest import TINY
+from tests.kit import TINY
 
 ANSWERS = st.sampled_from(["good", "bad", "meh", "skip", "block", "explode", "bad meh", "\xff"])
 KEYS = st.sampled_from(["a", "b", "c"])

@@ -44,6 +44,7 @@ HEAVY = ("httpx", "sqlite3", "json", "tomllib", "reins.cli.config", "reins.error
 HEAVY_PREFIXES = ("reins.store", "reins.turn", "reins.gate", "reins.quest", "reins.backends")
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_version_start_up_imports_neither_ledger_nor_http() -> None:
     code = (
         "import sys, reins.cli; "
@@ -53,6 +54,7 @@ def test_version_start_up_imports_neither_ledger_nor_http() -> None:
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow  # a fresh interpreter
 @pytest.mark.parametrize("flag", ["--version", "--help"])
 def test_version_and_help_import_no_command_and_no_turn_table(flag: str) -> None:
     """Both run the real entry point; neither imports a command's module or turn.md's tables."""
@@ -79,6 +81,7 @@ def test_version_and_help_import_no_command_and_no_turn_table(flag: str) -> None
     assert expected in run.stdout
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_the_backend_protocol_loads_no_store_and_no_turn_document() -> None:
     """A backend plugin imports ``reins.backends.base``; that must not open the ledger layer."""
     code = (
@@ -90,6 +93,7 @@ def test_the_backend_protocol_loads_no_store_and_no_turn_document() -> None:
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_a_submit_does_not_pay_for_hashlib(tmp_path: Path) -> None:
     """hashlib's OpenSSL start costs about 4 ms: a submit, run once per agent turn, avoids it."""
     cli = [sys.executable, "-m", "reins.cli", "--quest", "emails"]

@@ -92,11 +92,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def reins(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     script = Path(sys.executable).with_name("reins")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "reins.cli"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REINS_")}
     return subprocess.run(
         [*command, "--quest", "emails", *args],
         cwd=cwd,
-        env=env,
         capture_output=True,
         text=True,
         timeout=600,

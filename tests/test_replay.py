@@ -8,30 +8,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
 from reins import SQLiteStore, State
-from reins.cli import make_group
 from reins.errors import Exit
 from reins.turn import compose
 from reins.turn.replay import Replayed, read_lines, replay
-from tests.conftest import TINY
-from tests.loopkit import make_ledger
-
-QUEST = "tests.conftest:TINY"
+from tests.kit import TINY, Cli
+from tests.kit.loopkit import make_ledger
 
 
 @pytest.fixture
-def path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("REINS_DRIVER", "alice")
-    monkeypatch.delenv("REINS_QUEST", raising=False)
-    monkeypatch.delenv("REINS_LEDGER", raising=False)
+def path(tmp_path: Path, cli: Cli) -> Path:
+    """A ledger of the tiny quest holding a, b and c; alice drives ``cli``."""
+    cli.driver = "alice"
     return make_ledger(tmp_path / "tiny.reins.db")
-
-
-def cli(*args: str, input: str | bytes | None = None) -> Result:
-    return CliRunner().invoke(make_group(), ["--quest", QUEST, *args], input=input)
 
 
 def jsonl(*rows: Any) -> str:
@@ -39,7 +29,7 @@ def jsonl(*rows: Any) -> str:
 
 
 def test_each_line_is_a_turn_and_lines_for_one_key_are_successive_tries(
-    path: Path, tmp_path: Path
+    path: Path, cli: Cli, tmp_path: Path
 ) -> None:
     file = tmp_path / "out.jsonl"
     file.write_text(
@@ -68,7 +58,7 @@ def test_each_line_is_a_turn_and_lines_for_one_key_are_successive_tries(
     assert sorted(json.loads(r)["key"] for r in results) == ["a", "b"]
 
 
-def test_replay_judges_exactly_as_submit_does(path: Path, tmp_path: Path) -> None:
+def test_replay_judges_exactly_as_submit_does(path: Path, cli: Cli, tmp_path: Path) -> None:
     twin = make_ledger(tmp_path / "twin.reins.db")
     submitted = cli("--ledger", str(twin), "submit", "--key", "a", input="bad")
     file = tmp_path / "out.jsonl"
@@ -96,7 +86,7 @@ def test_replay_judges_exactly_as_submit_does(path: Path, tmp_path: Path) -> Non
 
 
 def test_bad_lines_unknown_keys_and_locked_items_are_skipped_and_reported(
-    path: Path, tmp_path: Path
+    path: Path, cli: Cli, tmp_path: Path
 ) -> None:
     file = tmp_path / "out.jsonl"
     file.write_text(
@@ -128,7 +118,7 @@ def test_bad_lines_unknown_keys_and_locked_items_are_skipped_and_reported(
         assert led.get("a").turns == 1 and led.get("b").turns == 0
 
 
-def test_an_item_another_driver_holds_is_skipped(path: Path) -> None:
+def test_an_item_another_driver_holds_is_skipped(path: Path, cli: Cli) -> None:
     with SQLiteStore.open(path) as led:
         led.lease("bob", ttl=600)
         summary = replay(led, TINY, read_lines([json.dumps({"key": "a", "output": "good"})]))
@@ -136,7 +126,7 @@ def test_an_item_another_driver_holds_is_skipped(path: Path) -> None:
         assert led.get("a").turns == 0
 
 
-def test_replay_reads_standard_input(path: Path) -> None:
+def test_replay_reads_standard_input(path: Path, cli: Cli) -> None:
     out = cli("replay", "--from", "-", input=jsonl({"key": "c", "output": "good"}))
     assert out.exit_code == 0 and out.stdout.startswith("c -> PASS")
 
@@ -150,7 +140,7 @@ def test_a_line_that_is_not_utf8_is_a_bad_line() -> None:
 
 
 def test_a_replay_whose_every_line_is_a_judge_error_says_so_and_exits_10(
-    path: Path, tmp_path: Path
+    path: Path, cli: Cli, tmp_path: Path
 ) -> None:
     file = tmp_path / "out.jsonl"
     file.write_text(jsonl({"key": "a", "output": "explode"}, {"key": "b", "output": "explode"}))
@@ -170,7 +160,7 @@ def test_a_replay_whose_every_line_is_a_judge_error_says_so_and_exits_10(
 
 
 def test_judge_errors_are_counted_beside_the_outcomes_and_outrank_skipped_lines(
-    path: Path, tmp_path: Path
+    path: Path, cli: Cli, tmp_path: Path
 ) -> None:
     """Both exit codes apply; 10 wins: the gate must be fixed first, and replaying the file
     again then judges those lines (a judge error is no judged output) and reports the rest."""
@@ -194,7 +184,9 @@ def test_judge_errors_are_counted_beside_the_outcomes_and_outrank_skipped_lines(
     )
 
 
-NEEDS_NLTK = 'function = "tests.checkfuncs:needs_nltk_data", params = { resource = "reins_absent" }'
+NEEDS_NLTK = (
+    'function = "tests.kit.checkfuncs:needs_nltk_data", params = { resource = "reins_absent" }'
+)
 NLTK_GATE = f"""\
 # gate
 
@@ -202,19 +194,18 @@ NLTK_GATE = f"""\
 
 | id | level | check | parameters |
 |----|-------|-------|------------|
-| sentences-first | FAIL | python | function = "tests.checkfuncs:too_long" |
+| sentences-first | FAIL | python | function = "tests.kit.checkfuncs:too_long" |
 | sentences-count | FAIL | python | {NEEDS_NLTK} |
 | sentences-last | FAIL | python | {NEEDS_NLTK} |
 """
 
 
 def test_a_judge_error_line_names_the_rule_and_the_first_line_that_says_something(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli
 ) -> None:
     """Two rules share one check function (as IFEval's 57 do): the line names the rule, and
     NLTK's LookupError (a blank line, then a row of stars) shows its first real line."""
     pytest.importorskip("nltk")
-    monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("NLTK_DATA", str(tmp_path / "no-nltk-data"))
     folder = tmp_path / "sentences"
     folder.mkdir()
@@ -224,12 +215,12 @@ def test_a_judge_error_line_names_the_rule_and_the_first_line_that_says_somethin
     )
     (folder / "gate.md").write_text(NLTK_GATE)
     (folder / "items.jsonl").write_text('{"id": "a"}\n')
-    run = CliRunner().invoke
-    assert run(make_group(), ["--quest", "./sentences", "scan"]).exit_code == 0
+    cli.quest = "./sentences"
+    assert cli("scan").exit_code == 0
     (tmp_path / "out.jsonl").write_text(jsonl({"key": "a", "output": "One. Two."}))
-    out = run(make_group(), ["--quest", "./sentences", "replay", "--from", "out.jsonl"])
+    out = cli("replay", "--from", "out.jsonl")
     assert out.exit_code == Exit.JUDGE_ERROR, out.output
     line = out.stdout.splitlines()[0]
     assert line.startswith("a -> judge error: sentences-count: "), line
-    assert "python check tests.checkfuncs:needs_nltk_data" in line
+    assert "python check tests.kit.checkfuncs:needs_nltk_data" in line
     assert line.endswith("LookupError: Resource 'reins_absent' not found."), line

@@ -6,10 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
 from reins import SQLiteStore
-from reins.cli import make_group
 from reins.errors import ConfigError
 from reins.loop import LoopOptions
 from reins.loop.compare import compare_retry
@@ -17,8 +15,8 @@ from reins.store.owner import Owner
 from reins.store.query import PageQuery
 from reins.store.walk import passes_by_try
 from reins.testing import FakeBackend, FakeCall
-from tests.conftest import TINY
-from tests.loopkit import make_ledger, registered
+from tests.kit import TINY, Cli
+from tests.kit.loopkit import make_ledger, registered
 
 FAST = LoopOptions(concurrency=2, error_backoff=0.0, export_every=0.05)
 
@@ -78,22 +76,15 @@ def test_unknown_policy_and_no_items_are_refused() -> None:
 
 
 @pytest.fixture
-def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for var in ("REINS_QUEST", "REINS_LEDGER", "REINS_MODEL", "REINS_STRONG_MODEL"):
-        monkeypatch.delenv(var, raising=False)
+def here(tmp_path: Path) -> Path:
     path = tmp_path / "tiny.reins.db"
     # made for the quest, as `reins scan` makes it: opening it records nothing more
-    with SQLiteStore.open(path, create=True, owner=Owner("tiny", "tests.conftest:TINY")) as led:
+    with SQLiteStore.open(path, create=True, owner=Owner("tiny", "tests.kit:TINY")) as led:
         led.add((k, {"word": k}) for k in "abc")
     return path
 
 
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(make_group(), ["--quest", "tests.conftest:TINY", *args])
-
-
-def test_report_shows_passes_by_try_after_a_loop(here: Path) -> None:
+def test_report_shows_passes_by_try_after_a_loop(here: Path, cli: Cli) -> None:
     with registered(learner=learner()):
         assert cli("loop", "--model", "fake:learner").exit_code == 0
     out = cli("report")
@@ -103,7 +94,7 @@ def test_report_shows_passes_by_try_after_a_loop(here: Path) -> None:
     assert data["passes_by_try"] == {"1": 0, "2": 2, "3": 0}
 
 
-def test_report_retry_compare_runs_each_policy_and_leaves_the_ledger(here: Path) -> None:
+def test_report_retry_compare_runs_each_policy_and_leaves_the_ledger(here: Path, cli: Cli) -> None:
     before = here.read_bytes()
     with registered(learner=learner()):
         out = cli(
@@ -123,7 +114,7 @@ def test_report_retry_compare_runs_each_policy_and_leaves_the_ledger(here: Path)
     assert here.read_bytes() == before
 
 
-def test_report_retry_compare_needs_a_model(here: Path) -> None:
+def test_report_retry_compare_needs_a_model(here: Path, cli: Cli) -> None:
     out = cli("report", "--retry-compare", "facts")
     assert out.exit_code == 2 and "needs --model" in out.output
     out = cli("report", "--retry-compare", "sideways", "-m", "fake:x")

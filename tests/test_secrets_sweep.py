@@ -18,27 +18,25 @@ import json
 import logging
 import secrets
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from reins.backends import registry
 from reins.backends.base import Backend
 from reins.backends.redact import REDACTED
-from reins.cli import make_group
 from reins.errors import BackendError
 from reins.loop import JsonReporter, LineReporter, LoopOptions, NullReporter, Status, run
 from reins.loop.events import AsideEvent, Summary, TurnEvent
 from reins.store.sqlite import SQLiteStore
 from reins.store.walk import iter_items
-from tests.conftest import TINY
-from tests.test_backends_http import PROMPT, Reply, Server
+from reins.values import Prompt
+from tests.kit import TINY, Cli, FakeServer, Reply
 
-QUEST = "tests.conftest:TINY"
+PROMPT = Prompt(system="You answer in one word.", user="Say good for item a.")
 PLAIN_ENV = "REINS_PLANTED_CRED"  # a name no heuristic takes for a secret
 FAST = "retries=1&backoff=0.001&max_wait=0.01"
 CUT = 300  # where the backends cut a server's error text
@@ -230,16 +228,6 @@ class Both(NullReporter):
             r.finish(summary)
 
 
-@pytest.fixture
-def server() -> Iterator[Server]:
-    s = Server()
-    s.start()
-    try:
-        yield s
-    finally:
-        s.stop()
-
-
 def files(tmp_path: Path) -> dict[str, str]:
     return {p.name: p.read_bytes().decode("latin-1") for p in tmp_path.iterdir() if p.is_file()}
 
@@ -255,28 +243,26 @@ def spec(wire: Wire, url: str, env: str) -> str:
 def test_a_key_echoed_everywhere_leaves_no_trace(
     wire: Wire,
     env_style: str,
-    server: Server,
+    http_server: FakeServer,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
     capfd: pytest.CaptureFixture[str],
+    cli: Cli,
 ) -> None:
     key = "sk-swept-" + secrets.token_urlsafe(30)
     env = wire.usual_env if env_style == "usual" else PLAIN_ENV
     monkeypatch.setenv(env, key)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("REINS_QUEST", raising=False)
-    monkeypatch.delenv("REINS_LEDGER", raising=False)
     caplog.set_level(logging.DEBUG)
     replies, expected_errors = script(wire, key)
     leaky = {"x-echo-key": key, "x-served-by": f"proxy {key}"}
-    server.add(*replies)
-    server.default = Reply(200, wire.ok("good", f"proxy/{key}", key), headers=leaky)
+    http_server.add(*replies)
+    http_server.default = Reply(200, wire.ok("good", f"proxy/{key}", key), headers=leaky)
 
     places: dict[str, str] = {}
     ledger_path = tmp_path / "tiny.reins.db"
     results = tmp_path / "results.jsonl"
-    backend = registry.resolve(spec(wire, server.url, env))
+    backend = registry.resolve(spec(wire, http_server.url, env))
     with SQLiteStore.open(ledger_path, create=True) as ledger:
         ledger.add((s[0], s[1]) for s in TINY.seed([]))
         summary = run(
@@ -295,7 +281,7 @@ def test_a_key_echoed_everywhere_leaves_no_trace(
     places.update({f"closed: {name}": text for name, text in files(tmp_path).items()})
 
     # the run took every path: the key went out, came back everywhere, and was recorded
-    assert all(key in seen.headers[wire.auth_header] for seen in server.seen)
+    assert all(key in seen.headers[wire.auth_header] for seen in http_server.seen)
     assert summary.remaining == 0 and summary.generation_errors == expected_errors
     errors = [a.error for a in attempts if a.error]
     assert len(errors) == expected_errors and all(REDACTED in e for e in errors), errors
@@ -303,7 +289,7 @@ def test_a_key_echoed_everywhere_leaves_no_trace(
     assert served == {f"proxy/{REDACTED}"}  # scrubbed, not dropped
     assert any(name.endswith("-wal") for name in places) and results.stat().st_size > 0
 
-    places["raised"] = "\n".join(raised(backend, server, replies, expected_errors))
+    places["raised"] = "\n".join(raised(backend, http_server, replies, expected_errors))
     out, err = capfd.readouterr()
     places["stdout"], places["stderr"] = out, err
     places["logs"] = caplog.text + "\n".join(str(r.args) for r in caplog.records)
@@ -316,9 +302,7 @@ def test_a_key_echoed_everywhere_leaves_no_trace(
         ["log", "b", "--full"],
         ["log", "c", "--json"],
     ):
-        shown = CliRunner().invoke(
-            make_group(), ["--quest", QUEST, "--ledger", str(ledger_path), *argv]
-        )
+        shown = cli("--ledger", str(ledger_path), *argv)
         assert shown.exit_code == 0, shown.output
         places[" ".join(argv)] = shown.output
     assert REDACTED in places["log a"] + places["log b --full"] + places["log c --json"]
@@ -328,13 +312,15 @@ def test_a_key_echoed_everywhere_leaves_no_trace(
     assert {where: found for where, found in leaks.items() if found} == {}
 
 
-def raised(backend: Backend, server: Server, replies: list[Reply], count: int) -> list[str]:
+def raised(
+    backend: Backend, http_server: FakeServer, replies: list[Reply], count: int
+) -> list[str]:
     """The messages of the errors the backend raises for the same replies, called directly."""
-    server.add(*replies)
+    http_server.add(*replies)
     messages = []
     for _ in range(count):
         with pytest.raises(BackendError) as info:
             asyncio.run(backend.complete(PROMPT, seed=1, timeout=10))
         messages.append(str(info.value))
-    assert not server.script  # each reply was used
+    assert not http_server.script  # each reply was used
     return messages

@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from reins.gate import GroundError, NetResolver
+from tests.kit import FakeServer, Reply, Seen
 
 ORIGIN = "127.0.0.2"  # the test server: not 127.0.0.1, so that loopback targets stay refused
 
@@ -116,33 +115,20 @@ def net(monkeypatch: pytest.MonkeyPatch) -> Net:
     return state
 
 
-class Redirector(BaseHTTPRequestHandler):
+def redirector(seen: Seen) -> Reply:
     """Answers ``/away?to=URL`` with a redirect to URL."""
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        query = parse_qs(urlsplit(self.path).query)
-        self.send_response(302)
-        self.send_header("Location", query["to"][0])
-        self.send_header("Content-Length", "0")
-        self.end_headers()
+    return Reply(302, headers={"Location": parse_qs(urlsplit(seen.path).query)["to"][0]})
 
 
 @pytest.fixture
 def origin() -> Iterator[str]:
     try:
-        server = ThreadingHTTPServer((ORIGIN, 0), Redirector)
+        server = FakeServer(host=ORIGIN)
     except OSError as exc:  # pragma: no cover - every Linux routes all of 127.0.0.0/8
         pytest.skip(f"cannot listen on {ORIGIN}: {exc}")
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    yield f"http://{ORIGIN}:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-    thread.join()
+    server.answer = redirector
+    with server:
+        yield server.url
 
 
 def ids(forms: list[tuple[str, str, str]]) -> list[str]:

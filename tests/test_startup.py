@@ -14,6 +14,7 @@ from click.testing import CliRunner
 import reins
 from reins.cli import make_group
 from reins.cli.commands import COMMANDS, SECTIONS, Entry, LazyGroup
+from tests.kit import Cli
 
 # The loop driver's row of turn.md, as tests/test_turn_drivers.py edits it.
 LOOP_ROW = "| loop   | loop         | backend   | sent    | yes    | loop         |"
@@ -93,8 +94,8 @@ def test_help_reads_the_same_before_and_after_every_command_is_loaded() -> None:
     assert group.get_help(ctx) == lazy
 
 
-def test_an_unknown_command_is_still_a_usage_error() -> None:
-    out = CliRunner().invoke(make_group(), ["dance"])
+def test_an_unknown_command_is_still_a_usage_error(cli: Cli) -> None:
+    out = cli("dance", quest=None)
     assert out.exit_code == 2
     assert "No such command 'dance'." in out.output
     assert "Did you mean" not in out.output
@@ -109,14 +110,14 @@ def test_an_unknown_command_is_still_a_usage_error() -> None:
         (["hook", "stp"], "Did you mean 'stop'?"),
     ],
 )
-def test_an_unknown_command_suggests_the_closest_ones(argv: list[str], said: str) -> None:
-    out = CliRunner().invoke(make_group(), argv)
+def test_an_unknown_command_suggests_the_closest_ones(cli: Cli, argv: list[str], said: str) -> None:
+    out = cli(*argv, quest=None)
     assert out.exit_code == 2
     assert f"No such command {argv[-1]!r}. {said}" in out.stderr
 
 
-def test_a_mistyped_option_is_still_click_s_to_report() -> None:
-    out = CliRunner().invoke(make_group(), ["--ledgr", "x", "status"])
+def test_a_mistyped_option_is_still_click_s_to_report(cli: Cli) -> None:
+    out = cli("--ledgr", "x", "status", quest=None)
     assert out.exit_code == 2
     assert "No such option" in out.stderr
 
@@ -137,6 +138,7 @@ def test_a_command_that_cannot_be_loaded_fails_loudly_and_alone() -> None:
     assert CliRunner().invoke(group, ["turn"]).exit_code == 0
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_a_command_loads_its_own_module_only() -> None:
     code = (
         "import sys\n"
@@ -156,6 +158,7 @@ def test_a_command_loads_its_own_module_only() -> None:
     assert not loaded & {*others, "reins.cli.init", "reins.cli.agents", "httpx", "mcp"}
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_the_stop_hook_does_not_load_the_mcp_sdk() -> None:
     """Claude Code runs the hook at every stop: it stays as light as any other command."""
     code = (
@@ -197,6 +200,7 @@ def run_copy(tmp_path: Path, code: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_a_changed_turn_md_is_the_table_that_runs(tmp_path: Path) -> None:
     """Every start reads turn.md: an edit, even one of the same size, is never served stale."""
     doc = package_copy(tmp_path)
@@ -212,6 +216,7 @@ def test_a_changed_turn_md_is_the_table_that_runs(tmp_path: Path) -> None:
         assert run.stdout.split() == [name]
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_a_broken_turn_md_fails_at_first_use_and_spares_version(tmp_path: Path) -> None:
     doc = package_copy(tmp_path)
     text = doc.read_text(encoding="utf-8")

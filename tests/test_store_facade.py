@@ -17,7 +17,7 @@ from reins.store.query import PageQuery
 from reins.store.sqlite import SQLiteStore, counters, exports, items, leases, record
 from reins.store.sqlite.connection import Database, open_database
 from reins.turn import submit
-from tests.conftest import TINY
+from tests.kit import TINY
 
 # What each engine's class may add to the ledger: how to open it and where it lives.
 OWN = {SQLiteStore: {"open", "path"}, PostgresStore: {"open", "target", "schema"}}

@@ -37,7 +37,6 @@ from reins.store.walk import iter_items
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
-ROOT = Path(__file__).resolve().parent.parent
 PROCESSES = 8
 CONCURRENCY = 16
 ITEMS = 2_000
@@ -49,7 +48,7 @@ import psycopg
 from reins.loop import LoopOptions, run
 from reins.store.postgres import PostgresStore
 from reins.testing import FakeBackend
-from tests.conftest import TINY
+from tests.kit import TINY
 
 url, driver, results, collisions, calls, ttl = sys.argv[1:7]
 probe = psycopg.connect(url.partition("?")[0], autocommit=True)
@@ -100,7 +99,6 @@ class Fleet:
         ]  # fmt: skip
         self.procs[driver] = subprocess.Popen(
             argv,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )

@@ -270,7 +270,7 @@ def test_another_quest_s_ledger_in_rollback_journal_mode_is_refused_byte_identic
 ) -> None:
     """The quest is checked before the switch to WAL, which would rewrite the header."""
     path = tmp_path / "theirs.db"
-    with SQLiteStore.open(path, create=True, owner=Owner("tiny", "tests.conftest:TINY")) as s:
+    with SQLiteStore.open(path, create=True, owner=Owner("tiny", "tests.kit:TINY")) as s:
         s.add([("a", None)])
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA journal_mode = DELETE")  # as copied by a tool, or an older reins

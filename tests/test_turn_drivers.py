@@ -64,6 +64,7 @@ def test_a_malformed_driver_table_fails_loudly(broken: str, message: str) -> Non
         parse_drivers(broken)
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_a_malformed_driver_table_fails_at_import(tmp_path: Path) -> None:
     copy = tmp_path / "reins"
     shutil.copytree(Path(reins.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))

@@ -138,6 +138,7 @@ def test_a_malformed_table_fails_loudly(broken: str, message: str) -> None:
         parse(broken)
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_a_malformed_document_fails_at_import(tmp_path: Path) -> None:
     package = Path(reins.__file__).parent
     copy = tmp_path / "reins"

@@ -16,21 +16,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from starlette.exceptions import StarletteDeprecationWarning
 
 from reins import Quest
-from reins.cli import make_group
 from reins.store.model import AttemptKind, State
 from reins.store.protocol import Store
 from reins.testing import FakeBackend
-from reins.testing.harness import SQLiteHarness, StoreHarness
+from reins.testing.harness import StoreHarness
 from reins.turn import submit
 from reins.web.app import create_app
 from reins.web.report import write_html
 from reins.web.security import Guard
-from tests.conftest import TINY, not_bad
-from tests.loopkit import loop
+from tests.kit import LENIENT, TINY, Cli
+from tests.kit.loopkit import loop
 
 with warnings.catch_warnings():
     # Starlette 1.x asks for httpx2 in its test client; httpx (reins' own client) still works.
@@ -41,8 +39,6 @@ LOCAL = "http://127.0.0.1:8765"
 HOSTILE_KEY = "<script>alert('key')</script>"
 HOSTILE_ANSWER = "meh <img src=x onerror=alert('submission')> </pre></td>"
 RAW_MARKERS = ("<script>alert", "<img src=x", "</pre></td>\n<")
-# The same quest after its gate changed: "meh" no longer raises doubt.
-LENIENT = dataclasses.replace(TINY, rules=[not_bad])
 
 
 @dataclasses.dataclass
@@ -51,16 +47,12 @@ class Ledger:
     location: str
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ledger]:
-    """A ledger of the tiny quest with a REVIEW item, a FAIL then PASS, a hostile item."""
-    harness: StoreHarness
-    if request.param == "sqlite":
-        harness = SQLiteHarness(tmp_path)
-    else:
-        harness = request.getfixturevalue("postgres_harness")
-    location = harness.create()
-    store = harness.open(location)
+@pytest.fixture
+def ledger(store_harness: StoreHarness) -> Iterator[Ledger]:
+    """A ledger of the tiny quest with a REVIEW item, a FAIL then PASS, a hostile item, on
+    each engine."""
+    location = store_harness.create()
+    store = store_harness.open(location)
     try:
         store.add([(k, {"word": k}) for k in ("a", "b", "c", "d", HOSTILE_KEY)])
         submit(store, TINY, "a", "bad one\nsecond line", driver="ann")
@@ -336,10 +328,13 @@ def test_a_loop_recorded_prompt_is_shown_with_its_digest_checked(tmp_path: Path)
     assert "via fake" in page
 
 
-def test_reins_report_writes_a_self_contained_page(ledger: Ledger, tmp_path: Path) -> None:
+def test_reins_report_writes_a_self_contained_page(
+    ledger: Ledger, tmp_path: Path, cli: Cli
+) -> None:
+    cli.ledger = ledger.location
+
     def reins(*args: str) -> str:
-        argv = ["--quest", "tests.conftest:TINY", "--ledger", ledger.location, *args]
-        out = CliRunner().invoke(make_group(), argv, catch_exceptions=False)
+        out = cli(*args)
         assert out.exit_code == 0, out.output
         return out.stdout
 
@@ -359,14 +354,15 @@ def test_reins_report_writes_a_self_contained_page(ledger: Ledger, tmp_path: Pat
     assert "REVIEW 3" in text and "remaining 1" in text and "not-meh" in text
 
 
-def test_the_html_report_is_readable_by_its_owner_only(ledger: Ledger, tmp_path: Path) -> None:
+def test_the_html_report_is_readable_by_its_owner_only(
+    ledger: Ledger, tmp_path: Path, cli: Cli
+) -> None:
     """It holds submissions and payloads, as the results file does: mode 0600, like it, even
     over a page an earlier reins wrote world-readable."""
     target = tmp_path / "report.html"
     target.write_text("old")
     target.chmod(0o644)
-    argv = ["--quest", "tests.conftest:TINY", "--ledger", ledger.location]
-    out = CliRunner().invoke(make_group(), [*argv, "report", "--html", str(target)])
+    out = cli("--ledger", ledger.location, "report", "--html", str(target))
     assert out.exit_code == 0, out.output
     assert oct(target.stat().st_mode & 0o777) == "0o600"
     assert "Review queue" in target.read_text()  # with the submissions waiting for a person
@@ -397,13 +393,12 @@ def test_tries_to_lock_counts_the_try_that_locked() -> None:
     assert tries_to_lock(Activity(marks, len(marks))) == {1: 1, 2: 1, 3: 1}
 
 
-def test_serve_on_a_port_in_use_is_a_clear_error(ledger: Ledger) -> None:
+def test_serve_on_a_port_in_use_is_a_clear_error(ledger: Ledger, cli: Cli) -> None:
     import socket
 
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
-        argv = ["--quest", "tests.conftest:TINY", "--ledger", ledger.location]
-        out = CliRunner().invoke(make_group(), [*argv, "serve", "--port", str(port)])
+        out = cli("--ledger", ledger.location, "serve", "--port", str(port))
     assert out.exit_code == 2, out.output
     assert f"cannot listen on 127.0.0.1:{port}" in out.output
     assert "Traceback" not in out.output

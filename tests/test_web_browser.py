@@ -29,13 +29,13 @@ import pytest
 
 from reins import SQLiteStore, State
 from reins.store.model import AttemptKind
+from tests.kit import ROOT
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 KEYS = [f"k{i:02d}" for i in range(40)]
 DOUBTFUL = ("k03", "k07")  # answered "meh": locked REVIEW, waiting for a person
@@ -58,7 +58,7 @@ import sys
 from reins.backends import registry
 from reins.cli import main
 from reins.testing import FakeBackend
-from tests.loopkit import FakeFactory
+from tests.kit.loopkit import FakeFactory
 
 def reply(call):
     if call.key in {DOUBTFUL!r}:
@@ -66,7 +66,7 @@ def reply(call):
     return "bad" if call.key.endswith(("0", "5")) and call.n == 0 else "good"
 
 registry.register("fake", FakeFactory({{"w": FakeBackend(reply, latency=0.15)}}))
-sys.argv = ["reins", "--quest", "tests.conftest:TINY", "--ledger", sys.argv[1],
+sys.argv = ["reins", "--quest", "tests.kit:TINY", "--ledger", sys.argv[1],
             "loop", "-m", "fake:w", "-c", "2"]
 main()
 """
@@ -84,30 +84,31 @@ def chromium() -> str:
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext]:
     executable = chromium()
-    os.environ["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD"] = "1"
     from playwright.sync_api import sync_playwright
 
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")),
-            executable_path=executable,
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport={"width": 1200, "height": 900},
-        )
-        try:
-            yield context
-        finally:
-            context.close()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")  # the system's Chromium only
+        with sync_playwright() as playwright:
+            context = playwright.chromium.launch_persistent_context(
+                str(tmp_path_factory.mktemp("chromium-profile")),
+                executable_path=executable,
+                headless=True,
+                args=CHROMIUM_ARGS,
+                viewport={"width": 1200, "height": 900},
+            )
+            try:
+                yield context
+            finally:
+                context.close()
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", "REINS_DRIVER": "pat"}
+    return {**os.environ, "PYTHONUNBUFFERED": "1", "REINS_DRIVER": "pat"}
 
 
 def reins(ledger: Path, *args: str) -> str:
-    argv = [sys.executable, "-m", "reins.cli", "--quest", "tests.conftest:TINY"]
+    argv = [sys.executable, "-m", "reins.cli", "--quest", "tests.kit:TINY"]
     done = subprocess.run(
         [*argv, "--ledger", str(ledger), *args],
         cwd=ledger.parent,
@@ -123,7 +124,7 @@ def reins(ledger: Path, *args: str) -> str:
 @contextmanager
 def served(ledger: Path, *extra: str) -> Iterator[str]:
     """``reins serve`` on a free port in its own process; yields the URL it printed."""
-    argv = [sys.executable, "-m", "reins.cli", "--quest", "tests.conftest:TINY"]
+    argv = [sys.executable, "-m", "reins.cli", "--quest", "tests.kit:TINY"]
     proc = subprocess.Popen(
         [*argv, "--ledger", str(ledger), "serve", "--port", "0", *extra],
         cwd=ledger.parent,
@@ -281,7 +282,7 @@ def test_the_html_report_opens_offline_with_the_counts_of_status(
     ledger = make_ledger(tmp_path)
     with SQLiteStore.open(ledger) as led:
         from reins.turn import submit
-        from tests.conftest import TINY
+        from tests.kit import TINY
 
         for key, answer in (("k00", "good"), ("k01", "meh"), ("k02", "bad"), ("k03", "<b>x</b>")):
             submit(led, TINY, key, answer, driver="ann")

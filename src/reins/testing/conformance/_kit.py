@@ -1,5 +1,6 @@
-"""What the conformance tests share: a small quest, turns built by the record table, and the
-checks every test runs after it writes (the ledger is sound, its counters agree with its log).
+"""What the conformance tests share: a small quest, turns built by the record table (a machine's
+and a person's), and the checks every test runs after it writes (the ledger is sound, its
+counters agree with its log).
 
 Everything here goes through the :class:`~reins.store.protocol.Store` protocol, never an
 engine's internals: the suite holds any engine to the same behaviour.
@@ -19,7 +20,20 @@ from typing import Any
 from reins.gate import Context, Fact, Level, Outcome, Verdict, rule
 from reins.quest import Quest, Seed
 from reins.store.codec import fired_rules
-from reins.store.model import Attempt, AttemptKind, Claim, Draft, Item, Notes, State, Stats
+from reins.store.model import (
+    Attempt,
+    AttemptKind,
+    Claim,
+    Draft,
+    Item,
+    Lease,
+    Notes,
+    State,
+    Stats,
+    Transition,
+    Usage,
+)
+from reins.store.owner import Owner
 from reins.store.protocol import Store
 from reins.store.walk import iter_items
 from reins.testing.harness import StoreHarness
@@ -32,6 +46,11 @@ T0 = 1_000_000.0
 TTL = 60.0
 ERROR = "ERROR"  # a generation error, beside the gate's outcomes
 RESULTS = ("PASS", "FAIL", "REVIEW", "SKIPPED", "BLOCKED", ERROR)
+PERSON = "pat"  # the driver of every person's action
+LONE = "\ud800"  # a lone surrogate: not UTF-8, yet a generator or an input may produce one
+# The quests ledgers belong to (a ledger records only a quest's name and where it came from).
+TINY_OWNER = Owner("tiny", "/quests/tiny")
+OTHER_OWNER = Owner("other", "pkg.other:quest")
 
 
 def _seed(args: Sequence[str]) -> Iterator[Seed]:
@@ -112,6 +131,92 @@ def turn(
     item = store.get(key)
     claim = Claim(driver=driver, turns=item.turns if turns is None else turns, owner=owner)
     return store.record(make_draft(item, result, nonce=nonce, rule_id=rule_id), claim, now=now)
+
+
+def full_draft(key: str) -> Draft:
+    """A judged FAIL on ``key`` with every field of a draft set, hostile text in each."""
+    facts = (
+        Fact(rule="not-bad", where="answer", expected="good", actual=f"bad {LONE} \x00 \udfff"),
+        Fact(rule="not-bad", where="line 2", expected='"quoted"\n', actual="é 🎉 \u2028"),
+        Fact(rule="other", where="", expected="", actual=""),
+    )
+    return Draft(
+        key=key,
+        kind=AttemptKind.JUDGED,
+        transition=Transition(State.TODO, 1),
+        outcome="FAIL",
+        root_cause="not-bad",
+        facts=facts,
+        feedback="a -> FAIL (state TODO, tries 1/3)\nroot cause: not-bad\n  é 🎉\n",
+        submission="bad answer\nwith lines é 🎉 \t and \\ backslashes",
+        policy="facts+previous",
+        prompt_digest="0123456789abcdef",
+        usage=Usage(backend="fake", input_tokens=12, output_tokens=34, cost=0.00125, latency=1.25),
+        started_at="2026-01-02T03:04:05.678Z",
+        notes=Notes(
+            via="loop",
+            seed=2_147_483_647,
+            escalated_by=f"not-bad {LONE}",
+            model="model \udfff \x00 é",
+            line=7,
+            nonce="abc123",
+        ),
+    )
+
+
+def leased(store: Store, owner: str, now: float = T0) -> Lease:
+    """A lease for ``owner`` (the test fails if there is no item to lease)."""
+    lease = store.lease(owner, ttl=TTL, now=now)
+    assert lease is not None, owner
+    return lease
+
+
+def human(
+    key: str,
+    state: State,
+    action: str,
+    *,
+    note: str | None = None,
+    new_round: bool = False,
+    outcome: str | None = None,
+    gate_digest: str | None = None,
+    nonce: str | None = None,
+) -> Draft:
+    """A person's action on ``key`` that leaves it in ``state``."""
+    return Draft(
+        key=key,
+        kind=AttemptKind.HUMAN,
+        transition=Transition(state, 0, new_round=new_round),
+        outcome=outcome,
+        gate_digest=gate_digest,
+        action=action,
+        note=note,
+        notes=Notes(via="human", nonce=nonce),
+    )
+
+
+def reopen(key: str, *, note: str | None = None, nonce: str | None = None) -> Draft:
+    return human(key, State.TODO, "reopen", note=note, new_round=True, nonce=nonce)
+
+
+def act(store: Store, d: Draft, *, now: float = T0) -> tuple[Item, Attempt]:
+    """Record a person's action, claiming the turn count read now."""
+    return store.record(d, Claim(PERSON, store.get(d.key).turns), now=now)
+
+
+def lock(store: Store, key: str, state: str) -> Item:
+    """Lock ``key`` by machine turns: PASS or REVIEW at once, DONE by three FAILs."""
+    for result in ["FAIL"] * 3 if state == "DONE" else [state]:
+        item, _ = turn(store, key, result)
+    assert item.state is State(state)
+    return item
+
+
+def judged(store: Store, key: str, result: str, gate: str | None) -> tuple[Item, Attempt]:
+    """A machine's judged turn of ``result`` on ``key`` by the gate whose digest is ``gate``."""
+    item = store.get(key)
+    d = replace(make_draft(item, result), gate_digest=gate)
+    return store.record(d, Claim("loop", item.turns), now=T0)
 
 
 @contextmanager

@@ -11,23 +11,39 @@ import threading
 import pytest
 
 from reins.errors import LeaseConflict, TurnMoved
-from reins.store.model import Lease
-from reins.store.protocol import Store
-from reins.testing.conformance._kit import T0, TTL, assert_sound, opened, turn, world
+from reins.store.model import Claim
+from reins.testing.conformance._kit import (
+    T0,
+    TTL,
+    assert_sound,
+    leased,
+    make_draft,
+    opened,
+    turn,
+    world,
+)
 from reins.testing.harness import StoreHarness
 
-
-def _lease(store: Store, owner: str, now: float = T0) -> Lease:
-    lease = store.lease(owner, ttl=TTL, now=now)
-    assert lease is not None, owner
-    return lease
+__all__ = [
+    "test_a_heartbeat_extends_a_lease",
+    "test_a_lease_passes_over_the_keys_it_is_told_to_exclude",
+    "test_a_live_lease_refuses_another_owners_record",
+    "test_an_expired_lease_returns_the_item_to_the_pool",
+    "test_an_owner_gets_its_item_again",
+    "test_concurrent_leases_from_two_stores_never_collide",
+    "test_every_lease_hands_out_a_new_token_and_a_stale_one_is_refused",
+    "test_nexts_since_submit_counts_until_a_judged_record",
+    "test_release_gives_an_item_back",
+    "test_soonest_expiry",
+    "test_two_stores_never_lease_one_item_to_two_owners",
+]
 
 
 def test_two_stores_never_lease_one_item_to_two_owners(store_harness: StoreHarness) -> None:
     location = store_harness.create()
     with opened(store_harness, location) as one, opened(store_harness, location, keys=()) as two:
-        ann, bob = _lease(one, "ann"), _lease(two, "bob")
-        cid = _lease(one, "cid")
+        ann, bob = leased(one, "ann"), leased(two, "bob")
+        cid = leased(one, "cid")
         assert [ann.item.key, bob.item.key, cid.item.key] == ["a", "b", "c"]
         assert not (ann.renewed or bob.renewed or cid.renewed)
         assert two.lease("dan", ttl=TTL, now=T0) is None
@@ -81,20 +97,20 @@ def test_concurrent_leases_from_two_stores_never_collide(store_harness: StoreHar
 def test_an_owner_gets_its_item_again(store_harness: StoreHarness) -> None:
     location = store_harness.create()
     with opened(store_harness, location) as one, opened(store_harness, location, keys=()) as two:
-        first = _lease(one, "ann", T0)
-        again = _lease(two, "ann", T0 + 1)  # the owner, not the connection, holds the lease
+        first = leased(one, "ann", T0)
+        again = leased(two, "ann", T0 + 1)  # the owner, not the connection, holds the lease
         assert first.item.key == again.item.key == "a"
         assert (first.renewed, first.nexts_since_submit) == (False, 1)
         assert (again.renewed, again.nexts_since_submit) == (True, 2)
         assert again.item.lease_expires == one.get("a").lease_expires == T0 + 1 + TTL
-        assert _lease(one, "bob", T0 + 1).item.key == "b"
+        assert leased(one, "bob", T0 + 1).item.key == "b"
 
 
 def test_a_lease_passes_over_the_keys_it_is_told_to_exclude(store_harness: StoreHarness) -> None:
     """What a loop run has set aside is not leased again, even once its lease has expired;
     an owner's own live lease still comes first, and other owners see the item as usual."""
     with opened(store_harness) as store:
-        assert _lease(store, "ann").item.key == "a"
+        assert leased(store, "ann").item.key == "a"
         free = store.lease("bob", ttl=TTL, now=T0, excluding=["b", "zz"])
         assert free is not None and free.item.key == "c"
         assert store.release("c", "bob")
@@ -107,18 +123,18 @@ def test_a_lease_passes_over_the_keys_it_is_told_to_exclude(store_harness: Store
         dan = store.lease("dan", ttl=TTL, now=T0 + TTL, excluding=odd)
         assert dan is not None and dan.item.key == "c"
         assert store.get("b").lease_owner is None
-        assert _lease(store, "eve", T0 + TTL).item.key == "b"
+        assert leased(store, "eve", T0 + TTL).item.key == "b"
         assert_sound(store)
 
 
 def test_an_expired_lease_returns_the_item_to_the_pool(store_harness: StoreHarness) -> None:
     with opened(store_harness) as store:
         for who in ("ann", "bob", "cid"):
-            _lease(store, who, T0)
+            leased(store, who, T0)
         assert store.lease("dan", ttl=TTL, now=T0 + TTL - 1) is None
-        late = _lease(store, "dan", T0 + TTL)  # a lease is over at its expiry time
+        late = leased(store, "dan", T0 + TTL)  # a lease is over at its expiry time
         assert (late.item.key, late.renewed) == ("a", False)
-        ann = _lease(store, "ann", T0 + TTL)  # ann's own lease ran out and dan took a
+        ann = leased(store, "ann", T0 + TTL)  # ann's own lease ran out and dan took a
         assert (ann.item.key, ann.renewed) == ("b", False)
         assert store.get("a").lease_owner == "dan"
         assert_sound(store)
@@ -126,13 +142,13 @@ def test_an_expired_lease_returns_the_item_to_the_pool(store_harness: StoreHarne
 
 def test_a_heartbeat_extends_a_lease(store_harness: StoreHarness) -> None:
     with opened(store_harness, keys=["a"]) as store:
-        _lease(store, "ann", T0)
+        leased(store, "ann", T0)
         assert store.heartbeat("a", "ann", ttl=TTL, now=T0 + 50)
         assert store.get("a").lease_expires == T0 + 50 + TTL
         assert store.lease("bob", ttl=TTL, now=T0 + TTL + 5) is None  # still ann's
         assert not store.heartbeat("a", "bob", ttl=TTL, now=T0 + TTL + 5)
         assert store.get("a").lease_expires == T0 + 50 + TTL
-        bob = _lease(store, "bob", T0 + 50 + TTL)
+        bob = leased(store, "bob", T0 + 50 + TTL)
         assert bob.item.key == "a"
         assert not store.heartbeat("a", "ann", ttl=TTL, now=T0 + 50 + TTL + 1)  # lost to bob
         assert store.get("a").lease_owner == "bob"
@@ -144,21 +160,21 @@ def test_a_heartbeat_extends_a_lease(store_harness: StoreHarness) -> None:
 
 def test_release_gives_an_item_back(store_harness: StoreHarness) -> None:
     with opened(store_harness) as store:
-        assert _lease(store, "ann").item.key == "a"
+        assert leased(store, "ann").item.key == "a"
         assert not store.release("a", "bob")
         assert store.get("a").lease_owner == "ann"
         assert store.release("a", "ann")
         assert not store.release("a", "ann")
         assert store.get("a").lease_owner is None
         assert store.stats(now=T0).leased == 0
-        assert _lease(store, "bob").item.key == "a"
-        assert _lease(store, "cid").item.key == "b"
+        assert leased(store, "bob").item.key == "a"
+        assert leased(store, "cid").item.key == "b"
         assert store.stats(now=T0).leased == 2
         assert store.release_all("bob") == 1
         assert store.release_all("bob") == 0
         assert store.release_all("nobody") == 0
         assert store.get("a").lease_owner is None and store.get("b").lease_owner == "cid"
-        assert _lease(store, "dan").item.key == "a"
+        assert leased(store, "dan").item.key == "a"
         assert store.stats(now=T0).leased == 2
         assert_sound(store)
 
@@ -166,8 +182,8 @@ def test_release_gives_an_item_back(store_harness: StoreHarness) -> None:
 def test_soonest_expiry(store_harness: StoreHarness) -> None:
     with opened(store_harness) as store:
         assert store.soonest_expiry() is None
-        _lease(store, "ann", T0)
-        _lease(store, "bob", T0 + 10)
+        leased(store, "ann", T0)
+        leased(store, "bob", T0 + 10)
         assert store.soonest_expiry() == T0 + TTL
         assert store.soonest_expiry(excluding=["ann"]) == T0 + 10 + TTL
         assert store.soonest_expiry(excluding=["ann", "bob"]) is None
@@ -180,7 +196,7 @@ def test_soonest_expiry(store_harness: StoreHarness) -> None:
 
 def test_a_live_lease_refuses_another_owners_record(store_harness: StoreHarness) -> None:
     with opened(store_harness) as store:
-        assert _lease(store, "ann").item.key == "a"
+        assert leased(store, "ann").item.key == "a"
         before = world(store)
         with pytest.raises(LeaseConflict, match="ann") as caught:
             turn(store, "a", "FAIL", driver="bob", now=T0 + 1)
@@ -198,7 +214,7 @@ def test_a_live_lease_refuses_another_owners_record(store_harness: StoreHarness)
         assert store.get("a").lease_owner is None
         assert store.stats(now=T0 + TTL).leased == 0
         # A turn that locks the item ends its holder's lease.
-        assert _lease(store, "cid", T0 + TTL).item.key == "a"
+        assert leased(store, "cid", T0 + TTL).item.key == "a"
         item, _ = turn(store, "a", "REVIEW", driver="cid", now=T0 + TTL + 1)
         assert item.lease_owner is None and store.get("a").lease_owner is None
         assert store.stats(now=T0 + TTL + 1).leased == 0
@@ -207,17 +223,60 @@ def test_a_live_lease_refuses_another_owners_record(store_harness: StoreHarness)
 
 def test_nexts_since_submit_counts_until_a_judged_record(store_harness: StoreHarness) -> None:
     with opened(store_harness) as store:
-        assert [_lease(store, "ann", T0 + n).nexts_since_submit for n in range(3)] == [1, 2, 3]
+        assert [leased(store, "ann", T0 + n).nexts_since_submit for n in range(3)] == [1, 2, 3]
         turn(store, "a", "ERROR", driver="ann", now=T0 + 3)  # a generation error is no submit
-        assert _lease(store, "ann", T0 + 4).nexts_since_submit == 4
-        assert _lease(store, "bob", T0 + 4).nexts_since_submit == 1
+        assert leased(store, "ann", T0 + 4).nexts_since_submit == 4
+        assert leased(store, "bob", T0 + 4).nexts_since_submit == 1
         turn(store, "b", "FAIL", driver="bob", now=T0 + 4)  # bob's submit is not ann's
-        again = _lease(store, "ann", T0 + 5)
+        again = leased(store, "ann", T0 + 5)
         assert (again.item.key, again.renewed, again.nexts_since_submit) == ("a", True, 5)
         turn(store, "a", "FAIL", driver="loop", owner="ann", now=T0 + 5)  # counts for the holder
-        again = _lease(store, "ann", T0 + 6)
+        again = leased(store, "ann", T0 + 6)
         assert (again.item.key, again.renewed, again.nexts_since_submit) == ("a", True, 1)
         turn(store, "a", "PASS", driver="ann", now=T0 + 6)
-        after = _lease(store, "ann", T0 + 7)
+        after = leased(store, "ann", T0 + 7)
         assert (after.item.key, after.renewed, after.nexts_since_submit) == ("c", False, 1)
         assert_sound(store)
+
+
+def test_every_lease_hands_out_a_new_token_and_a_stale_one_is_refused(
+    store_harness: StoreHarness,
+) -> None:
+    location = store_harness.create()
+    with opened(store_harness, location) as one, opened(store_harness, location, keys=()) as two:
+        first = leased(one, "ann")
+        assert first.token and first.item.lease_token == first.token
+        assert two.get("a").lease_token == first.token
+        # A second agent under the same driver name, in another process, renews the lease.
+        second = leased(two, "ann", T0 + 1)
+        assert second.renewed and second.item.key == "a" and second.token != first.token
+        assert one.get("a").lease_token == second.token == second.item.lease_token
+        before = world(one, T0 + 2)
+        for claim in (
+            Claim("ann", 0, token=first.token),
+            Claim("loop", 0, owner="ann", token=first.token),
+            Claim("ann", 0, token="not-a-token"),
+        ):
+            with pytest.raises(LeaseConflict, match="stale") as caught:
+                one.record(make_draft(one.get("a"), "FAIL"), claim, now=T0 + 2)
+            assert type(caught.value) is LeaseConflict
+            assert world(one, T0 + 2) == before
+        assert one.heartbeat("a", "ann", ttl=TTL, now=T0 + 3)
+        assert two.get("a").lease_token == second.token  # a heartbeat keeps the token
+        item, _ = one.record(
+            make_draft(one.get("a"), "FAIL"), Claim("ann", 0, token=second.token), now=T0 + 4
+        )
+        assert (item.lease_owner, item.lease_token) == ("ann", second.token)  # still ann's
+        assert two.get("a").lease_token == second.token
+        item, _ = one.record(
+            make_draft(item, "PASS"), Claim("ann", 1, token=second.token), now=T0 + 5
+        )
+        assert (item.lease_owner, item.lease_token) == (None, None)  # a lock ends both
+        assert two.get("a") == item
+        bob, cid = leased(one, "bob", T0 + 5), leased(two, "cid", T0 + 5)
+        assert len({first.token, second.token, bob.token, cid.token}) == 4
+        assert one.release(bob.item.key, "bob")
+        assert one.get(bob.item.key).lease_token is None
+        assert two.release_all("cid") == 1
+        assert one.get(cid.item.key).lease_token is None
+        assert_sound(one)

@@ -1,4 +1,5 @@
-"""Opening: refuse what is not a ledger of ours without changing a byte; migrate older ones."""
+"""Opening: refuse what is not a ledger of ours without changing a byte; create only when
+asked; migrate older ones, with their data, once."""
 
 from __future__ import annotations
 
@@ -14,8 +15,28 @@ from reins.store.model import AttemptKind, Claim, Draft, State, Transition
 from reins.store.owner import Owner
 from reins.store.protocol import Store
 from reins.store.query import PageQuery
-from reins.testing.conformance._kit import T0, TTL, assert_sound, everything, keys_in, turn
+from reins.testing.conformance._kit import (
+    OTHER_OWNER,
+    T0,
+    TINY_OWNER,
+    TTL,
+    assert_sound,
+    everything,
+    keys_in,
+    turn,
+)
 from reins.testing.harness import StoreHarness
+
+__all__ = [
+    "test_a_failed_migration_leaves_the_ledger_as_it_was",
+    "test_a_ledger_not_ours_is_refused_and_left_untouched",
+    "test_a_ledger_whose_tables_are_not_its_version_s_says_what_to_do",
+    "test_a_missing_ledger_is_not_created_unless_asked",
+    "test_an_older_ledger_is_migrated_and_adopted_at_once",
+    "test_an_older_ledger_is_refused_for_another_quest_before_it_is_migrated",
+    "test_every_earlier_schema_is_migrated_with_its_data",
+    "test_two_stores_opening_an_old_ledger_at_once_migrate_it_once",
+]
 
 
 def _current(harness: StoreHarness) -> int:
@@ -79,109 +100,6 @@ def test_a_failed_migration_leaves_the_ledger_as_it_was(store_harness: StoreHarn
         gc.enable()
 
 
-TINY = Owner("tiny", "/quests/tiny")
-OTHER = Owner("other", "pkg.other:quest")
-
-
-def test_a_new_ledger_belongs_to_the_quest_that_made_it(store_harness: StoreHarness) -> None:
-    location = store_harness.missing()
-    store = store_harness.open(location, create=True, owner=TINY)
-    try:
-        assert (store.owner, store.adopted) == (TINY, False)
-        store.add([("a", {"word": "a"})])
-    finally:
-        store.close()
-    for owner in (None, TINY, Owner("tiny", "./tiny")):  # compared by name, not by origin
-        store = store_harness.open(location, owner=owner)
-        try:
-            assert (store.owner, store.adopted) == (TINY, False), owner
-        finally:
-            store.close()
-
-
-def test_a_ledger_of_another_quest_is_refused_and_left_untouched(
-    store_harness: StoreHarness,
-) -> None:
-    location = store_harness.missing()
-    store = store_harness.open(location, create=True, owner=TINY)
-    try:
-        store.add([("a", {"word": "a"})])
-        turn(store, "a", "FAIL")
-    finally:
-        store.close()
-    before = store_harness.fingerprint(location)
-    gc.disable()
-    try:
-        for create in (False, True):
-            with pytest.raises(WrongQuest) as refused:
-                store_harness.open(location, create=create, owner=OTHER).close()
-            message = str(refused.value)
-            assert "'tiny' (/quests/tiny)" in message and "'other' (pkg.other:quest)" in message
-            assert "--quest /quests/tiny" in message and "--ledger" in message
-            assert store_harness.fingerprint(location) == before, create
-    finally:
-        gc.enable()
-
-
-def test_a_ledger_from_before_quests_were_recorded_adopts_the_first_once(
-    store_harness: StoreHarness,
-) -> None:
-    location = store_harness.create()  # opened without a quest: as a ledger made before
-    store = store_harness.open(location)
-    try:
-        assert (store.owner, store.adopted) == (None, False)  # no quest given: nothing recorded
-        store.add([("a", {"word": "a"})])
-    finally:
-        store.close()
-    store = store_harness.open(location, owner=TINY)
-    try:
-        assert (store.owner, store.adopted) == (TINY, True)
-    finally:
-        store.close()
-    store = store_harness.open(location, owner=TINY)
-    try:
-        assert (store.owner, store.adopted) == (TINY, False)  # said once
-        assert store.get("a").payload == {"word": "a"} and store.check() == []
-    finally:
-        store.close()
-    with pytest.raises(WrongQuest):
-        store_harness.open(location, owner=OTHER).close()
-
-
-def test_an_older_ledger_is_refused_for_another_quest_before_it_is_migrated(
-    store_harness: StoreHarness,
-) -> None:
-    for version in store_harness.earlier_versions:
-        if version < 1:
-            continue
-        location = store_harness.make_at_version(version)
-        store_harness.execute(
-            location, "INSERT INTO meta (key, value) VALUES ('owner.name', 'tiny')"
-        )
-        before = store_harness.fingerprint(location)
-        with pytest.raises(WrongQuest):
-            store_harness.open(location, owner=OTHER).close()
-        assert store_harness.fingerprint(location) == before, version
-        store = store_harness.open(location, owner=TINY)  # its own quest migrates it
-        try:
-            assert store.schema_version == _current(store_harness)
-            assert (store.owner, store.adopted) == (Owner("tiny"), False)
-            _assert_v1_data(store)
-        finally:
-            store.close()
-
-
-def test_an_older_ledger_is_migrated_and_adopted_at_once(store_harness: StoreHarness) -> None:
-    for version in store_harness.earlier_versions:
-        location = store_harness.make_at_version(version)
-        store = store_harness.open(location, owner=TINY)
-        try:
-            assert (store.schema_version, store.owner) == (_current(store_harness), TINY)
-            assert store.adopted, version
-        finally:
-            store.close()
-
-
 def test_a_missing_ledger_is_not_created_unless_asked(store_harness: StoreHarness) -> None:
     location = store_harness.missing()
     for _ in range(2):  # the refused open made nothing there
@@ -200,21 +118,6 @@ def test_a_missing_ledger_is_not_created_unless_asked(store_harness: StoreHarnes
         assert store.get("a").payload == {"word": "a"}
     finally:
         store.close()
-
-
-def test_meta_is_kept_and_seen_by_every_store(store_harness: StoreHarness) -> None:
-    location = store_harness.create()
-    one, two = store_harness.open(location), store_harness.open(location)
-    try:
-        assert one.meta("quest") is None
-        one.set_meta("quest", "tiny")
-        assert two.meta("quest") == "tiny"
-        two.set_meta("quest", "emails: é \u2028")
-        assert one.meta("quest") == "emails: é \u2028"
-        assert one.check() == []
-    finally:
-        one.close()
-        two.close()
 
 
 def _assert_v1_data(store: Store) -> None:
@@ -290,6 +193,40 @@ def test_every_earlier_schema_is_migrated_with_its_data(
             assert export(store, out) == 1 and keys_in(out).count(key) == 2
             assert store.stats(now=T0).reopened == 1
             assert_sound(store)
+        finally:
+            store.close()
+
+
+def test_an_older_ledger_is_refused_for_another_quest_before_it_is_migrated(
+    store_harness: StoreHarness,
+) -> None:
+    for version in store_harness.earlier_versions:
+        if version < 1:
+            continue
+        location = store_harness.make_at_version(version)
+        store_harness.execute(
+            location, "INSERT INTO meta (key, value) VALUES ('owner.name', 'tiny')"
+        )
+        before = store_harness.fingerprint(location)
+        with pytest.raises(WrongQuest):
+            store_harness.open(location, owner=OTHER_OWNER).close()
+        assert store_harness.fingerprint(location) == before, version
+        store = store_harness.open(location, owner=TINY_OWNER)  # its own quest migrates it
+        try:
+            assert store.schema_version == _current(store_harness)
+            assert (store.owner, store.adopted) == (Owner("tiny"), False)
+            _assert_v1_data(store)
+        finally:
+            store.close()
+
+
+def test_an_older_ledger_is_migrated_and_adopted_at_once(store_harness: StoreHarness) -> None:
+    for version in store_harness.earlier_versions:
+        location = store_harness.make_at_version(version)
+        store = store_harness.open(location, owner=TINY_OWNER)
+        try:
+            assert (store.schema_version, store.owner) == (_current(store_harness), TINY_OWNER)
+            assert store.adopted, version
         finally:
             store.close()
 

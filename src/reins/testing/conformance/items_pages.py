@@ -1,36 +1,54 @@
-"""Items: adding them, and keyset pages in the order they were added, by state or by rule."""
+"""Items: ``page(PageQuery)``, keyset pages in the order items were added or newest first,
+by state, root cause, lease holder, round or text in the key, walked while the ledger is
+written."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
 
-import pytest
-
-from reins.errors import LedgerError
 from reins.store.model import State
 from reins.store.protocol import Store
 from reins.store.query import PageQuery
 from reins.store.walk import iter_items
-from reins.testing.conformance._kit import T0, assert_sound, everything, opened, turn
+from reins.testing.conformance._kit import (
+    T0,
+    act,
+    assert_sound,
+    everything,
+    lock,
+    opened,
+    reopen,
+    turn,
+)
 from reins.testing.harness import StoreHarness
-from reins.values import JSON
+
+__all__ = [
+    "test_items_can_be_walked_while_the_ledger_is_written",
+    "test_pages_filter_by_lease_holder",
+    "test_pages_filter_by_round",
+    "test_pages_filter_by_state",
+    "test_pages_filter_by_text_in_the_key",
+    "test_pages_filter_by_the_last_judged_root_cause",
+    "test_pages_follow_the_order_items_were_added",
+    "test_pages_run_newest_first_when_descending",
+]
 
 
-def _walk(
-    store: Store, *, limit: int, state: State | None = None, rule: str | None = None
-) -> list[list[str]]:
-    """The keys of every page, following the cursors to the last page (which has none)."""
+def _pages(store: Store, limit: int, **filters: Any) -> list[list[str]]:
+    """The keys of every page under ``filters``, following the cursors to the last page (which
+    has none)."""
     pages: list[list[str]] = []
-    after: int | None = None
+    wanted = PageQuery(limit=limit, **filters)
     while True:
-        page = store.page(PageQuery(state=state, rule=rule, after=after, limit=limit))
+        page = store.page(wanted)
         assert len(page.items) <= limit
         pages.append([item.key for item in page.items])
         if page.next is None:
             return pages
         assert len(page.items) == limit  # only a full page may have a next one
         assert len(pages) < 10_000
-        after = page.next
+        wanted = replace(wanted, after=page.next)
 
 
 def test_pages_follow_the_order_items_were_added(store_harness: StoreHarness) -> None:
@@ -39,18 +57,18 @@ def test_pages_follow_the_order_items_were_added(store_harness: StoreHarness) ->
     with opened(store_harness, keys=first) as store:
         store.add((k, None) for k in second)
         order = first + second
-        assert _walk(store, limit=5) == [order[i : i + 5] for i in range(0, len(order), 5)]
-        assert _walk(store, limit=7) == [order[i : i + 7] for i in range(0, len(order), 7)]
+        assert _pages(store, limit=5) == [order[i : i + 5] for i in range(0, len(order), 5)]
+        assert _pages(store, limit=7) == [order[i : i + 7] for i in range(0, len(order), 7)]
         # A page that ends exactly at the last item is the last page: it has no cursor.
-        assert _walk(store, limit=len(order)) == [order]
-        assert _walk(store, limit=len(order) // 2) == [order[:14], order[14:]]
-        assert _walk(store, limit=1000) == [order]
+        assert _pages(store, limit=len(order)) == [order]
+        assert _pages(store, limit=len(order) // 2) == [order[:14], order[14:]]
+        assert _pages(store, limit=1000) == [order]
         assert [item.key for item in iter_items(store)] == order
         last = store.page(PageQuery(limit=len(order) - 1))
         assert last.next is not None
         assert [i.key for i in store.page(PageQuery(after=last.next)).items] == [order[-1]]
     with opened(store_harness, keys=()) as empty:
-        assert _walk(empty, limit=5) == [[]]
+        assert _pages(empty, limit=5) == [[]]
 
 
 def test_pages_filter_by_state(store_harness: StoreHarness) -> None:
@@ -60,9 +78,13 @@ def test_pages_filter_by_state(store_harness: StoreHarness) -> None:
         turn(store, "k2", "FAIL")
         for state in State:
             want = [item.key for item, _ in everything(store) if item.state is state]
-            pages = _walk(store, limit=2, state=state)
+            pages = _pages(store, limit=2, state=state)
             assert [k for page in pages for k in page] == want, state
-        assert [k for p in _walk(store, limit=3, state=State.PASS) for k in p] == ["k1", "k5", "k9"]
+        assert [k for p in _pages(store, limit=3, state=State.PASS) for k in p] == [
+            "k1",
+            "k5",
+            "k9",
+        ]
 
 
 def test_pages_filter_by_the_last_judged_root_cause(store_harness: StoreHarness) -> None:
@@ -79,7 +101,7 @@ def test_pages_filter_by_the_last_judged_root_cause(store_harness: StoreHarness)
         turn(store, "f", "FAIL")  # locked DONE by its third FAIL
 
         def keys(rule: str, state: State | None = None) -> list[str]:
-            return [k for page in _walk(store, limit=1, rule=rule, state=state) for k in page]
+            return [k for page in _pages(store, limit=1, rule=rule, state=state) for k in page]
 
         assert keys(rule="not-bad") == ["a", "b", "f"]
         assert keys(rule="not-ugly") == ["c"]
@@ -144,48 +166,46 @@ def test_items_can_be_walked_while_the_ledger_is_written(store_harness: StoreHar
         assert_sound(store)
 
 
-def test_add_dedupes_by_key_and_leaves_existing_items_untouched(
-    store_harness: StoreHarness,
-) -> None:
-    with opened(store_harness) as store:
-        turn(store, "b", "PASS")
-        before = store.snapshot("b")
-        added, present = store.add([("a", {"word": "changed"}), ("d", None), ("d", 1), ("b", 2)])
-        assert (added, present) == (1, 3)
-        assert store.get("a").payload == {"word": "a"}
-        assert store.get("d").payload is None
-        assert store.snapshot("b") == before
-        assert [i.key for i in iter_items(store)] == ["a", "b", "c", "d"]
-        assert store.add([]) == (0, 0)
-        assert_sound(store)
+def test_pages_run_newest_first_when_descending(store_harness: StoreHarness) -> None:
+    keys = [f"k{i:02d}" for i in range(11)]
+    with opened(store_harness, keys=keys) as store:
+        turn(store, "k03", "PASS")
+        newest = list(reversed(keys))
+        assert _pages(store, 4, descending=True) == [newest[:4], newest[4:8], newest[8:]]
+        assert _pages(store, 11, descending=True) == [newest]
+        assert _pages(store, 2, descending=True, state=State.PASS) == [["k03"]]
+        todo = [k for k in newest if k != "k03"]
+        assert [k for p in _pages(store, 3, descending=True, state=State.TODO) for k in p] == todo
+    with opened(store_harness, keys=()) as empty:
+        assert _pages(empty, 3, descending=True) == [[]]
 
 
-def test_add_streams_a_large_input(store_harness: StoreHarness) -> None:
-    pulled = 0
-
-    def seeds() -> Iterator[tuple[str, JSON]]:
-        nonlocal pulled
-        for i in range(12_000):
-            pulled += 1
-            yield f"k{i}", {"n": i} if i % 2 else None
-
-    with opened(store_harness, keys=()) as store:
-        assert store.add(seeds()) == (12_000, 0)
-        assert pulled == 12_000
-        stats = store.stats(now=T0)
-        assert stats.counts[State.TODO] == 12_000 and stats.total == 12_000
-        assert store.get("k11999").payload == {"n": 11_999}
-        assert [
-            i.key
-            for i in store.page(PageQuery(after=store.page(PageQuery(limit=11_998)).next)).items
-        ] == [
-            "k11998",
-            "k11999",
+def test_pages_filter_by_text_in_the_key(store_harness: StoreHarness) -> None:
+    keys = ["alpha", "Alphabet", "beta", "gamma-alpha", "50%_off", "5x_off", "é-alpha", "del"]
+    with opened(store_harness, keys=keys) as store:
+        found = [k for p in _pages(store, 2, contains="alpha") for k in p]
+        assert found == ["alpha", "gamma-alpha", "é-alpha"]  # case-sensitive
+        # No wildcard: % and _ are plain characters.
+        assert [k for p in _pages(store, 5, contains="%_") for k in p] == ["50%_off"]
+        assert [k for p in _pages(store, 5, contains="_off") for k in p] == ["50%_off", "5x_off"]
+        assert _pages(store, 5, contains="zeta") == [[]]
+        turn(store, "gamma-alpha", "PASS")
+        assert _pages(store, 5, contains="alpha", state=State.PASS) == [["gamma-alpha"]]
+        assert _pages(store, 5, contains="alpha", descending=True) == [
+            ["é-alpha", "gamma-alpha", "alpha"]
         ]
-        assert store.add((f"k{i}", None) for i in range(11_990, 12_010)) == (10, 10)
-        assert store.check() == []
 
 
-def test_an_empty_key_is_refused(store_harness: StoreHarness) -> None:
-    with opened(store_harness) as store, pytest.raises(LedgerError):
-        store.add([("", None)])
+def test_pages_filter_by_round(store_harness: StoreHarness) -> None:
+    with opened(store_harness, keys=[f"k{i}" for i in range(7)]) as store:
+        for key in ("k1", "k4", "k5"):
+            lock(store, key, "PASS")
+            act(store, reopen(key))
+        lock(store, "k4", "PASS")
+        act(store, reopen("k4"))  # round 3
+        assert [k for p in _pages(store, 1, round=2) for k in p] == ["k1", "k5"]
+        assert _pages(store, 5, round=3) == [["k4"]]
+        assert _pages(store, 5, round=1) == [["k0", "k2", "k3", "k6"]]
+        assert _pages(store, 5, round=4) == [[]]
+        assert _pages(store, 5, round=2, descending=True) == [["k5", "k1"]]
+        assert_sound(store)

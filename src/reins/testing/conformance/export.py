@@ -13,17 +13,19 @@ import pytest
 import reins.store.export as export_module
 from reins.store.export import export
 from reins.store.model import State
-from reins.testing.conformance._kit import (
-    QUEST,
-    T0,
-    assert_sound,
-    jsonl,
-    keys_in,
-    opened,
-    turn,
-)
+from reins.testing.conformance._kit import QUEST, T0, assert_sound, jsonl, keys_in, opened, turn
 from reins.testing.harness import StoreHarness
 from reins.turn.submit import submit
+
+__all__ = [
+    "test_a_batch_left_open_by_a_crash_is_rewritten_once",
+    "test_a_batch_left_open_by_another_process_is_finished_once",
+    "test_a_crashed_batch_for_another_file_is_finished_by_any_export",
+    "test_a_locking_submit_exports_automatically",
+    "test_a_shortened_file_is_not_padded",
+    "test_concurrent_exports_write_each_item_once",
+    "test_export_writes_terminal_items_once",
+]
 
 
 def test_export_writes_terminal_items_once(store_harness: StoreHarness, tmp_path: Path) -> None:

@@ -1,35 +1,109 @@
-"""What goes in comes out: payloads, attempts with every field, whole ledgers copied."""
+"""Items: ``add`` (streaming, idempotent per key), ``get`` and ``snapshot``; what goes in
+comes out, payloads of every JSON type and attempts with every field, byte for byte."""
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
+from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reins.errors import LedgerError
+from reins.errors import LedgerError, NotFound
 from reins.gate import Fact, Outcome, Verdict
-from reins.store.export import export
 from reins.store.model import AttemptKind, Claim, Draft, Notes, State, Transition, Usage
 from reins.store.query import PageQuery
-from reins.store.walk import copy, entries, log_digest
+from reins.store.walk import iter_items
 from reins.testing.conformance._kit import (
+    LONE,
     QUEST,
     T0,
     TTL,
     assert_sound,
-    keys_in,
+    full_draft,
+    make_draft,
     opened,
     turn,
-    world,
 )
 from reins.testing.harness import StoreHarness
 from reins.turn.record import Origin, draft
+from reins.values import JSON
 
-LONE = "\ud800"  # a lone surrogate: not UTF-8, yet a generator or an input may produce one
+__all__ = [
+    "test_add_dedupes_by_key_and_leaves_existing_items_untouched",
+    "test_add_streams_a_large_input",
+    "test_an_attempt_round_trips_every_field",
+    "test_an_empty_key_is_refused",
+    "test_any_json_payload_round_trips",
+    "test_hostile_text_from_a_rule_is_recorded",
+    "test_payloads_of_every_json_type_round_trip",
+    "test_unknown_keys_are_not_found",
+]
+
+
+def test_add_dedupes_by_key_and_leaves_existing_items_untouched(
+    store_harness: StoreHarness,
+) -> None:
+    with opened(store_harness) as store:
+        turn(store, "b", "PASS")
+        before = store.snapshot("b")
+        added, present = store.add([("a", {"word": "changed"}), ("d", None), ("d", 1), ("b", 2)])
+        assert (added, present) == (1, 3)
+        assert store.get("a").payload == {"word": "a"}
+        assert store.get("d").payload is None
+        assert store.snapshot("b") == before
+        assert [i.key for i in iter_items(store)] == ["a", "b", "c", "d"]
+        assert store.add([]) == (0, 0)
+        assert_sound(store)
+
+
+def test_add_streams_a_large_input(store_harness: StoreHarness) -> None:
+    pulled = 0
+
+    def seeds() -> Iterator[tuple[str, JSON]]:
+        nonlocal pulled
+        for i in range(12_000):
+            pulled += 1
+            yield f"k{i}", {"n": i} if i % 2 else None
+
+    with opened(store_harness, keys=()) as store:
+        assert store.add(seeds()) == (12_000, 0)
+        assert pulled == 12_000
+        stats = store.stats(now=T0)
+        assert stats.counts[State.TODO] == 12_000 and stats.total == 12_000
+        assert store.get("k11999").payload == {"n": 11_999}
+        assert [
+            i.key
+            for i in store.page(PageQuery(after=store.page(PageQuery(limit=11_998)).next)).items
+        ] == [
+            "k11998",
+            "k11999",
+        ]
+        assert store.add((f"k{i}", None) for i in range(11_990, 12_010)) == (10, 10)
+        assert store.check() == []
+
+
+def test_an_empty_key_is_refused(store_harness: StoreHarness) -> None:
+    with opened(store_harness) as store, pytest.raises(LedgerError):
+        store.add([("", None)])
+
+
+def test_unknown_keys_are_not_found(store_harness: StoreHarness) -> None:
+    with opened(store_harness) as store:
+        with pytest.raises(NotFound, match="zzz"):
+            store.get("zzz")
+        with pytest.raises(NotFound, match="zzz"):
+            store.snapshot("zzz")
+        d = replace(make_draft(store.get("a"), "FAIL"), key="zzz")
+        with pytest.raises(NotFound, match="zzz"):
+            store.record(d, Claim("ann", 0), now=T0)
+        assert not store.heartbeat("zzz", "ann", ttl=TTL, now=T0)
+        assert not store.release("zzz", "ann")
+
+
 PAYLOADS: list[Any] = [
     None,
     True,
@@ -115,39 +189,9 @@ def test_any_json_payload_round_trips(store_harness: StoreHarness, payloads: lis
             assert same(store.get(f"k{i}").payload, payload)
 
 
-def _full_draft(key: str) -> Draft:
-    facts = (
-        Fact(rule="not-bad", where="answer", expected="good", actual=f"bad {LONE} \x00 \udfff"),
-        Fact(rule="not-bad", where="line 2", expected='"quoted"\n', actual="é 🎉 \u2028"),
-        Fact(rule="other", where="", expected="", actual=""),
-    )
-    return Draft(
-        key=key,
-        kind=AttemptKind.JUDGED,
-        transition=Transition(State.TODO, 1),
-        outcome="FAIL",
-        root_cause="not-bad",
-        facts=facts,
-        feedback="a -> FAIL (state TODO, tries 1/3)\nroot cause: not-bad\n  é 🎉\n",
-        submission="bad answer\nwith lines é 🎉 \t and \\ backslashes",
-        policy="facts+previous",
-        prompt_digest="0123456789abcdef",
-        usage=Usage(backend="fake", input_tokens=12, output_tokens=34, cost=0.00125, latency=1.25),
-        started_at="2026-01-02T03:04:05.678Z",
-        notes=Notes(
-            via="loop",
-            seed=2_147_483_647,
-            escalated_by=f"not-bad {LONE}",
-            model="model \udfff \x00 é",
-            line=7,
-            nonce="abc123",
-        ),
-    )
-
-
 def test_an_attempt_round_trips_every_field(store_harness: StoreHarness) -> None:
     with opened(store_harness) as store:
-        d = _full_draft("a")
+        d = full_draft("a")
         after, attempt = store.record(d, Claim("loop", 0, owner="slot-1"), now=T0)
         _, [stored] = store.snapshot("a")
         assert stored == attempt
@@ -201,76 +245,3 @@ def test_hostile_text_from_a_rule_is_recorded(store_harness: StoreHarness) -> No
         assert stored == attempt and stored.facts == (fact,) and stored.notes == d.notes
         assert stored.feedback == d.feedback
         assert_sound(store)
-
-
-def _history(store_harness: StoreHarness, location: str) -> None:
-    """A ledger with some of everything: locks of every kind, errors, leases, exports."""
-    with opened(store_harness, location, keys=[f"k{i}" for i in range(9)]) as store:
-        store.add([("odd", {"text": f"lone {LONE}", "n": [1.5, None, True]})])
-        store.record(_full_draft("k0"), Claim("loop", 0), now=T0)
-        for key, results in {
-            "k1": ["PASS"],
-            "k2": ["FAIL", "ERROR", "REVIEW"],
-            "k3": ["FAIL", "FAIL", "FAIL"],
-            "k4": ["ERROR", "ERROR"],
-            "k5": ["SKIPPED"],
-            "k6": ["FAIL", "BLOCKED"],
-            "odd": ["FAIL"],
-        }.items():
-            for result in results:
-                turn(store, key, result, driver="hist")
-        assert store.lease("ann", ttl=TTL, now=T0) is not None
-
-
-def test_copy_into_an_empty_store_reproduces_the_log(
-    store_harness: StoreHarness, tmp_path: Path
-) -> None:
-    source_at = store_harness.create()
-    _history(store_harness, source_at)
-    with opened(store_harness, source_at, keys=()) as source:
-        assert export(source, tmp_path / "source.jsonl") == 5
-        with opened(store_harness, keys=()) as target:
-            want = log_digest(source)
-            assert want[:2] == (10, 14)
-            assert copy(source, target) == want == log_digest(target)
-            assert [e[1] for e in entries(target)] == [e[1] for e in entries(source)]
-            assert_sound(target)
-            ts, ss = target.stats(now=T0), source.stats(now=T0)
-            assert (ts.counts, ts.tries, ts.rules, ts.attempts) == (
-                ss.counts,
-                ss.tries,
-                ss.rules,
-                ss.attempts,
-            )
-            # Leases and export marks belong to one run: they are not carried over.
-            assert ts.leased == 0 and target.exported_count() == 0
-            assert all(item.lease_owner is None for item, _ in entries(target))
-            assert export(target, tmp_path / "target.jsonl") == 5
-            assert sorted(keys_in(tmp_path / "target.jsonl")) == sorted(
-                keys_in(tmp_path / "source.jsonl")
-            )
-            # The copy goes on where the source stood.
-            item, attempt = turn(target, "k4", "PASS")
-            assert (item.turns, attempt.turn, item.state) == (3, 3, State.PASS)
-            with pytest.raises(LedgerError):
-                turn(target, "k1", "FAIL")
-            assert_sound(target)
-
-
-def test_load_refuses_a_ledger_that_is_not_empty(store_harness: StoreHarness) -> None:
-    source_at = store_harness.create()
-    _history(store_harness, source_at)
-    with opened(store_harness, source_at, keys=()) as source, opened(store_harness) as target:
-        before = world(target)
-        with pytest.raises(LedgerError):
-            target.load(entries(source))
-        with pytest.raises(LedgerError):
-            copy(source, target)
-        assert world(target) == before
-    with (
-        opened(store_harness, source_at, keys=()) as source,
-        opened(store_harness, keys=()) as target,
-    ):
-        assert target.load(entries(source)) == 10
-        assert log_digest(target) == log_digest(source)
-        assert_sound(target)

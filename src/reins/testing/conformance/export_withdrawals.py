@@ -12,15 +12,29 @@ from reins.store.export import export, record_of
 from reins.store.model import State
 from reins.store.protocol import Store
 from reins.testing.conformance._kit import (
+    PERSON,
+    act,
     assert_sound,
+    human,
     jsonl,
     keys_in,
+    lock,
     opened,
+    reopen,
     turn,
 )
-from reins.testing.conformance.human import PERSON, act, human, lock, reopen
 from reins.testing.harness import StoreHarness
 from reins.values import readable_json
+
+__all__ = [
+    "test_a_lock_reopened_while_its_batch_is_written_is_withdrawn_after_it",
+    "test_a_rejudge_that_fails_withdraws_the_lock_with_its_verdict",
+    "test_a_reopened_lock_is_withdrawn_once_and_exported_again_when_it_locks",
+    "test_a_withdrawal_goes_to_the_file_that_holds_the_lock",
+    "test_a_withdrawal_left_open_by_a_crash_is_written_once",
+    "test_nothing_is_withdrawn_that_never_reached_the_file",
+    "test_two_stores_claiming_at_once_claim_each_withdrawal_once",
+]
 
 
 def _states(out: Path, key: str) -> list[tuple[str, int]]:

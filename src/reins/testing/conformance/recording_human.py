@@ -1,4 +1,4 @@
-"""Schema v3: a person's actions on locked items.
+"""Recording a person's actions on locked items.
 
 A person's action is a draft of kind HUMAN, recorded like any turn: it is the only kind that
 moves a locked item, one attempt at a time (resolve a REVIEW item, reopen an item into a new
@@ -14,89 +14,31 @@ import pytest
 
 from reins.errors import IllegalTransition, NotTodo
 from reins.store.export import export
-from reins.store.model import (
-    Attempt,
-    AttemptKind,
-    Claim,
-    Draft,
-    Item,
-    Lease,
-    Notes,
-    State,
-    Transition,
-)
-from reins.store.protocol import Store
+from reins.store.model import AttemptKind, Claim, Notes, State
 from reins.testing.conformance._kit import (
+    PERSON,
     RESULTS,
     T0,
-    TTL,
+    act,
     assert_sound,
+    human,
     jsonl,
-    make_draft,
+    leased,
+    lock,
     opened,
+    reopen,
     turn,
     world,
 )
 from reins.testing.harness import StoreHarness
 
-PERSON = "pat"
-
-
-def human(
-    key: str,
-    state: State,
-    action: str,
-    *,
-    note: str | None = None,
-    new_round: bool = False,
-    outcome: str | None = None,
-    gate_digest: str | None = None,
-    nonce: str | None = None,
-) -> Draft:
-    """A person's action on ``key`` that leaves it in ``state``."""
-    return Draft(
-        key=key,
-        kind=AttemptKind.HUMAN,
-        transition=Transition(state, 0, new_round=new_round),
-        outcome=outcome,
-        gate_digest=gate_digest,
-        action=action,
-        note=note,
-        notes=Notes(via="human", nonce=nonce),
-    )
-
-
-def reopen(key: str, *, note: str | None = None, nonce: str | None = None) -> Draft:
-    return human(key, State.TODO, "reopen", note=note, new_round=True, nonce=nonce)
-
-
-def act(store: Store, d: Draft, *, now: float = T0) -> tuple[Item, Attempt]:
-    """Record a person's action, claiming the turn count read now."""
-    return store.record(d, Claim(PERSON, store.get(d.key).turns), now=now)
-
-
-def lock(store: Store, key: str, state: str) -> Item:
-    """Lock ``key`` by machine turns: PASS or REVIEW at once, DONE by three FAILs."""
-    for result in ["FAIL"] * 3 if state == "DONE" else [state]:
-        item, _ = turn(store, key, result)
-    assert item.state is State(state)
-    return item
-
-
-def judged(store: Store, key: str, result: str, gate: str | None) -> tuple[Item, Attempt]:
-    """A machine's judged turn of ``result`` on ``key`` by the gate whose digest is ``gate``."""
-    item = store.get(key)
-    d = replace(make_draft(item, result), gate_digest=gate)
-    return store.record(d, Claim("loop", item.turns), now=T0)
-
-
-def _lease(store: Store, owner: str, now: float = T0) -> Lease:
-    lease = store.lease(owner, ttl=TTL, now=now)
-    assert lease is not None, owner
-    return lease
-
-
-# -- resolving REVIEW ---------------------------------------------------------------------
+__all__ = [
+    "test_a_person_acts_only_where_the_action_fits",
+    "test_a_person_reopens_a_locked_item_into_a_new_round",
+    "test_a_person_resolves_a_review_item_and_it_is_exported_again",
+    "test_a_retried_action_of_a_person_is_written_once",
+    "test_hand_written_sql_cannot_bypass_the_human_lane",
+]
 
 
 @pytest.mark.parametrize(("action", "state"), [("accept", State.PASS), ("reject", State.DONE)])
@@ -176,9 +118,6 @@ def test_a_person_acts_only_where_the_action_fits(store_harness: StoreHarness) -
         assert_sound(store)
 
 
-# -- reopening ----------------------------------------------------------------------------
-
-
 @pytest.mark.parametrize("locked", ["PASS", "DONE", "REVIEW"])
 def test_a_person_reopens_a_locked_item_into_a_new_round(
     store_harness: StoreHarness, tmp_path: Path, locked: str
@@ -211,7 +150,7 @@ def test_a_person_reopens_a_locked_item_into_a_new_round(
         assert store.exported_count() == 0
         assert_sound(store)
         # Worked again like any TODO item: leased, judged, locked, exported again.
-        lease = _lease(store, "ann", T0 + 2)
+        lease = leased(store, "ann", T0 + 2)
         assert (lease.item.key, lease.item.round, lease.item.tries) == ("a", 2, 0)
         item, attempt = turn(store, "a", "FAIL", driver="loop", owner="ann", now=T0 + 3)
         assert (item.tries, item.round, attempt.round, item.lease_owner) == (1, 2, 2, "ann")
@@ -291,6 +230,3 @@ def test_hand_written_sql_cannot_bypass_the_human_lane(
             store_harness.execute(location, statement)
         assert world(store) == before
         assert_sound(store)
-
-
-# -- judge errors ---------------------------------------------------------------------------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,11 +13,21 @@ from reins.backends import Completion, registry
 from reins.loop import Budget, LoopOptions, Reporter, Summary, drive, run
 from reins.testing import FakeBackend, FakeCall
 from reins.turn import Prompt
-from tests.conftest import TINY
+from tests.kit.quests import TINY
 
-# The tiny quest, escalating on its FAIL rule.
-ESCALATING = dataclasses.replace(TINY, escalate_on=frozenset({"not-bad"}))
 FAST: dict[str, Any] = {"error_backoff": 0.0, "export_every": 0.05}
+
+# `reins loop` on a slow fake backend (0.2 s a call), for a process of its own: python -c SLOW_LOOP.
+SLOW_LOOP = """
+import sys
+from reins.backends import registry
+from reins.cli import main
+from reins.testing import FakeBackend
+from tests.kit.loopkit import FakeFactory
+registry.register("fake", FakeFactory({"w": FakeBackend(lambda c: "good", latency=0.2)}))
+sys.argv = ["reins", "--quest", "tests.kit:TINY", "loop", "-m", "fake:w", "-c", "2"]
+main()
+"""
 
 
 def make_ledger(path: Path, keys: Sequence[str] = ("a", "b", "c")) -> Path:

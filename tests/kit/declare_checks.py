@@ -136,7 +136,7 @@ SPECS = {
 def register(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make the test checks known to :func:`reins.checks.spec_of` for one test."""
     for name, attr in SPECS.items():
-        monkeypatch.setitem(STANDARD, name, f"tests.declare_checks:{attr}")
+        monkeypatch.setitem(STANDARD, name, f"tests.kit.declare_checks:{attr}")
 
 
 def write_quest(folder: object, gate: str, toml: str, items: str | None = None) -> None:

@@ -1,10 +1,10 @@
 """A real PostgreSQL server for the tests: one throwaway cluster per test session.
 
 ``postgres_url`` starts it on first use (``initdb`` in a temporary folder, 127.0.0.1 only, a
-free port, trust authentication, ``fsync=off``) and removes it when the session ends; tests
-that use it are marked ``postgres``. They are skipped only when PostgreSQL is not installed
-(no ``initdb`` on PATH or in /usr/lib/postgresql/*/bin); a server that is installed but does
-not start fails them. ``postgres_harness`` hands each test a
+free port, trust authentication, ``fsync=off``) and removes it when the session ends; the
+conftest marks the tests that use it ``postgres``. They are skipped only when PostgreSQL is not
+installed (no ``initdb`` on PATH or in /usr/lib/postgresql/*/bin); a server that is installed
+but does not start fails them. ``postgres_harness`` hands each test a
 :class:`~reins.testing.postgres.PostgresHarness` on that server (a fresh schema per ledger).
 """
 

@@ -1,4 +1,5 @@
-"""The ratchet, one transaction per turn, and records that are written once even when retried."""
+"""Recording: ``record(draft, claim)``. The ratchet, one transaction per turn, claims that
+moved on, records written once even when retried, and a judge error that uses no try."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ from dataclasses import replace
 import pytest
 
 from reins.errors import IllegalTransition, LeaseConflict, NotFound, NotTodo, TurnMoved
-from reins.store.model import AttemptKind, Claim, Draft, State, Transition, Usage
+from reins.store.model import AttemptKind, Claim, Draft, Notes, State, Transition, Usage
 from reins.testing.conformance._kit import (
     RESULTS,
     T0,
     TTL,
     assert_sound,
+    leased,
     make_draft,
     opened,
     turn,
@@ -20,6 +22,19 @@ from reins.testing.conformance._kit import (
     world,
 )
 from reins.testing.harness import StoreHarness
+
+__all__ = [
+    "test_a_judge_error_uses_no_try_and_locks_nothing",
+    "test_a_refused_record_writes_nothing",
+    "test_a_retried_record_is_written_once",
+    "test_a_stale_claim_is_refused_as_turn_moved",
+    "test_a_terminal_item_never_changes",
+    "test_hand_written_sql_cannot_break_the_ratchet",
+    "test_one_turn_is_one_transaction",
+    "test_record_stamps_turn_driver_and_state_and_keeps_counts",
+    "test_tries_never_go_down",
+]
+
 
 # Hand-written SQL that would break the ratchet or the append-only log; every engine refuses it.
 # a is locked PASS after one turn, b is TODO after one FAIL (tries 1), c has no turn.
@@ -57,24 +72,6 @@ def test_a_terminal_item_never_changes(store_harness: StoreHarness) -> None:
         assert not store.heartbeat("a", "conformance", ttl=TTL, now=T0)
         assert world(store) == before
         assert_sound(store)
-
-
-def test_remaining_never_grows(store_harness: StoreHarness) -> None:
-    script = [
-        ("a", "FAIL"), ("b", "ERROR"), ("a", "FAIL"), ("c", "REVIEW"), ("b", "PASS"),
-        ("d", "SKIPPED"), ("a", "FAIL"), ("e", "BLOCKED"), ("f", "ERROR"), ("f", "FAIL"),
-    ]  # fmt: skip
-    with opened(store_harness, keys="abcdef") as store:
-        remaining = store.stats(now=T0).remaining
-        assert remaining == 6
-        for key, result in script:
-            turn(store, key, result)
-            stats = store.stats(now=T0)
-            assert stats.remaining <= remaining and stats.total == 6
-            remaining = stats.remaining
-            assert_sound(store)
-        assert store.get("a").state is State.DONE  # the third FAIL reached max_tries
-        assert remaining == 1
 
 
 @pytest.mark.parametrize("statement", FORBIDDEN_SQL.values(), ids=FORBIDDEN_SQL.keys())
@@ -198,19 +195,6 @@ def test_a_stale_claim_is_refused_as_turn_moved(store_harness: StoreHarness) -> 
         assert_sound(store)
 
 
-def test_unknown_keys_are_not_found(store_harness: StoreHarness) -> None:
-    with opened(store_harness) as store:
-        with pytest.raises(NotFound, match="zzz"):
-            store.get("zzz")
-        with pytest.raises(NotFound, match="zzz"):
-            store.snapshot("zzz")
-        d = replace(make_draft(store.get("a"), "FAIL"), key="zzz")
-        with pytest.raises(NotFound, match="zzz"):
-            store.record(d, Claim("ann", 0), now=T0)
-        assert not store.heartbeat("zzz", "ann", ttl=TTL, now=T0)
-        assert not store.release("zzz", "ann")
-
-
 def test_a_retried_record_is_written_once(store_harness: StoreHarness) -> None:
     with opened(store_harness) as store:
         d = make_draft(store.get("b"), "FAIL", nonce="n-1")
@@ -249,4 +233,47 @@ def test_a_retried_record_is_written_once(store_harness: StoreHarness) -> None:
         with pytest.raises(LeaseConflict):
             store.record(with_nonce(retry, "n-6"), Claim("ann", 1), now=T0 + 1)
         assert store.stats(now=T0).attempts == 4
+        assert_sound(store)
+
+
+def test_a_judge_error_uses_no_try_and_locks_nothing(store_harness: StoreHarness) -> None:
+    with opened(store_harness) as store:
+        turn(store, "a", "FAIL")
+        lease = leased(store, "ann")
+        assert (lease.item.key, lease.nexts_since_submit) == ("a", 1)
+        for n in range(3):
+            d = Draft(
+                key="a",
+                kind=AttemptKind.JUDGE_ERROR,
+                transition=Transition(State.TODO, 0),
+                error=f"rule not-bad raised KeyError: 'x' ({n})",
+                submission="an answer",
+                gate_digest="g1",
+                notes=Notes(via="loop"),
+            )
+            claim = Claim("loop", 1 + n, owner="ann", token=lease.token)
+            after, attempt = store.record(d, claim, now=T0 + 1)
+            assert (after.state, after.tries, after.turns, after.round) == (
+                State.TODO,
+                1,
+                2 + n,
+                1,
+            )
+            assert (attempt.kind, attempt.error, attempt.gate_digest) == (
+                AttemptKind.JUDGE_ERROR,
+                d.error,
+                "g1",
+            )
+            assert not attempt.judged and attempt.tries_after == 1
+            assert (after.lease_owner, after.lease_token) == ("ann", lease.token)  # goes on
+            assert after.root_cause == "not-bad" and after.gate_digest is None  # no verdict
+            assert_sound(store)
+        stats = store.stats(now=T0)
+        assert stats.kinds == {"judged": 1, "judge_error": 3}
+        assert (stats.tries, stats.remaining, stats.gates) == ({0: 2, 1: 1}, 3, {})
+        assert stats.rules == {"not-bad": (1, 1)}
+        again = leased(store, "ann", T0 + 2)  # a judge error is no submission
+        assert (again.item.key, again.renewed, again.nexts_since_submit) == ("a", True, 2)
+        item, _ = turn(store, "a", "PASS", driver="loop", owner="ann", now=T0 + 3)
+        assert item.state is State.PASS and store.stats(now=T0).kinds["judged"] == 2
         assert_sound(store)
