@@ -55,6 +55,10 @@ ATTEMPT = [
     "action",
     "note",
     "gate_digest",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "batch",
+    "list_cost",
 ]
 SUBMITTED = [
     "key",
@@ -180,7 +184,15 @@ def test_status(run: Run) -> None:
         "usage",
     ]
     assert list(status["rules"]["not-bad"]) == ["fired", "root_cause"]
-    assert list(status["usage"]) == ["input_tokens", "output_tokens", "cost"]
+    assert list(status["usage"]) == [
+        "input_tokens",
+        "output_tokens",
+        "cost",
+        "cache_read_tokens",
+        "cache_write_tokens",
+        "batch_cost",
+        "list_cost",
+    ]
     board = doc(run("status", "--todo", "--json"))
     assert [list(row) for row in board] == [["key", "state", "tries", "leased_to"]] * 3
 

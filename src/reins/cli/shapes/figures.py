@@ -23,11 +23,29 @@ class RuleCount(Plain):
 
 @dataclass(frozen=True, slots=True)
 class Usage(Plain):
-    """Tokens and cost recorded on the ledger's attempts."""
+    """Tokens and cost recorded on the ledger's attempts: the tokens the provider's prompt
+    cache read and wrote (part of ``input_tokens``), the cost of the turns made through a
+    batch API, and what every turn's tokens cost at list price."""
 
     input_tokens: int
     output_tokens: int
     cost: float
+    cache_read_tokens: int
+    cache_write_tokens: int
+    batch_cost: float
+    list_cost: float
+
+    @classmethod
+    def of(cls, stats: Stats) -> Usage:
+        return cls(
+            stats.input_tokens,
+            stats.output_tokens,
+            stats.cost,
+            stats.cache_read_tokens,
+            stats.cache_write_tokens,
+            stats.batch_cost,
+            stats.list_cost,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +83,7 @@ class Status(Plain):
             dict(sorted(stats.gates.items())),
             older_gate,
             exported,
-            Usage(stats.input_tokens, stats.output_tokens, stats.cost),
+            Usage.of(stats),
         )
 
 

@@ -22,6 +22,7 @@ import pytest
 # Under pytest, a failed assert in the suite shows its values, as in a test module of one's own.
 _MODULES = (
     "_kit",
+    "batchjobs",
     "browsing",
     "exporting",
     "human",
@@ -36,6 +37,14 @@ _MODULES = (
 )
 pytest.register_assert_rewrite(*(f"{__name__}.{name}" for name in _MODULES))
 
+from reins.testing.conformance.batchjobs import (  # noqa: E402
+    test_a_job_is_driven_by_one_holder_at_a_time,
+    test_a_job_leases_free_items_in_one_go,
+    test_a_job_moves_only_forward_and_gives_its_leases_back_when_it_ends,
+    test_a_result_recorded_for_a_job_pins_the_turn_it_was_composed_on,
+    test_every_earlier_schema_gains_batch_jobs_and_cache_counts,
+    test_two_stores_opening_jobs_at_once_lease_each_item_once,
+)
 from reins.testing.conformance.browsing import (  # noqa: E402
     test_activity_reads_a_short_log_whole,
     test_activity_samples_a_long_log_evenly,
@@ -139,6 +148,9 @@ __all__ = [
     "test_a_crashed_batch_for_another_file_is_finished_by_any_export",
     "test_a_failed_migration_leaves_the_ledger_as_it_was",
     "test_a_heartbeat_extends_a_lease",
+    "test_a_job_is_driven_by_one_holder_at_a_time",
+    "test_a_job_leases_free_items_in_one_go",
+    "test_a_job_moves_only_forward_and_gives_its_leases_back_when_it_ends",
     "test_a_judge_error_uses_no_try_and_locks_nothing",
     "test_a_lease_passes_over_the_keys_it_is_told_to_exclude",
     "test_a_ledger_from_before_quests_were_recorded_adopts_the_first_once",
@@ -156,6 +168,7 @@ __all__ = [
     "test_a_refused_record_writes_nothing",
     "test_a_rejudge_that_fails_withdraws_the_lock_with_its_verdict",
     "test_a_reopened_lock_is_withdrawn_once_and_exported_again_when_it_locks",
+    "test_a_result_recorded_for_a_job_pins_the_turn_it_was_composed_on",
     "test_a_retried_action_of_a_person_is_written_once",
     "test_a_retried_record_is_written_once",
     "test_a_shortened_file_is_not_padded",
@@ -177,6 +190,7 @@ __all__ = [
     "test_concurrent_exports_write_each_item_once",
     "test_concurrent_leases_from_two_stores_never_collide",
     "test_copy_into_an_empty_store_reproduces_the_log",
+    "test_every_earlier_schema_gains_batch_jobs_and_cache_counts",
     "test_every_earlier_schema_is_migrated_with_its_data",
     "test_every_lease_hands_out_a_new_token_and_a_stale_one_is_refused",
     "test_export_writes_terminal_items_once",
@@ -207,5 +221,6 @@ __all__ = [
     "test_two_stores_claiming_at_once_claim_each_withdrawal_once",
     "test_two_stores_never_lease_one_item_to_two_owners",
     "test_two_stores_opening_an_old_ledger_at_once_migrate_it_once",
+    "test_two_stores_opening_jobs_at_once_lease_each_item_once",
     "test_unknown_keys_are_not_found",
 ]

@@ -194,6 +194,12 @@ def assert_counters_agree(
     assert stats.input_tokens == sum(a.usage.input_tokens or 0 for a in attempts)
     assert stats.output_tokens == sum(a.usage.output_tokens or 0 for a in attempts)
     assert abs(stats.cost - sum(a.usage.cost or 0.0 for a in attempts)) < 1e-9
+    assert stats.cache_read_tokens == sum(a.usage.cache_read_tokens or 0 for a in attempts)
+    assert stats.cache_write_tokens == sum(a.usage.cache_write_tokens or 0 for a in attempts)
+    batch = sum(a.usage.cost or 0.0 for a in attempts if a.usage.batch)
+    assert abs(stats.batch_cost - batch) < 1e-9
+    listed = (a.usage.cost if a.usage.list_cost is None else a.usage.list_cost for a in attempts)
+    assert abs(stats.list_cost - sum(x or 0.0 for x in listed)) < 1e-9
     rules: dict[str, tuple[int, int]] = {}
     for a in attempts:
         for name, (fired, root) in fired_rules(a).items():

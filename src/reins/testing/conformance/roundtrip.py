@@ -132,7 +132,17 @@ def _full_draft(key: str) -> Draft:
         submission="bad answer\nwith lines é 🎉 \t and \\ backslashes",
         policy="facts+previous",
         prompt_digest="0123456789abcdef",
-        usage=Usage(backend="fake", input_tokens=12, output_tokens=34, cost=0.00125, latency=1.25),
+        usage=Usage(
+            backend="fake",
+            input_tokens=12,
+            output_tokens=34,
+            cost=0.00125,
+            latency=1.25,
+            cache_read_tokens=8,
+            cache_write_tokens=3,
+            batch=True,
+            list_cost=0.0025,
+        ),
         started_at="2026-01-02T03:04:05.678Z",
         notes=Notes(
             via="loop",
@@ -141,6 +151,7 @@ def _full_draft(key: str) -> Draft:
             model="model \udfff \x00 é",
             line=7,
             nonce="abc123",
+            batch="batch_é",
         ),
     )
 
@@ -185,6 +196,8 @@ def test_an_attempt_round_trips_every_field(store_harness: StoreHarness) -> None
         stats = store.stats(now=T0)
         assert (stats.input_tokens, stats.output_tokens) == (12, 34)
         assert abs(stats.cost - 0.00125) < 1e-12
+        assert (stats.cache_read_tokens, stats.cache_write_tokens) == (8, 3)
+        assert abs(stats.batch_cost - 0.00125) < 1e-12 and abs(stats.list_cost - 0.0025) < 1e-12
         assert stats.rules == {"not-bad": (2, 1), "other": (1, 0)}
         assert_sound(store)
 
