@@ -277,8 +277,10 @@ def test_report(run: Run) -> None:
         "tries_to_lock",
         "tries_to_lock_sampled",
         "rules",
+        "spend",
     ]
     assert list(report["rules"]["not-bad"]) == ["fired", "root_cause"]
+    assert list(report["spend"]) == ["cost", "batch_cost", "list_cost", "saved"]
     assert list(doc(run("report", "--html", "r.html", "--json"))) == ["html"]
 
 

@@ -88,8 +88,23 @@ class Status(Plain):
 
 
 @dataclass(frozen=True, slots=True)
+class Spend(Plain):
+    """What the run cost: ``cost`` as billed (``batch_cost`` of it through a batch API), what
+    the same tokens cost at list price, and what that saved."""
+
+    cost: float
+    batch_cost: float
+    list_cost: float
+    saved: float
+
+    @classmethod
+    def of(cls, b: Board) -> Spend:
+        return cls(b.cost, b.batch_cost, b.list_cost, b.list_cost - b.cost)
+
+
+@dataclass(frozen=True, slots=True)
 class Figures(Plain):
-    """``report``: counts, passes by try, tries to lock, the rules fired most."""
+    """``report``: counts, passes by try, tries to lock, the rules fired most, the spend."""
 
     counts: dict[str, int]
     total: int
@@ -98,6 +113,7 @@ class Figures(Plain):
     tries_to_lock: dict[str, int]
     tries_to_lock_sampled: bool
     rules: dict[str, RuleCount]
+    spend: Spend
 
     @classmethod
     def of(cls, b: Board, passes: tuple[int, ...], top: int) -> Figures:
@@ -109,6 +125,7 @@ class Figures(Plain):
             {bar.label: bar.value for bar in b.tries_to_lock},
             b.chart.sampled,
             {r.rule: RuleCount(r.fired, r.root) for r in b.rules[:top]},
+            Spend.of(b),
         )
 
 
