@@ -415,7 +415,9 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.fake
         try:
             with fake.lock:
-                fake.log.append({"method": method, "path": url.path, "headers": headers})
+                fake.log.append(
+                    {"method": method, "path": url.path, "headers": headers, "body": raw}
+                )
                 for f in fake.faults:
                     if f["times"] > 0 and f["method"] == method and f["re"].search(url.path):
                         f["times"] -= 1

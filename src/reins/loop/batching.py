@@ -29,12 +29,12 @@ from reins.errors import BackendError, ConfigError, LedgerError, NotFound
 from reins.loop.batchjob import Ended, Flow, JobDriver
 from reins.loop.breakers import sets_aside, tripped
 from reins.loop.crashpoint import crash_point
-from reins.loop.engine import describe
+from reins.loop.engine import WAIT_NOTE_EVERY, describe
 from reins.loop.events import AsideEvent, BatchEvent, Status, StopReason, Summary
 from reins.loop.inflight import InFlight
 from reins.loop.ledger_thread import LedgerThread
 from reins.loop.options import LoopOptions
-from reins.loop.progress import NullReporter, Reporter
+from reins.loop.progress import NullReporter, Reporter, clock
 from reins.loop.tally import Tally, budget_message, move_to_locked, turn_event
 from reins.quest import Quest
 from reins.store.export import export
@@ -103,6 +103,8 @@ class BatchRun:
         self.taken: set[str] = set()
         self._redactor = Redactor()
         self._started = time.monotonic()
+        self._told: set[int] = set()  # jobs of another backend, said once
+        self._noted = float("-inf")
 
     # -- stopping (as the loop's engine) ---------------------------------------------------
 
@@ -138,16 +140,18 @@ class BatchRun:
         try:
             self.stats = await self.db(self.store.stats)
             self.reporter.start(self.status())
-            await self._resume()
+            waiting = await self._resume()
             while self.reason is None:
                 spent = self.tally.budget_spent(self.options.budget)
                 if spent is not None:
                     self.stop(spent, budget_message(self.options.budget, spent))
                     break
                 driver = await self._open_round()
-                if driver is None:
+                if driver is not None:
+                    await self._drive(driver)
+                elif not waiting or not await self._wait_for(waiting):
                     break
-                await self._drive(driver)
+                waiting = await self._resume()
         except Exception as exc:
             self.fail(exc)
         finally:
@@ -163,23 +167,46 @@ class BatchRun:
             raise self.failure
         return summary
 
-    async def _resume(self) -> None:
-        """Carry on every open job of this backend that no other process holds."""
+    async def _resume(self) -> list[BatchJob]:
+        """Carry on every open job of this backend that no other process holds; returns those
+        another process holds (it may have died: its hold runs out then)."""
+        waiting = []
         for job in await self.db(self.store.jobs):
-            if self.reason is not None:
-                return
+            if self.reason is not None or job.id in self.held:
+                continue
             if (job.backend, job.model) != (self.api.name, self.api.model):
-                self.note(
-                    f"batch job {job.id} was sent to {job.backend}:{job.model}; its "
-                    f"{job.requests} item(s) stay leased to it. Carry it on with --model "
-                    f"{job.backend}:{job.model}, or cancel it with `reins batch cancel`"
-                )
+                if job.id not in self._told:
+                    self._told.add(job.id)
+                    self.note(
+                        f"batch job {job.id} was sent to {job.backend}:{job.model}; its "
+                        f"{job.requests} item(s) stay leased to it. Carry it on with --model "
+                        f"{job.backend}:{job.model}, or cancel it with `reins batch cancel`"
+                    )
                 continue
             if not await self.db(self.store.hold_job, job.id, self.holder, ttl=self._hold):
-                self.note(f"batch job {job.id} is driven by another process ({job.holder})")
+                waiting.append(job)
                 continue
             self.held.add(job.id)
             await self._drive(JobDriver(self, self.api, job))
+        return waiting
+
+    async def _wait_for(self, jobs: list[BatchJob]) -> bool:
+        """Nothing is free: wait for the hold of another process on ``jobs`` to run out
+        (saying so now and then), unless ``wait`` is off. False: stop instead."""
+        if not self.options.wait:
+            held = ", ".join(f"{j.id} ({j.holder})" for j in jobs)
+            self.note(f"batch job(s) {held} are driven by another process (--no-wait)")
+            return False
+        soonest = min(j.held_until or 0.0 for j in jobs) - time.time()
+        now = time.monotonic()
+        if now - self._noted >= WAIT_NOTE_EVERY:
+            self._noted = now
+            job = jobs[0]
+            self.note(
+                f"waiting: batch job {job.id} is held by {job.holder} (a process that may have "
+                f"died); the hold runs out in {clock(max(soonest, 0.0))} unless it is renewed"
+            )
+        return await self.sleep(min(max(soonest, 0.0) + 0.05, 1.0))
 
     async def _drive(self, driver: JobDriver) -> Ended:
         try:

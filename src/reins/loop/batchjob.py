@@ -152,9 +152,13 @@ class JobDriver:
                 return await self.discard("cancelled before it was sent")
             self.job = await self._advance(JobState.SENT, file_id=file_id, batch_id=found.id)
         assert self.job.batch_id is not None
-        remote = await self.api.retrieve(self.job.batch_id)
+        try:
+            remote = await self.api.cancel(self.job.batch_id)
+        except BackendError as exc:
+            if exc.retryable:
+                raise
+            remote = await self.api.retrieve(self.job.batch_id)  # it ended: nothing to cancel
         if not remote.ended:
-            remote = await self.api.cancel(remote.id)
             self.job = await self._advance(JobState.SENT, note=remote.status)
             self.report("poll", remote, "cancel requested")
         ended = await self.wait(remote) if wait else remote if remote.ended else None
