@@ -13,7 +13,7 @@ import pytest
 from reins.backends import registry
 from reins.backends.batch import BATCH_PRICE, BatchAPI, BatchLine, Outcome, batch_api
 from reins.errors import BackendError
-from reins.loop.batching import custom_id
+from reins.loop.rounds import custom_id
 from reins.values import Prompt
 from tests.batchserver import KEY, Answer, Ask, BatchServer, Expire, Fail, FakeProvider
 

@@ -16,18 +16,18 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
-import re
 import secrets
 import socket
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 
 from reins.backends.base import Backend
-from reins.backends.batch import BatchAPI, BatchLine, batch_api
+from reins.backends.batch import BatchAPI, batch_api
 from reins.backends.redact import Redactor
 from reins.errors import BackendError, ConfigError, LedgerError, NotFound
-from reins.loop.batchjob import Ended, Flow, JobDriver
+from reins.loop.batchjob import JobDriver
 from reins.loop.breakers import sets_aside, tripped
+from reins.loop.collect import Ended, Flow
 from reins.loop.crashpoint import crash_point
 from reins.loop.engine import WAIT_NOTE_EVERY, describe
 from reins.loop.events import AsideEvent, BatchEvent, Status, StopReason, Summary
@@ -35,27 +35,17 @@ from reins.loop.inflight import InFlight
 from reins.loop.ledger_thread import LedgerThread
 from reins.loop.options import LoopOptions
 from reins.loop.progress import NullReporter, Reporter, clock
+from reins.loop.rounds import compose_round
 from reins.loop.tally import Tally, budget_message, move_to_locked, turn_event
 from reins.quest import Quest
 from reins.store.export import export
-from reins.store.jobs import BatchJob, BatchRequest, JobDraft, JobState
-from reins.store.model import AttemptKind, Lease, Stats
+from reins.store.jobs import BatchJob, JobDraft, JobState
+from reins.store.model import AttemptKind, Stats
 from reins.store.protocol import Store
-from reins.turn.compose import compose
 from reins.turn.record import Recorded
 
-_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]+")
 # The stops after which a job's results are no longer recorded: the run is going away.
 _LEAVING = (StopReason.INTERRUPTED, StopReason.ERROR)
-
-
-def custom_id(tag: str, n: int, key: str, turn: int) -> str:
-    """The custom id of request ``n`` of job ``tag``: the tag first (so a found batch's results
-    say whose they are), then the item's key made safe and its turn, within Anthropic's
-    ``^[a-zA-Z0-9_-]{1,64}$``. The ledger keeps the mapping; the key part is for people."""
-    head, tail = f"{tag}-{n}-", f"-t{turn}"
-    room = max(0, 64 - len(head) - len(tail))
-    return f"{head}{_UNSAFE.sub('_', key)[:room]}{tail}"[:64]
 
 
 def batch_api_of(backend: Backend) -> BatchAPI:
@@ -290,7 +280,10 @@ class BatchRun:
         job, leases = opened
         self.held.add(job.id)
         crash_point("leased")
-        lines, requests = await self.db(self._compose, job, leases)
+        lines, requests = await self.db(
+            compose_round, self.store, self.quest, self.api, self.policy, job, leases,
+            taken=self.taken, max_items=self.options.budget.max_items,
+        )  # fmt: skip
         if not requests:  # every item it leased is past --max-items: the run is done
             await self.db(self.store.advance_job, job.id, JobState.DISCARDED, note="no request")
             self.held.discard(job.id)
@@ -311,35 +304,6 @@ class BatchRun:
         if budget.max_items is not None:
             limit = min(limit, budget.max_items)
         return limit
-
-    def _compose(
-        self, job: BatchJob, leases: Sequence[Lease]
-    ) -> tuple[list[BatchLine], list[BatchRequest]]:
-        """On the ledger thread: each leased item's prompt, composed from its log, and its
-        request; the items that do not fit the provider's limits are given back."""
-        lines: list[BatchLine] = []
-        requests: list[BatchRequest] = []
-        size, cap, new = 0, self.options.budget.max_items, set[str]()
-        for n, lease in enumerate(leases):
-            key = lease.item.key
-            if key not in self.taken:
-                if cap is not None and len(self.taken) + len(new) >= cap:
-                    self.store.release(key, job.owner)  # past --max-items
-                    continue
-                new.add(key)
-            item, log = self.store.snapshot(key)
-            prompt = compose(self.quest, item, log, policy=self.policy)
-            line = BatchLine(custom_id(job.tag, n, key, item.turns + 1), prompt, prompt.seed)
-            size += self.api.size(line)
-            if lines and (len(lines) >= self.api.max_requests or size > self.api.max_bytes):
-                for rest in leases[n:]:
-                    self.store.release(rest.item.key, job.owner)
-                break
-            lines.append(line)
-            requests.append(
-                BatchRequest(line.custom_id, key, item.turns, prompt.digest(), prompt.seed)
-            )
-        return lines, requests
 
     # -- what a job asks of the run ----------------------------------------------------------
 
