@@ -277,11 +277,11 @@ class BatchRun:
         )  # fmt: skip
         if opened is None:
             return None
-        job, leases = opened
+        job, keys = opened
         self.held.add(job.id)
         crash_point("leased")
         lines, requests = await self.db(
-            compose_round, self.store, self.quest, self.api, self.policy, job, leases,
+            compose_round, self.store, self.quest, self.api, self.policy, job, keys,
             taken=self.taken, max_items=self.options.budget.max_items,
         )  # fmt: skip
         if not requests:  # every item it leased is past --max-items: the run is done
@@ -293,7 +293,7 @@ class BatchRun:
         self.tally.turns_started += len(requests)
         self.tally.items_started += len({r.key for r in requests} - self.taken)
         self.taken.update(r.key for r in requests)
-        return JobDriver(self, self.api, job, lines)
+        return JobDriver(self, self.api, job, lines, requests)
 
     def _round_limit(self) -> int:
         """How many items the next round may take: the round size, within the caps (items

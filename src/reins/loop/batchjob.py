@@ -31,13 +31,19 @@ CREATE_TRIES = 3
 
 
 class JobDriver(JobRecorder):
-    """Drives ``job`` with ``api``; ``lines`` are its requests as just composed (a fresh job:
-    nothing of it was sent), None for a job found open in the ledger."""
+    """Drives ``job`` with ``api``; ``lines`` and ``requests`` are its requests as just
+    composed and recorded (a fresh job: nothing of it was sent), None for a job found open in
+    the ledger."""
 
     def __init__(
-        self, run: Run, api: BatchAPI, job: BatchJob, lines: list[BatchLine] | None = None
+        self,
+        run: Run,
+        api: BatchAPI,
+        job: BatchJob,
+        lines: list[BatchLine] | None = None,
+        requests: list[BatchRequest] | None = None,
     ) -> None:
-        super().__init__(run, api, job)
+        super().__init__(run, api, job, requests)
         self.fresh = lines is not None
         self._lines = lines
 
@@ -154,8 +160,7 @@ class JobDriver(JobRecorder):
         them; None (and the job discarded) when a prompt now composes differently."""
         if self._lines is not None:
             return self._lines
-        requests = await self.run.db(self.run.store.job_requests, self.job.id)
-        lines = await self.run.db(self._compose_again, requests)
+        lines = await self.run.db(self._compose_again, await self.requests())
         if lines is None:
             await self.discard("its prompts compose differently now (the quest or the log moved)")
             return None

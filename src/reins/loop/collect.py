@@ -92,9 +92,18 @@ class JobRecorder:
     """Records the results of ``job`` (sent with ``api``) for ``run``; keeps the job as the
     ledger last wrote it."""
 
-    def __init__(self, run: Run, api: BatchAPI, job: BatchJob) -> None:
+    def __init__(
+        self, run: Run, api: BatchAPI, job: BatchJob, requests: list[BatchRequest] | None = None
+    ) -> None:
         self.run, self.api, self.job = run, api, job
         self.done = 0
+        self._requests = requests  # as this process recorded them; else read from the ledger
+
+    async def requests(self) -> list[BatchRequest]:
+        """The job's requests: as composed by this process, else as the ledger keeps them."""
+        if self._requests is None:
+            self._requests = await self.run.db(self.run.store.job_requests, self.job.id)
+        return self._requests
 
     async def discard(self, why: str) -> Ended:
         self.job = await self._advance(JobState.DISCARDED, note=why)
@@ -104,8 +113,7 @@ class JobRecorder:
     async def refused(self, error: str) -> Ended:
         """The provider refused the batch itself: each request's turn is a generation error
         (no try used), then the job is discarded."""
-        requests = await self.run.db(self.run.store.job_requests, self.job.id)
-        for r in requests:
+        for r in await self.requests():
             if await self._record(r, None, error) is Flow.HALT:
                 break
         return await self.discard(f"the provider refused the batch: {error}")
@@ -114,9 +122,7 @@ class JobRecorder:
         """Record every result of the ended batch, then close the job."""
         results = await self.api.results(remote)
         crash_point("downloaded")
-        requests = {
-            r.custom_id: r for r in await self.run.db(self.run.store.job_requests, self.job.id)
-        }
+        requests = {r.custom_id: r for r in await self.requests()}
         tally, seen = Tally(), set[str]()
         flow = Flow.GO
         for result in results:

@@ -13,7 +13,6 @@ from collections.abc import Collection, Sequence
 from reins.backends.batch import BatchAPI, BatchLine
 from reins.quest import Quest
 from reins.store.jobs import BatchJob, BatchRequest
-from reins.store.model import Lease
 from reins.store.protocol import Store
 from reins.turn.compose import compose
 
@@ -35,12 +34,13 @@ def compose_round(
     api: BatchAPI,
     policy: str,
     job: BatchJob,
-    leases: Sequence[Lease],
+    keys: Sequence[str],
     *,
     taken: Collection[str] = (),
     max_items: int | None = None,
 ) -> tuple[list[BatchLine], list[BatchRequest]]:
-    """Each leased item's request, in the order leased (on the ledger thread).
+    """The request of each item of ``keys`` (leased to ``job``), in their order (on the ledger
+    thread).
 
     Items the round cannot send are given back to the pool: past the provider's limits on
     one batch (``api.max_requests``, ``api.max_bytes``), or new to the run (not in ``taken``)
@@ -49,8 +49,7 @@ def compose_round(
     lines: list[BatchLine] = []
     requests: list[BatchRequest] = []
     size, new = 0, set[str]()
-    for n, lease in enumerate(leases):
-        key = lease.item.key
+    for n, key in enumerate(keys):
         if key not in taken:
             if max_items is not None and len(taken) + len(new) >= max_items:
                 store.release(key, job.owner)
@@ -61,8 +60,8 @@ def compose_round(
         line = BatchLine(custom_id(job.tag, n, key, item.turns + 1), prompt, prompt.seed)
         size += api.size(line)
         if lines and (len(lines) >= api.max_requests or size > api.max_bytes):
-            for rest in leases[n:]:
-                store.release(rest.item.key, job.owner)
+            for rest in keys[n:]:
+                store.release(rest, job.owner)
             break
         lines.append(line)
         requests.append(BatchRequest(line.custom_id, key, item.turns, prompt.digest(), prompt.seed))

@@ -115,10 +115,10 @@ class JobsSQL(Protocol[H]):
         hold: float,
         now: float,
         excluding: Collection[str],
-    ) -> tuple[BatchJob, list[Lease]] | None:
+    ) -> tuple[BatchJob, list[str]] | None:
         """In one transaction: lease up to ``limit`` free TODO items (oldest first, none in
         ``excluding``) to a new job, for ``ttl`` seconds, held by ``job.holder`` for ``hold``;
-        None, and no job, when no item is free."""
+        the job and the keys leased, oldest first. None, and no job, when no item is free."""
         ...
 
     def fill_job(

@@ -160,7 +160,7 @@ class Ledger(Generic[DB]):
         ttl: float = WINDOW,
         now: float | None = None,
         excluding: Collection[str] = (),
-    ) -> tuple[BatchJob, list[Lease]] | None:
+    ) -> tuple[BatchJob, list[str]] | None:
         if limit < 1:
             raise LedgerError(f"a batch job takes at least one item, not {limit}")
         t = time.time() if now is None else now

@@ -163,12 +163,12 @@ class Store(Protocol):
         ttl: float = ...,
         now: float | None = None,
         excluding: Collection[str] = (),
-    ) -> tuple[BatchJob, list[Lease]] | None:
+    ) -> tuple[BatchJob, list[str]] | None:
         """Open a batch job and lease up to ``limit`` free TODO items to it (its
         :attr:`~reins.store.jobs.BatchJob.owner`), oldest first and none in ``excluding``,
         for ``ttl`` seconds (default the providers' batch window), in one transaction; the job
-        is held by ``job.holder`` for ``hold`` seconds. None, and no job, when no item is
-        free."""
+        is held by ``job.holder`` for ``hold`` seconds. Returns the job and the keys leased,
+        oldest first; None, and no job, when no item is free."""
         ...
 
     def fill_job(

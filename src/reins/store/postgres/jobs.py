@@ -9,22 +9,12 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Sequence
 
-from reins.store.codec import (
-    ITEM_COLUMNS,
-    JOB_COLUMNS,
-    REQUEST_COLUMNS,
-    item_of,
-    job_of,
-    now_iso,
-    request_of,
-)
+from reins.store.codec import JOB_COLUMNS, REQUEST_COLUMNS, job_of, now_iso, request_of
 from reins.store.jobs import BatchJob, BatchRequest, JobDraft, JobState, owner_of, refusal, sources
-from reins.store.model import Lease
 from reins.store.postgres.connection import Database, Session
-from reins.store.sql import ITEM_WIDTH, prefixed
 
 # The job's owner is written as reins.store.jobs.owner_of writes it.
-_OPEN = f"""
+_OPEN = """
 WITH free AS (
     SELECT id FROM items
     WHERE state = 'TODO' AND (lease_owner IS NULL OR lease_expires <= %(now)s)
@@ -41,7 +31,7 @@ WITH free AS (
     UPDATE items i SET lease_owner = 'batch:' || job.id, lease_expires = %(until)s,
         lease_token = %(token)s
     FROM free, job WHERE i.id = free.id
-    RETURNING {prefixed(ITEM_COLUMNS, "i")}, i.id
+    RETURNING i.id, i.key
 )
 SELECT * FROM taken ORDER BY id
 """
@@ -61,7 +51,7 @@ def open_job(
     hold: float,
     now: float,
     excluding: Collection[str],
-) -> tuple[BatchJob, list[Lease]] | None:
+) -> tuple[BatchJob, list[str]] | None:
     token = os.urandom(6).hex()
     args = {
         "now": now,
@@ -78,7 +68,7 @@ def open_job(
         "token": token,
     }
 
-    def take(s: Session) -> tuple[BatchJob, list[Lease]] | None:
+    def take(s: Session) -> tuple[BatchJob, list[str]] | None:
         rows, found = s.batch(
             (_OPEN, args),
             (f"SELECT {JOB_COLUMNS} FROM batch_jobs WHERE tag = %s", (tag,)),
@@ -87,7 +77,7 @@ def open_job(
         )
         if not rows:
             return None
-        return job_of(found[0]), [Lease(item_of(r[:ITEM_WIDTH]), 0, False, token) for r in rows]
+        return job_of(found[0]), [key for _, key in rows]
 
     # Never made twice: a lost answer leaves a job whose items stay leased to it until a rerun
     # finds it unfilled and discards it.

@@ -6,34 +6,32 @@ import json
 import os
 import sqlite3
 from collections.abc import Collection, Sequence
-from dataclasses import replace
 
 from reins.store.codec import (
-    ITEM_COLUMNS,
     JOB_COLUMNS,
     REQUEST_COLUMNS,
-    item_of,
     job_of,
     now_iso,
     request_of,
     request_row,
 )
 from reins.store.jobs import BatchJob, BatchRequest, JobDraft, JobState, owner_of, refusal, sources
-from reins.store.model import Lease
 from reins.store.sqlite.connection import Database
 
 _FREE = (
-    f"SELECT {ITEM_COLUMNS}, id FROM items WHERE state = 'TODO' "
-    "AND (lease_owner IS NULL OR lease_expires <= ?){skip} ORDER BY id LIMIT ?"
+    "SELECT 1 FROM items WHERE state = 'TODO' AND (lease_owner IS NULL OR lease_expires <= ?)"
+    "{skip} LIMIT 1"
 )
 _INSERT = (
     "INSERT INTO batch_jobs (tag, backend, model, driver, state, created_at, updated_at, "
     "expires_at, holder, held_until) VALUES (?, ?, ?, ?, 'leased', ?, ?, ?, ?, ?) "
     f"RETURNING {JOB_COLUMNS}"
 )
+# The oldest free TODO items, leased in one statement (SQLite returns them in no set order).
 _LEASE = (
-    "UPDATE items SET lease_owner = ?, lease_expires = ?, lease_token = ? "
-    "WHERE id IN (SELECT value FROM json_each(?))"
+    "UPDATE items SET lease_owner = ?, lease_expires = ?, lease_token = ? WHERE id IN ("
+    "SELECT id FROM items WHERE state = 'TODO' AND (lease_owner IS NULL OR lease_expires <= ?)"
+    "{skip} ORDER BY id LIMIT ?) RETURNING id, key"
 )
 _RELEASE = (
     "UPDATE items SET lease_owner = NULL, lease_expires = NULL, lease_token = NULL "
@@ -51,14 +49,13 @@ def open_job(
     hold: float,
     now: float,
     excluding: Collection[str],
-) -> tuple[BatchJob, list[Lease]] | None:
+) -> tuple[BatchJob, list[str]] | None:
     # One JSON parameter however many keys are excluded (SQLite caps the number of parameters).
     skip = " AND key NOT IN (SELECT value FROM json_each(?))" if excluding else ""
     keys = (json.dumps(list(excluding)),) if excluding else ()
     stamp = now_iso()
     with db.write() as conn:
-        rows = conn.execute(_FREE.format(skip=skip), (now, *keys, limit)).fetchall()
-        if not rows:
+        if conn.execute(_FREE.format(skip=skip), (now, *keys)).fetchone() is None:
             return None
         opened = job_of(
             conn.execute(
@@ -68,14 +65,10 @@ def open_job(
             ).fetchone()
         )  # fmt: skip
         token = os.urandom(6).hex()
-        owner = owner_of(opened.id)
-        conn.execute(_LEASE, (owner, now + ttl, token, json.dumps([r[-1] for r in rows])))
-    leases = [
-        Lease(replace(item_of(r), lease_owner=owner, lease_expires=now + ttl, lease_token=token),
-              0, False, token)
-        for r in rows
-    ]  # fmt: skip
-    return opened, leases
+        rows = conn.execute(
+            _LEASE.format(skip=skip), (owner_of(opened.id), now + ttl, token, now, *keys, limit)
+        ).fetchall()
+    return opened, [key for _, key in sorted(rows)]
 
 
 def fill_job(db: Database, job: int, requests: Sequence[BatchRequest], *, now: float) -> BatchJob:

@@ -32,8 +32,8 @@ HOLD = 60.0
 def _open(store: Store, limit: int = 10) -> tuple[int, list[str]]:
     opened_job = store.open_job(DRAFT, limit=limit, hold=HOLD, now=T0)
     assert opened_job is not None
-    job, leases = opened_job
-    return job.id, [lease.item.key for lease in leases]
+    job, keys = opened_job
+    return job.id, keys
 
 
 def _requests(store: Store, keys: list[str], tag: str = "t") -> list[BatchRequest]:
@@ -50,23 +50,23 @@ def test_a_job_leases_free_items_in_one_go(store_harness: StoreHarness) -> None:
         turn(store, "k1", "PASS")  # k1 is locked
         opened_job = store.open_job(DRAFT, limit=3, hold=HOLD, now=T0, excluding=("k3",))
         assert opened_job is not None
-        job, leases = opened_job
-        assert [lease.item.key for lease in leases] == ["k2", "k4", "k5"]  # oldest first
+        job, keys = opened_job
+        assert keys == ["k2", "k4", "k5"]  # oldest first
         assert (job.state, job.requests, job.backend, job.model) == (
             JobState.LEASED, 0, "openai", "gpt-test",
         )  # fmt: skip
         assert (job.driver, job.holder, job.held_until) == ("loop", "loop@host:1", T0 + HOLD)
         assert job.owner == f"batch:{job.id}" and job.expires_at == T0 + WINDOW
         assert len(job.tag) >= 8 and job.tag.isalnum()
-        for lease in leases:
-            item = store.get(lease.item.key)
+        for key in keys:
+            item = store.get(key)
             assert (item.lease_owner, item.lease_expires) == (job.owner, T0 + WINDOW)
-            assert lease.item == item
+            assert item.lease_token is not None
         # Leased to the job, they are nobody else's; the one left free goes to the next job.
         bob = store.lease("bob", ttl=TTL, now=T0 + TTL * 2)
         assert bob is not None and bob.item.key == "k0"
         second = store.open_job(DRAFT, limit=5, hold=HOLD, now=T0)
-        assert second is not None and [lease.item.key for lease in second[1]] == ["k3"]
+        assert second is not None and second[1] == ["k3"]
         assert second[0].id != job.id and second[0].tag != job.tag
         assert store.open_job(DRAFT, limit=5, hold=HOLD, now=T0) is None  # no job, none free
         assert [j.id for j in store.jobs()] == [job.id, second[0].id]
@@ -175,7 +175,7 @@ def test_two_stores_opening_jobs_at_once_lease_each_item_once(
                 got[name] = []
                 for _ in range(8):
                     found = store.open_job(DRAFT, limit=4, hold=HOLD, now=T0)
-                    got[name] += [] if found is None else [lease.item.key for lease in found[1]]
+                    got[name] += [] if found is None else found[1]
             finally:
                 store.close()
         except BaseException as exc:  # re-raised in the test's thread
