@@ -129,6 +129,7 @@ class FakeProvider:
         self.log: list[dict[str, Any]] = []
         self.faults: list[dict[str, Any]] = []
         self.asked: list[Ask] = []
+        self.invalid: str | None = None  # OpenAI: the next batch fails validation, saying this
         self.lock = threading.RLock()
         self.now = time.time()
         self._ids = itertools.count(1)
@@ -297,6 +298,9 @@ class FakeProvider:
                 b.errors.append({"code": "invalid_request", "message": f"line {n}", "line": n})
             seen.add(cid)
             b.requests.append((cid, req))
+        if self.invalid is not None:
+            b.errors.append({"code": "invalid_request", "message": self.invalid, "line": 1})
+            self.invalid = None
         if b.errors:
             b.status = "failed"
             b.counts = {"total": 0, "completed": 0, "failed": 0}

@@ -112,9 +112,9 @@ class JobRecorder:
 
     async def refused(self, error: str) -> Ended:
         """The provider refused the batch itself: each request's turn is a generation error
-        (no try used), then the job is discarded."""
+        (no try used) until the breaker trips, then the job is discarded."""
         for r in await self.requests():
-            if await self._record(r, None, error) is Flow.HALT:
+            if await self._record(r, None, error) in (Flow.HALT, Flow.NO_ERRORS):
                 break
         return await self.discard(f"the provider refused the batch: {error}")
 
