@@ -125,6 +125,8 @@ def test_each_result_is_a_turn_and_the_next_round_carries_the_feedback(
             (JobState.COLLECTED, 3), (JobState.COLLECTED, 1),
         ]  # fmt: skip
         assert led.stats().leased == 0 and led.check() == []
+    log = cli("log", "b").stdout
+    assert re.search(rf"loop via {provider} \(batch (batch_|msgbatch_)\w+\) · FAIL", log), log
     for ask in server.fake.asked:  # Anthropic's rule on custom ids holds for both
         assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", ask.custom_id)
     assert len(Path("tiny-results.jsonl").read_text().splitlines()) == 3
@@ -146,6 +148,10 @@ def test_a_batch_turn_costs_the_batch_price_and_report_says_what_it_saved(
         stats = led.stats()
         assert stats.batch_cost == pytest.approx(stats.cost) and stats.cost > 0
         assert stats.list_cost == pytest.approx(2 * stats.cost)
+    notes = out.stderr.splitlines()  # progress goes to stderr, one note per change
+    assert any(re.match(rf"note: batch job 1 · {provider} \S+ · \w+ · 0/3 recorded", n)
+               for n in notes), notes  # fmt: skip
+    assert any(n.startswith("note: batch job 1 ") and "3/3 recorded" in n for n in notes)
     report = json.loads(cli("report", "--json").stdout)
     assert report["spend"] == {
         "cost": pytest.approx(stats.cost),
@@ -257,3 +263,23 @@ def test_a_transient_provider_error_is_retried_and_a_create_is_never_made_twice(
     assert created(server, provider) == 3  # the refused create, then one batch a round
     with SQLiteStore.open(path) as led:
         assert led.stats().remaining == 0 and len(led.jobs(open_only=False)) == 2
+
+
+def test_a_terminal_draws_the_batch_being_polled_in_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    monkeypatch.setenv("COLUMNS", "200")
+    from reins.loop import BatchEvent, TtyReporter
+
+    out, err = io.StringIO(), io.StringIO()
+    tty = TtyReporter(out, err)
+    poll = BatchEvent("poll", 3, "openai", "gpt-4o", "batch_abc", "in_progress", 500, 12,
+                      {"total": 500, "completed": 130, "failed": 2}, 151.0)  # fmt: skip
+    tty.batch(poll)
+    line = "batch job 3 · openai batch_abc · in_progress · 12/500 recorded · total 500, "
+    assert err.getvalue() == f"\r\x1b[2K{line}completed 130, failed 2 · 2:31"
+    tty.batch(dataclasses.replace(poll, phase="collected", done=500, message="done"))
+    assert err.getvalue().endswith(
+        "500/500 recorded · total 500, completed 130, failed 2 · 2:31: done\n"
+    )
+    assert out.getvalue() == ""
