@@ -54,7 +54,7 @@ def server() -> Iterator[BatchServer]:
 
 
 def run_loop(
-    server: BatchServer, provider: str, ledger: Path, crash: str | None
+    server: BatchServer, provider: str, ledger: Path | str, crash: str | None
 ) -> subprocess.CompletedProcess[str]:
     model = server.openai() if provider == "openai" else server.anthropic()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "BATCH_KEY": KEY}

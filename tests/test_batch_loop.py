@@ -125,8 +125,8 @@ def test_each_result_is_a_turn_and_the_next_round_carries_the_feedback(
             (JobState.COLLECTED, 3), (JobState.COLLECTED, 1),
         ]  # fmt: skip
         assert led.stats().leased == 0 and led.check() == []
-    log = cli("log", "b").stdout
-    assert re.search(rf"loop via {provider} \(batch (batch_|msgbatch_)\w+\) · FAIL", log), log
+    shown = cli("log", "b").stdout
+    assert re.search(rf"loop via {provider} \(batch (batch_|msgbatch_)\w+\) · FAIL", shown), shown
     for ask in server.fake.asked:  # Anthropic's rule on custom ids holds for both
         assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", ask.custom_id)
     assert len(Path("tiny-results.jsonl").read_text().splitlines()) == 3
