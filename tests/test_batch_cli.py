@@ -101,6 +101,7 @@ def test_ctrl_c_leaves_the_batch_running_and_a_rerun_records_it(
         [job] = led.jobs()
         assert job.state is JobState.SENT and job.batch_id == sent["batch_id"]
         assert led.stats().leased == 3 and led.stats().attempts == 0  # still in flight
+    assert "batch jobs   1 open, 3 item(s) in flight" in cli(ledger, "status").stdout
     status = json.loads(cli(ledger, "batch", "status", "--json").stdout)
     assert [(j["job"], j["state"], j["batch_id"], j["requests"]) for j in status] == [
         (1, "sent", sent["batch_id"], 3)

@@ -114,6 +114,9 @@ class JobDriver(JobRecorder):
             self.job = await self._advance(JobState.UPLOADED, file_id=file_id)
             crash_point("upload-recorded")
         remote = None if self.fresh else await self.found(file_id)
+        if remote is None and self.run.stopping:  # stopped while uploading: make no batch
+            await self.discard("the run stopped before its batch was made")
+            return None
         for attempt in range(1, CREATE_TRIES + 1):
             if remote is not None:
                 break

@@ -227,3 +227,16 @@ def test_every_earlier_schema_gains_batch_jobs_and_cache_counts(
             assert_sound(store)
         finally:
             store.close()
+
+
+def test_a_lease_left_on_an_ended_job_is_found_by_the_check(store_harness: StoreHarness) -> None:
+    location = store_harness.create()
+    with opened(store_harness, location) as store:
+        job, _ = _open(store, limit=1)
+        store.advance_job(job, JobState.DISCARDED)
+        assert store.check() == []
+    store_harness.execute(
+        location, f"UPDATE items SET lease_owner = 'batch:{job}', lease_expires = 1 WHERE key = 'b'"
+    )
+    with opened(store_harness, location, keys=()) as store:
+        assert any("a batch job that ended holds no lease" in p for p in store.check())
