@@ -184,6 +184,10 @@ def loop(env: Env, /, as_json: bool, **flags: Any) -> None:
     stronger = resolve_backend(given.strong) if given.strong else None
     options = given.options(env, rules)
     if given.batch:
+        if given.concurrency != 1:
+            click.echo(
+                "note: --concurrency does not apply to --batch: a round is one batch", err=True
+            )
         summary = run_batches(ledger, quest, backend, options=options, reporter=_reporter(as_json))
         code = exit_code(summary)
         if code:
