@@ -49,6 +49,10 @@ ATTEMPT = [
     "action",
     "note",
     "gate_digest",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "batch",
+    "list_cost",
 ]
 SUBMITTED = [
     "key",
@@ -165,7 +169,15 @@ def test_status(cli: Cli) -> None:
         "usage",
     ]
     assert list(status["rules"]["not-bad"]) == ["fired", "root_cause"]
-    assert list(status["usage"]) == ["input_tokens", "output_tokens", "cost"]
+    assert list(status["usage"]) == [
+        "input_tokens",
+        "output_tokens",
+        "cost",
+        "cache_read_tokens",
+        "cache_write_tokens",
+        "batch_cost",
+        "list_cost",
+    ]
     board = doc(cli("status", "--todo", "--json"))
     assert [list(row) for row in board] == [["key", "state", "tries", "leased_to"]] * 3
 
@@ -250,8 +262,10 @@ def test_report(cli: Cli) -> None:
         "tries_to_lock",
         "tries_to_lock_sampled",
         "rules",
+        "spend",
     ]
     assert list(report["rules"]["not-bad"]) == ["fired", "root_cause"]
+    assert list(report["spend"]) == ["cost", "batch_cost", "list_cost", "saved"]
     assert list(doc(cli("report", "--html", "r.html", "--json"))) == ["html"]
 
 

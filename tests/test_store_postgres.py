@@ -25,6 +25,7 @@ from reins.errors import ConfigError, CorruptLedger, LedgerError, NotFound
 from reins.store.model import AttemptKind, Claim, Draft, Notes, State, Transition
 from reins.store.postgres import PostgresStore
 from reins.store.postgres import record as record_module
+from reins.store.postgres.schema import SCHEMA_VERSION
 from reins.store.postgres.target import TIMEOUTS, parse, schema_name
 
 pytestmark = pytest.mark.postgres
@@ -292,10 +293,13 @@ def test_the_ratchet_trigger_wants_a_human_attempt_at_the_next_turn(
     assert store.snapshot("a") == before and store.check() == []
 
 
-def test_a_migrated_ledger_keeps_one_function_of_each_name(postgres_harness: Any) -> None:
-    location = postgres_harness.make_at_version(2)
+@pytest.mark.parametrize("version", [2, 3])
+def test_a_migrated_ledger_keeps_one_function_of_each_name(
+    postgres_harness: Any, version: int
+) -> None:
+    location = postgres_harness.make_at_version(version)
     with PostgresStore.open(location) as store:
-        assert store.schema_version == 3
+        assert store.schema_version == SCHEMA_VERSION
         with psycopg.connect(parse(location).conninfo) as conn:
             found = conn.execute(
                 "SELECT p.proname, count(*) FROM pg_proc p JOIN pg_namespace n "

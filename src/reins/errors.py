@@ -64,7 +64,7 @@ class Exit(IntEnum):
         3,
         (
             "`next`: nothing left to lease; `loop --no-wait`: the items left are all leased to "
-            "other drivers"
+            "other drivers; `loop --batch`: they are all leased to other drivers or batch jobs"
         ),
     )
     FAIL_RETRY = 4, "`submit`: FAIL with tries left — read the facts and submit again"

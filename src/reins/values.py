@@ -66,7 +66,16 @@ def call_seed(key: str, turn: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Completion:
-    """One generation: the text, the model that wrote it, and its usage when known."""
+    """One generation: the text, the model that wrote it, and its usage when known.
+
+    ``input_tokens`` counts every prompt token the provider billed, whatever its own
+    convention (docs/backends.md says each one's). ``cache_read_tokens`` and
+    ``cache_write_tokens`` are the part of them read from and written to the provider's prompt
+    cache, as the provider reports them (None: it said nothing). ``batch`` says the call went
+    through the provider's batch API, billed at its batch price. ``cost`` is what the call was
+    billed; ``list_cost`` what the same tokens cost at the provider's list price, with no batch
+    discount and every input token at the uncached rate (None: the same as ``cost``).
+    """
 
     text: str
     model: str
@@ -74,6 +83,10 @@ class Completion:
     output_tokens: int | None = None
     cost: float | None = None
     latency: float | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    batch: bool = False
+    list_cost: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -13,6 +13,7 @@ from reins.backends._common import Reply
 from reins.backends._http import COMMON_OPTIONS, HTTPBackend, dig
 
 if TYPE_CHECKING:
+    from reins.backends.batch import BatchAPI
     from reins.values import Prompt
 
 API_VERSION = "2023-06-01"
@@ -81,6 +82,12 @@ class AnthropicBackend(HTTPBackend):
             output_tokens=dig(usage, "output_tokens"),
             stop=dig(data, "stop_reason"),
         )
+
+    def batches(self) -> BatchAPI:
+        """This backend's batch API, for ``reins loop --batch``."""
+        from reins.backends.anthropic_batch import AnthropicBatches
+
+        return AnthropicBatches(self, self.version)
 
 
 if TYPE_CHECKING:  # the class is a factory, its instances backends

@@ -17,6 +17,7 @@ from reins.backends._http import COMMON_OPTIONS, HTTPBackend, dig
 from reins.backends.redact import read_key
 
 if TYPE_CHECKING:
+    from reins.backends.batch import BatchAPI
     from reins.values import Prompt
 
 OPENAI_HOST = "api.openai.com"
@@ -93,6 +94,12 @@ class OpenAIBackend(HTTPBackend):
             cost=dig(data, "usage", "cost"),
             stop=dig(data, "choices", 0, "finish_reason"),
         )
+
+    def batches(self) -> BatchAPI:
+        """This backend's batch API, for ``reins loop --batch``."""
+        from reins.backends.openai_batch import OpenAIBatches
+
+        return OpenAIBatches(self)
 
 
 if TYPE_CHECKING:  # the class is a factory, its instances backends

@@ -10,7 +10,7 @@ Exit codes (:class:`reins.errors.Exit`, the one table; the README's is checked a
       ledger of another quest; ``submit``: the submission is empty, over ``max_submission`` or
       not UTF-8 (nothing recorded)
 3     ``next``: nothing left to lease; ``loop --no-wait``: the items left are all leased to
-      other drivers
+      other drivers; ``loop --batch``: they are all leased to other drivers or batch jobs
 4     ``submit``: FAIL with tries left — read the facts and submit again
 5     ``submit``: the item is not TODO (it locked earlier); ``resolve``/``reopen``: the action
       does not apply to the item's state

@@ -107,6 +107,11 @@ COMMANDS: dict[str, Entry] = {
         "Run",
         "Judge recorded outputs: each line goes through the same turn as a submission.",
     ),
+    "batch": Entry(
+        "reins.cli.batch:batch",
+        "Run",
+        "The provider batches of `loop --batch`: where each stands, and cancelling them.",
+    ),
     "mcp": Entry(
         "reins.cli.agents:mcp",
         "Run",

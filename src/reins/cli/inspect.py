@@ -12,6 +12,7 @@ from reins.cli.shapes.figures import Status
 from reins.cli.shapes.items import BoardRow, ItemLog, RuleView
 from reins.cli.shapes.work import Exported
 from reins.cli.work import json_option
+from reins.errors import LedgerError
 
 if TYPE_CHECKING:
     from reins.store.model import Stats
@@ -43,6 +44,15 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
         return
     for line in _status_lines(ledger.location, stats, older):
         click.echo(line)
+    try:
+        jobs = ledger.jobs()
+    except LedgerError:  # an engine of its own that keeps no batch jobs: there are none
+        jobs = []
+    if jobs:
+        flying = sum(j.requests for j in jobs)
+        click.echo(
+            f"batch jobs   {len(jobs)} open, {flying} item(s) in flight: `reins batch status`"
+        )
 
 
 def _todo(ledger: Store, stats: Stats, limit: int, as_json: bool) -> None:

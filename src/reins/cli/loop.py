@@ -122,6 +122,27 @@ def resolve_backend(spec: str) -> Backend:
     help="Seconds a lease lives without a heartbeat (a crashed loop's items come back then).",
 )
 @click.option("--no-export", is_flag=True, help="Do not append locked items to the results file.")
+@click.option(
+    "--batch",
+    is_flag=True,
+    help="Send the items a round at a time as one provider batch (openai, anthropic): half "
+    "the price, answers within 24 h. A rerun carries on the batches still open.",
+)
+@click.option(
+    "--round-size",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="With --batch: items one round takes (one provider batch).",
+)
+@click.option(
+    "--poll",
+    type=click.FloatRange(min=0, min_open=True),
+    default=5.0,
+    show_default=True,
+    help="With --batch: seconds before the first poll of a batch; each wait is half as long "
+    "again, up to a minute.",
+)
 @json_option
 @pass_env
 def loop(env: Env, /, as_json: bool, **flags: Any) -> None:
@@ -141,20 +162,37 @@ def loop(env: Env, /, as_json: bool, **flags: Any) -> None:
     When the items left are all leased to other drivers, it waits for their leases to run out
     (saying so every 10 s), or with --no-wait stops.
 
+    With --batch, each round leases up to --round-size items to one provider batch (recorded
+    in the ledger before anything is sent), polls it, and records each result as one turn;
+    the next round carries the FAILs' feedback. Ctrl-C leaves a sent batch running: run the
+    same command again to record its results, or `reins batch cancel`.
+
     Exits 0 when every item is locked or a --max-* cap is reached, 3 with --no-wait when the
     items left are all leased to other drivers, 7 when the breaker trips, 10 when the judge
     breaker trips, 12 when the items left include some this run set aside, 130 or 143 on
     SIGINT or SIGTERM.
     """
-    from reins.loop import run
+    from reins.loop import run, run_batches
 
     given = LoopFlags(**flags)
     rules = given.rules()
     quest = env.quest
+    if given.batch:
+        given.check_batch()
     ledger = env.ledger()
     backend = resolve_backend(given.model)
     stronger = resolve_backend(given.strong) if given.strong else None
     options = given.options(env, rules)
+    if given.batch:
+        if given.concurrency != 1:
+            click.echo(
+                "note: --concurrency does not apply to --batch: a round is one batch", err=True
+            )
+        summary = run_batches(ledger, quest, backend, options=options, reporter=_reporter(as_json))
+        code = exit_code(summary)
+        if code:
+            sys.exit(code)
+        return
     if stronger is not None and not (quest.escalate_on | rules):
         click.echo(
             "note: --strong is never used: neither the quest nor --escalate-on names a rule",
@@ -189,6 +227,9 @@ class LoopFlags:
     timeout: float
     lease: float
     no_export: bool
+    batch: bool
+    round_size: int
+    poll: float
 
     def rules(self) -> frozenset[str]:
         """The root causes ``--escalate-on`` names (repeated or comma-separated).
@@ -201,6 +242,18 @@ class LoopFlags:
         if rules and self.strong is None:
             raise click.UsageError("--escalate-on needs --strong: the model an item escalates to")
         return rules
+
+    def check_batch(self) -> None:
+        """Refuse what a batch round cannot do.
+
+        Raises:
+            click.UsageError: ``--strong``: a round is one provider batch, to one model.
+        """
+        if self.strong is not None:
+            raise click.UsageError(
+                "--batch sends each round to one model: --strong (escalation) needs the loop "
+                "without --batch"
+            )
 
     def options(self, env: Env, rules: frozenset[str]) -> LoopOptions:
         from reins.loop import Budget, LoopOptions
@@ -226,6 +279,8 @@ class LoopFlags:
             timeout=self.timeout,
             lease_ttl=self.lease,
             results=env.results_path if export else None,
+            round_size=self.round_size,
+            poll=self.poll,
         )
 
 

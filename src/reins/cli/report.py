@@ -129,6 +129,16 @@ def _figure_lines(b: Board, passes: tuple[int, ...]) -> Iterator[str]:
         width = max(len(r.rule) for r in rules)
         for r in rules:
             yield f"  {r.rule:<{width}} {r.fired:>6} / {r.root}"
+    if b.cost or b.list_cost:
+        yield spend_line(b)
+
+
+def spend_line(b: Board) -> str:
+    """``spend 0.5000 (0.5000 of it in batches)  at list price 1.0000  saved 0.5000 (50.0%)``."""
+    batch = f" ({b.batch_cost:.4f} of it in batches)" if b.batch_cost else ""
+    saved = b.list_cost - b.cost
+    share = f" ({100 * saved / b.list_cost:.1f}%)" if b.list_cost else ""
+    return f"spend {b.cost:.4f}{batch}  at list price {b.list_cost:.4f}  saved {saved:.4f}{share}"
 
 
 def passes_line(passes: tuple[int, ...], total: int) -> str:

@@ -80,6 +80,32 @@ class AsideEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class BatchEvent:
+    """What a batch job did: ``phase`` is ``sent``, ``resumed``, ``poll`` (the provider's
+    status or counts changed), ``collected``, ``left`` (still running at the provider when the
+    run stopped), ``discarded`` (never sent) or ``cancelled``.
+
+    ``status`` and ``counts`` are the provider's own; ``done`` counts the results recorded of
+    its ``requests``; ``elapsed`` the seconds since its requests were recorded.
+    """
+
+    phase: str
+    job: int
+    backend: str
+    model: str
+    batch_id: str | None
+    status: str | None
+    requests: int
+    done: int
+    counts: dict[str, int]
+    elapsed: float
+    message: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "batch", **asdict(self)}
+
+
+@dataclass(frozen=True, slots=True)
 class Status:
     """Live counters for a progress display: the ledger's counts and this run's."""
 

@@ -94,4 +94,8 @@ def usage_of(backend: str, result: Completion | GenerationError) -> Usage:
         output_tokens=result.output_tokens,
         cost=result.cost,
         latency=result.latency,
+        cache_read_tokens=result.cache_read_tokens,
+        cache_write_tokens=result.cache_write_tokens,
+        batch=result.batch,
+        list_cost=result.list_cost,
     )

@@ -17,6 +17,9 @@ DEFAULT_SET_ASIDE = 3
 DEFAULT_TIMEOUT = 300.0
 DEFAULT_LEASE = 60.0
 MAX_BACKOFF = 30.0
+DEFAULT_ROUND = 1000
+DEFAULT_POLL = 5.0
+MAX_POLL = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +76,9 @@ class LoopOptions:
             with each further error on that item, up to 30 seconds.
         results: JSONL file locked items are exported to (None: no export).
         export_every: seconds between exports while the run goes on (and once at the end).
+        round_size: batch rounds only: items one round takes, sent as one provider batch.
+        poll: batch rounds only: seconds before the first poll of a batch; each wait is half
+            as long again as the last, up to a minute.
     """
 
     concurrency: int = 1
@@ -90,6 +96,8 @@ class LoopOptions:
     error_backoff: float = 1.0
     results: str | os.PathLike[str] | None = None
     export_every: float = 1.0
+    round_size: int = DEFAULT_ROUND
+    poll: float = DEFAULT_POLL
 
     def __post_init__(self) -> None:
         if not isinstance(self.concurrency, int) or self.concurrency < 1:
@@ -104,7 +112,9 @@ class LoopOptions:
             )
         if not self.driver or any(c.isspace() or c in "@#" for c in self.driver):
             raise ConfigError(f"a driver name is one word without @ or #, not {self.driver!r}")
-        for name in ("timeout", "lease_ttl", "export_every"):
+        if not isinstance(self.round_size, int) or self.round_size < 1:
+            raise ConfigError(f"round_size must be a whole number ≥ 1, not {self.round_size!r}")
+        for name in ("timeout", "lease_ttl", "export_every", "poll"):
             value = getattr(self, name)
             if not (value > 0 and math.isfinite(value)):
                 raise ConfigError(f"{name} must be a positive number of seconds, not {value!r}")

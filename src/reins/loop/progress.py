@@ -11,11 +11,12 @@ import shutil
 import time
 from typing import Protocol, TextIO
 
-from reins.loop.events import AsideEvent, Status, Summary, TurnEvent, some
+from reins.loop.events import AsideEvent, BatchEvent, Status, Summary, TurnEvent, some
 from reins.store.model import State
 from reins.values import readable_json
 
 REDRAW = 0.1  # seconds between redraws of the status line
+BATCH_LINGER = 2.0  # seconds a batch's progress line stays before the status line comes back
 LOCKED = (State.PASS, State.REVIEW, State.DONE, State.SKIPPED, State.BLOCKED)
 
 
@@ -31,6 +32,8 @@ class Reporter(Protocol):
     def note(self, text: str) -> None: ...
 
     def aside(self, event: AsideEvent) -> None: ...
+
+    def batch(self, event: BatchEvent) -> None: ...
 
     def finish(self, summary: Summary) -> None: ...
 
@@ -54,6 +57,10 @@ class NullReporter:
         """An item set aside: a note, unless the reporter writes events of its own."""
         self.note(aside_text(event))
 
+    def batch(self, event: BatchEvent) -> None:
+        """A batch job's progress: a note, unless the reporter writes events of its own."""
+        self.note(batch_line(event))
+
     def finish(self, summary: Summary) -> None:
         pass
 
@@ -75,6 +82,9 @@ class JsonReporter(NullReporter):
         self._emit({"event": "note", "message": text})
 
     def aside(self, event: AsideEvent) -> None:
+        self._emit(event.to_json())
+
+    def batch(self, event: BatchEvent) -> None:
         self._emit(event.to_json())
 
     def finish(self, summary: Summary) -> None:
@@ -136,6 +146,17 @@ class TtyReporter(NullReporter):
     def tick(self, status: Status) -> None:
         self._draw(status)
 
+    def batch(self, event: BatchEvent) -> None:
+        """A batch being polled is drawn in place of the status line; the rest are notes."""
+        if event.phase != "poll":
+            self.note(batch_line(event))
+            return
+        width = shutil.get_terminal_size().columns
+        self.err.write("\r\x1b[2K" + batch_line(event)[: max(width - 1, 20)])
+        self.err.flush()
+        self._shown = True
+        self._drawn = time.monotonic() + BATCH_LINGER  # the next redraws leave it be a while
+
     def note(self, text: str) -> None:
         self._clear()
         self.err.write(f"note: {text}\n")
@@ -180,6 +201,20 @@ def turn_line(e: TurnEvent) -> str:
         return f"{head}generation error: {e.error} · no try used · {via}"
     cause = f" ({e.root_cause})" if e.root_cause else ""
     return f"{head}{e.outcome}{cause} → {e.state}, tries {e.tries}/{e.max_tries} · {via}"
+
+
+def batch_line(e: BatchEvent) -> str:
+    """``batch job 3 · openai batch_1 · in_progress · 12/500 recorded · total 500, … · 2:31``."""
+    where = f"{e.backend} {e.batch_id}" if e.batch_id else f"{e.backend}:{e.model}"
+    parts = [f"batch job {e.job}", where]
+    if e.status:
+        parts.append(e.status)
+    parts.append(f"{e.done}/{e.requests} recorded")
+    if e.counts:
+        parts.append(", ".join(f"{k} {v}" for k, v in e.counts.items()))
+    parts.append(clock(e.elapsed))
+    line = " · ".join(parts)
+    return f"{line}: {e.message}" if e.message else line
 
 
 def aside_text(e: AsideEvent) -> str:

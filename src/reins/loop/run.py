@@ -7,6 +7,8 @@ import contextlib
 import signal
 import threading
 import time
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Protocol
 
 from reins.backends.base import Backend
 from reins.loop.engine import Engine
@@ -15,6 +17,9 @@ from reins.loop.options import LoopOptions
 from reins.loop.progress import Reporter
 from reins.quest import Quest
 from reins.store.protocol import Store
+
+if TYPE_CHECKING:
+    from reins.store.jobs import BatchJob
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # The same signal again this soon (seconds) is the same request delivered twice: GNU timeout
@@ -70,11 +75,19 @@ async def drive(
         signals.remove()
 
 
+class Stoppable(Protocol):
+    """A run a signal can stop: the loop's engine, a batch run."""
+
+    reporter: Reporter
+
+    def stop(self, reason: StopReason, message: str = "", *, signal: str | None = None) -> None: ...
+
+
 class _Signals:
     """SIGINT and SIGTERM as a stop of ``engine``: the first asks it to stop; the same signal
     again within ``REPEAT_WINDOW`` is the same request; any later (or other) one kills."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Stoppable) -> None:
         self.engine = engine
         self.loop = asyncio.get_running_loop()
         self.installed: list[signal.Signals] = []
@@ -105,7 +118,7 @@ class _Signals:
         # A deliberate second one is not ours to soften: die of it now, as if unhandled.
         self.engine.reporter.note(
             f"interrupted at once by a second {sig.name}: nothing is half-recorded; the leases "
-            "this loop held run out by themselves"
+            "this loop held run out by themselves (a batch sent runs on at the provider)"
         )
         self.remove()
         signal.signal(sig, signal.SIG_DFL)
@@ -134,3 +147,80 @@ def run(
             handle_signals=handle_signals,
         )
     )
+
+
+async def drive_batches(
+    store: Store,
+    quest: Quest,
+    backend: Backend,
+    *,
+    options: LoopOptions | None = None,
+    reporter: Reporter | None = None,
+    handle_signals: bool = False,
+) -> Summary:
+    """Work ``store`` in batch rounds (:mod:`reins.loop.batching`) until nothing is left, a
+    cap, a breaker, or a stop; open batch jobs of this backend are carried on first.
+
+    ``handle_signals``: SIGINT and SIGTERM stop the run as in :func:`drive`; a batch already
+    sent runs on at the provider, its items leased to it, and a rerun records its results.
+
+    Raises:
+        ConfigError: the backend has no batch API.
+        Exception: whatever stopped the run with reason ``error``, after the summary.
+    """
+    from reins.loop.batching import BatchRun
+
+    batches = BatchRun(store, quest, backend, options=options, reporter=reporter)
+    signals = _Signals(batches)
+    if handle_signals:
+        signals.install()
+    try:
+        return await batches.run()
+    finally:
+        signals.remove()
+
+
+def run_batches(
+    store: Store,
+    quest: Quest,
+    backend: Backend,
+    *,
+    options: LoopOptions | None = None,
+    reporter: Reporter | None = None,
+    handle_signals: bool = True,
+) -> Summary:
+    """Blocking :func:`drive_batches` in a new event loop; SIGINT/SIGTERM stop it cleanly."""
+    return asyncio.run(
+        drive_batches(
+            store, quest, backend, options=options, reporter=reporter,
+            handle_signals=handle_signals,
+        )
+    )  # fmt: skip
+
+
+def cancel_batches(
+    store: Store,
+    quest: Quest,
+    backend: Backend,
+    jobs: Collection[int] = (),
+    *,
+    wait: bool = True,
+    options: LoopOptions | None = None,
+    reporter: Reporter | None = None,
+) -> list[tuple[BatchJob, str]]:
+    """Cancel the open batch jobs ``jobs`` (none: every open one of ``backend``): at the
+    provider, then (with ``wait``) record what finished before the cancel took. A job never
+    sent is discarded. Returns each job as it ended, and how (``cancelled``, ``collected``:
+    it had ended already, ``discarded``, ``left``: the cancel is under way)."""
+    from reins.loop.batching import BatchRun
+
+    async def go() -> list[tuple[BatchJob, str]]:
+        batches = BatchRun(store, quest, backend, options=options, reporter=reporter)
+        signals = _Signals(batches)
+        signals.install()
+        try:
+            return [(job, ended.value) for job, ended in await batches.cancel(jobs, wait=wait)]
+        finally:
+            signals.remove()
+
+    return asyncio.run(go())

@@ -68,6 +68,12 @@ CHECKS: tuple[tuple[str, str], ...] = (
         "WHERE u.attempts != (SELECT count(*) FROM attempts)",
     ),
     (
+        "a batch job that ended holds no lease",
+        "SELECT i.key, j.id, j.state FROM items i JOIN batch_jobs j "
+        "ON i.lease_owner = 'batch:' || j.id "
+        "WHERE j.state IN ('collected', 'cancelled', 'discarded')",
+    ),
+    (
         "a TODO item is marked for export only while its withdrawal is being written",
         "SELECT i.key, i.state FROM items i JOIN export_batches b ON b.id = i.export_batch "
         "WHERE i.state = 'TODO' AND b.done <> 0",

@@ -11,6 +11,7 @@ from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any
 
+from reins.store.jobs import BatchJob, BatchRequest, JobState
 from reins.store.model import Attempt, AttemptKind, Item, Mark, Notes, State, Usage
 from reins.values import Fact
 
@@ -18,7 +19,8 @@ from reins.values import Fact
 ATTEMPT_COLUMNS = (
     "turn, kind, driver, state_after, tries_after, outcome, root_cause, facts, feedback, "
     "submission, error, policy, backend, prompt_digest, input_tokens, output_tokens, cost, "
-    "latency, started_at, recorded_at, extra, gate_digest, action, note, round"
+    "latency, started_at, recorded_at, extra, gate_digest, action, note, round, "
+    "cache_read_tokens, cache_write_tokens, batch, list_cost"
 )
 # Column order shared by both engines' item tables, as every item query selects them.
 ITEM_COLUMNS = (
@@ -185,6 +187,10 @@ def attempt_row(a: Attempt) -> tuple[Any, ...]:
         a.action,
         a.note,
         a.round,
+        u.cache_read_tokens,
+        u.cache_write_tokens,
+        u.batch,
+        u.list_cost,
     )
 
 
@@ -210,6 +216,10 @@ def attempt_of(key: str, row: tuple[Any, ...] | Any) -> Attempt:
             output_tokens=row[15],
             cost=row[16],
             latency=row[17],
+            cache_read_tokens=row[25],
+            cache_write_tokens=row[26],
+            batch=bool(row[27]),
+            list_cost=row[28],
         ),
         prompt_digest=row[13],
         started_at=row[18],
@@ -222,6 +232,24 @@ def attempt_of(key: str, row: tuple[Any, ...] | Any) -> Attempt:
     )
 
 
+def usage_totals(a: Attempt) -> tuple[int, int, float, int, int, float, float]:
+    """What the attempt adds to the kept usage totals: input and output tokens, cost, cache
+    reads and writes, the cost of a batch call, and the cost at list price (its cost when it
+    recorded none)."""
+    u = a.usage
+    cost = u.cost or 0.0
+    listed = u.list_cost if u.list_cost is not None else cost
+    return (
+        u.input_tokens or 0,
+        u.output_tokens or 0,
+        cost,
+        u.cache_read_tokens or 0,
+        u.cache_write_tokens or 0,
+        cost if u.batch else 0.0,
+        listed,
+    )
+
+
 def fired_rules(a: Attempt) -> dict[str, tuple[int, int]]:
     """Per rule on the attempt's facts: (times fired, 1 if it is the root cause else 0)."""
     counts: dict[str, int] = {}
@@ -229,3 +257,43 @@ def fired_rules(a: Attempt) -> dict[str, tuple[int, int]]:
         if fact.rule:
             counts[fact.rule] = counts.get(fact.rule, 0) + 1
     return {r: (n, 1 if r == a.root_cause else 0) for r, n in counts.items()}
+
+
+# Column order shared by both engines' batch job tables, as every job query selects them.
+JOB_COLUMNS = (
+    "id, tag, backend, model, driver, state, requests, created_at, updated_at, expires_at, "
+    "composed_at, file_id, batch_id, note, holder, held_until"
+)
+REQUEST_COLUMNS = "custom_id, key, turns, prompt_digest, seed"
+
+
+def job_of(row: tuple[Any, ...] | Any) -> BatchJob:
+    """A batch job from a row in :data:`JOB_COLUMNS` order."""
+    return BatchJob(
+        id=row[0],
+        tag=row[1],
+        backend=row[2],
+        model=row[3],
+        driver=row[4],
+        state=JobState(row[5]),
+        requests=row[6],
+        created_at=row[7],
+        updated_at=row[8],
+        expires_at=row[9],
+        composed_at=row[10],
+        file_id=row[11],
+        batch_id=row[12],
+        note=row[13],
+        holder=row[14],
+        held_until=row[15],
+    )
+
+
+def request_of(row: tuple[Any, ...] | Any) -> BatchRequest:
+    """A job's request from a row in :data:`REQUEST_COLUMNS` order."""
+    return BatchRequest(row[0], row[1], row[2], row[3], row[4])
+
+
+def request_row(job: int, r: BatchRequest) -> tuple[Any, ...]:
+    """The request's values, after its job's id, in :data:`REQUEST_COLUMNS` order."""
+    return (job, r.custom_id, r.key, r.turns, r.prompt_digest, r.seed)

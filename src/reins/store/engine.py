@@ -4,7 +4,8 @@
 engine brings an open handle on its database (:class:`Handle`: where it lives, how to close it)
 and one module (or object) per group of the protocol, each a set of functions that take the
 handle first: :class:`ItemsSQL`, :class:`LeasesSQL`, :class:`RecordSQL`, :class:`CountersSQL`,
-:class:`ExportsSQL`. They hold the engine's SQL and its transactions, nothing else: defaults,
+:class:`ExportsSQL` and, for batch rounds, :class:`JobsSQL`. They hold the engine's SQL and its
+transactions, nothing else: defaults,
 clocks, chunking, checks of what a caller passed and everything else that is not I/O is the
 ledger's. mypy checks each engine's modules against these protocols where
 :class:`EngineSQL` gathers them (``reins.store.sqlite``, ``reins.store.postgres``).
@@ -16,6 +17,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
+from reins.store.jobs import BatchJob, BatchRequest, JobDraft, JobState
 from reins.store.model import Activity, Attempt, Claim, Draft, ExportBatch, Item, Lease, Page, Stats
 from reins.store.query import PageQuery
 
@@ -101,6 +103,46 @@ class ExportsSQL(Protocol[H]):
     def exported_count(self, db: H) -> int: ...
 
 
+class JobsSQL(Protocol[H]):
+    def open_job(
+        self,
+        db: H,
+        job: JobDraft,
+        tag: str,
+        *,
+        limit: int,
+        ttl: float,
+        hold: float,
+        now: float,
+        excluding: Collection[str],
+    ) -> tuple[BatchJob, list[str]] | None:
+        """In one transaction: lease up to ``limit`` free TODO items (oldest first, none in
+        ``excluding``) to a new job, for ``ttl`` seconds, held by ``job.holder`` for ``hold``;
+        the job and the keys leased, oldest first. None, and no job, when no item is free."""
+        ...
+
+    def fill_job(
+        self, db: H, job: int, requests: Sequence[BatchRequest], *, now: float
+    ) -> BatchJob: ...
+
+    def advance_job(
+        self,
+        db: H,
+        job: int,
+        state: JobState,
+        *,
+        file_id: str | None,
+        batch_id: str | None,
+        note: str | None,
+    ) -> BatchJob: ...
+
+    def hold_job(self, db: H, job: int, holder: str, *, ttl: float, now: float) -> bool: ...
+
+    def jobs(self, db: H, *, open_only: bool) -> list[BatchJob]: ...
+
+    def job_requests(self, db: H, job: int) -> list[BatchRequest]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class EngineSQL(Generic[DB]):
     """An engine's SQL, one module per group of the Store protocol, for handles of type DB."""
@@ -110,3 +152,5 @@ class EngineSQL(Generic[DB]):
     record: RecordSQL[DB]
     counters: CountersSQL[DB]
     exports: ExportsSQL[DB]
+    # An engine written before batch rounds has none: its ledger refuses batch jobs.
+    jobs: JobsSQL[DB] | None = None

@@ -9,13 +9,15 @@ say where it lives (``SQLiteStore.path``, ``PostgresStore.target``).
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any, Generic, Self
 
 from reins.errors import LedgerError
 from reins.store.codec import dump_json
-from reins.store.engine import DB, EngineSQL, Entry, Row
+from reins.store.engine import DB, EngineSQL, Entry, JobsSQL, Row
+from reins.store.jobs import WINDOW, BatchJob, BatchRequest, JobDraft, JobState
 from reins.store.model import Activity, Attempt, Claim, Draft, ExportBatch, Item, Lease, Page, Stats
 from reins.store.owner import Owner
 from reins.store.query import PageQuery
@@ -146,6 +148,66 @@ class Ledger(Generic[DB]):
 
     def exported_count(self) -> int:
         return self._sql.exports.exported_count(self._db)
+
+    # -- batch jobs -----------------------------------------------------------------------
+
+    def open_job(
+        self,
+        job: JobDraft,
+        *,
+        limit: int,
+        hold: float,
+        ttl: float = WINDOW,
+        now: float | None = None,
+        excluding: Collection[str] = (),
+    ) -> tuple[BatchJob, list[str]] | None:
+        if limit < 1:
+            raise LedgerError(f"a batch job takes at least one item, not {limit}")
+        t = time.time() if now is None else now
+        tag = os.urandom(5).hex()  # in the job's provider-side names: see reins.store.jobs
+        return self._jobs().open_job(
+            self._db, job, tag, limit=limit, ttl=ttl, hold=hold, now=t, excluding=excluding
+        )
+
+    def fill_job(
+        self, job: int, requests: Sequence[BatchRequest], *, now: float | None = None
+    ) -> BatchJob:
+        ids = [r.custom_id for r in requests]
+        if len(set(ids)) != len(ids):
+            raise LedgerError(f"batch job {job}: two requests share a custom id")
+        t = time.time() if now is None else now
+        return self._jobs().fill_job(self._db, job, requests, now=t)
+
+    def advance_job(
+        self,
+        job: int,
+        state: JobState,
+        *,
+        file_id: str | None = None,
+        batch_id: str | None = None,
+        note: str | None = None,
+    ) -> BatchJob:
+        return self._jobs().advance_job(
+            self._db, job, state, file_id=file_id, batch_id=batch_id, note=note
+        )
+
+    def hold_job(self, job: int, holder: str, *, ttl: float, now: float | None = None) -> bool:
+        t = time.time() if now is None else now
+        return self._jobs().hold_job(self._db, job, holder, ttl=ttl, now=t)
+
+    def jobs(self, *, open_only: bool = True) -> list[BatchJob]:
+        return self._jobs().jobs(self._db, open_only=open_only)
+
+    def job_requests(self, job: int) -> list[BatchRequest]:
+        return self._jobs().job_requests(self._db, job)
+
+    def _jobs(self) -> JobsSQL[DB]:
+        if self._sql.jobs is None:
+            raise LedgerError(
+                f"ledger {self.location}: its engine keeps no batch jobs, so `reins loop "
+                "--batch` cannot run on it; use an SQLite or a PostgreSQL ledger"
+            )
+        return self._sql.jobs
 
     # -- copying between engines ----------------------------------------------------------
 

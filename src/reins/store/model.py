@@ -83,13 +83,24 @@ class Transition:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """What a generation cost, when the generator reports it."""
+    """What a generation cost, when the generator reports it.
+
+    The fields mean what :class:`reins.values.Completion`'s do: ``input_tokens`` all the prompt
+    tokens billed, ``cache_read_tokens`` / ``cache_write_tokens`` the part of them the
+    provider's prompt cache read and wrote, ``batch`` a call made through a batch API (billed
+    at the batch price), ``cost`` what was billed and ``list_cost`` the same tokens at list
+    price, no discount of any kind (None: the same as ``cost``).
+    """
 
     backend: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
     cost: float | None = None
     latency: float | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    batch: bool = False
+    list_cost: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +108,8 @@ class Notes:
     """What a driver notes on an attempt beside its columns (kept as JSON).
 
     ``via`` is the driver table's row; ``nonce`` makes a retried record idempotent (a record
-    whose commit was lost with the connection is found again, not written twice).
+    whose commit was lost with the connection is found again, not written twice); ``batch``
+    names the provider batch a batch round sent the turn in.
     """
 
     via: str = "manual"
@@ -106,6 +118,7 @@ class Notes:
     model: str | None = None
     line: int | None = None
     nonce: str | None = None
+    batch: str | None = None  # the provider's batch id, for a turn answered through a batch
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +265,12 @@ class Stats:
     kinds: dict[str, int] = field(default_factory=dict)
     reopened: int = 0
     gates: dict[str, int] = field(default_factory=dict)
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    # The cost of the turns made through a batch API, and what every turn's tokens cost at list
+    # price (a turn that recorded no list cost counts its cost): see Usage.
+    batch_cost: float = 0.0
+    list_cost: float = 0.0
 
     @property
     def total(self) -> int:

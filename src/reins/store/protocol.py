@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Protocol
 
+from reins.store.jobs import BatchJob, BatchRequest, JobDraft, JobState
 from reins.store.model import Activity, Attempt, Claim, Draft, ExportBatch, Item, Lease, Page, Stats
 from reins.store.owner import Owner
 from reins.store.query import PageQuery
@@ -150,6 +151,67 @@ class Store(Protocol):
         ...
 
     def exported_count(self) -> int: ...
+
+    # -- batch jobs (the provider batches of ``reins loop --batch``: reins.store.jobs) -------
+
+    def open_job(
+        self,
+        job: JobDraft,
+        *,
+        limit: int,
+        hold: float,
+        ttl: float = ...,
+        now: float | None = None,
+        excluding: Collection[str] = (),
+    ) -> tuple[BatchJob, list[str]] | None:
+        """Open a batch job and lease up to ``limit`` free TODO items to it (its
+        :attr:`~reins.store.jobs.BatchJob.owner`), oldest first and none in ``excluding``,
+        for ``ttl`` seconds (default the providers' batch window), in one transaction; the job
+        is held by ``job.holder`` for ``hold`` seconds. Returns the job and the keys leased,
+        oldest first; None, and no job, when no item is free."""
+        ...
+
+    def fill_job(
+        self, job: int, requests: Sequence[BatchRequest], *, now: float | None = None
+    ) -> BatchJob:
+        """Record the requests of a ``leased`` job, which becomes ``composed`` (at ``now``).
+
+        Raises:
+            IllegalTransition: the job is not ``leased``. NotFound: no such job.
+        """
+        ...
+
+    def advance_job(
+        self,
+        job: int,
+        state: JobState,
+        *,
+        file_id: str | None = None,
+        batch_id: str | None = None,
+        note: str | None = None,
+    ) -> BatchJob:
+        """Move a job forward to ``state`` (or write again where it is), recording the ids
+        and note given (None keeps what it had); a final state gives back every lease the job
+        holds, in the same transaction.
+
+        Raises:
+            IllegalTransition: ``state`` is behind the job's. NotFound: no such job.
+        """
+        ...
+
+    def hold_job(self, job: int, holder: str, *, ttl: float, now: float | None = None) -> bool:
+        """Hold ``job`` for ``holder`` for ``ttl`` seconds (0 gives a hold up), if nobody else
+        holds it; False if another holder's hold is live."""
+        ...
+
+    def jobs(self, *, open_only: bool = True) -> list[BatchJob]:
+        """The batch jobs, oldest first: those not in a final state, or (``open_only`` false)
+        every one."""
+        ...
+
+    def job_requests(self, job: int) -> list[BatchRequest]:
+        """The requests of ``job``, by custom id."""
+        ...
 
     # -- copying between engines ----------------------------------------------------------
 

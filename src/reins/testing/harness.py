@@ -81,7 +81,7 @@ class SQLiteHarness:
     """The harness of the SQLite engine: each ledger is a file in ``folder``."""
 
     name = "sqlite"
-    earlier_versions: tuple[int, ...] = (0, 1, 2)
+    earlier_versions: tuple[int, ...] = (0, 1, 2, 3)
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -174,6 +174,8 @@ class SQLiteHarness:
             _seed_v1(conn)
         if version >= 2:  # what v2 keeps beside the log: each item's last root cause
             conn.execute("UPDATE items SET root_cause = 'not-bad' WHERE key = 'b'")
+        if version >= 3:  # what v3 counts beside the log: the attempts per kind
+            conn.execute("UPDATE usage_totals SET judged = 2")
         conn.execute("COMMIT")
         conn.close()
         return str(path)

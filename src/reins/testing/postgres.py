@@ -158,7 +158,7 @@ class PostgresHarness:
     """
 
     name = "postgres"
-    earlier_versions: tuple[int, ...] = (0, 1, 2)
+    earlier_versions: tuple[int, ...] = (0, 1, 2, 3)
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -282,6 +282,8 @@ class PostgresHarness:
                 _seed_v1(conn)
             if version >= 2:  # what v2 keeps beside the log: each item's last root cause
                 conn.execute("UPDATE items SET root_cause = 'not-bad' WHERE key = 'b'")
+            if version >= 3:  # what v3 counts beside the log: the attempts per kind
+                conn.execute("UPDATE usage_shards SET judged = 2 WHERE shard = 0")
         return location
 
     def execute(self, location: str, statement: str) -> None:

@@ -53,6 +53,8 @@ def log_text(item: Item, attempts: Sequence[Attempt], *, full: bool = False) -> 
     out = [f"{item.key}: {item.state}, tries {item.tries}, {len(attempts)} turn(s)"]
     for a in attempts:
         who = a.driver + (f" via {a.usage.backend}" if a.usage.backend else "")
+        if a.notes.batch:
+            who += f" (batch {a.notes.batch})"
         out.append(f"\nturn {a.turn} · {a.recorded_at} · {who} · {label(a)} → {a.state_after}")
         if a.error:
             out.append(f"  error: {a.error}")

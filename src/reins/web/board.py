@@ -56,6 +56,10 @@ class Board:
     tries_to_lock: tuple[Bar, ...]
     tries_used: tuple[Bar, ...]
     version: int
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    batch_cost: float = 0.0  # of the turns made through a batch API
+    list_cost: float = 0.0  # every turn's tokens at list price
 
     @property
     def locked(self) -> int:
@@ -108,4 +112,8 @@ def board(store: Store, quest: Quest | None) -> Board:
         tries_to_lock=bars(tries_to_lock(activity)),
         tries_used=bars(stats.tries),
         version=version(stats),
+        cache_read_tokens=stats.cache_read_tokens,
+        cache_write_tokens=stats.cache_write_tokens,
+        batch_cost=stats.batch_cost,
+        list_cost=stats.list_cost,
     )

@@ -23,11 +23,29 @@ class RuleCount(Plain):
 
 @dataclass(frozen=True, slots=True)
 class Usage(Plain):
-    """Tokens and cost recorded on the ledger's attempts."""
+    """Tokens and cost recorded on the ledger's attempts: the tokens the provider's prompt
+    cache read and wrote (part of ``input_tokens``), the cost of the turns made through a
+    batch API, and what every turn's tokens cost at list price."""
 
     input_tokens: int
     output_tokens: int
     cost: float
+    cache_read_tokens: int
+    cache_write_tokens: int
+    batch_cost: float
+    list_cost: float
+
+    @classmethod
+    def of(cls, stats: Stats) -> Usage:
+        return cls(
+            stats.input_tokens,
+            stats.output_tokens,
+            stats.cost,
+            stats.cache_read_tokens,
+            stats.cache_write_tokens,
+            stats.batch_cost,
+            stats.list_cost,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,13 +83,28 @@ class Status(Plain):
             dict(sorted(stats.gates.items())),
             older_gate,
             exported,
-            Usage(stats.input_tokens, stats.output_tokens, stats.cost),
+            Usage.of(stats),
         )
 
 
 @dataclass(frozen=True, slots=True)
+class Spend(Plain):
+    """What the run cost: ``cost`` as billed (``batch_cost`` of it through a batch API), what
+    the same tokens cost at list price, and what that saved."""
+
+    cost: float
+    batch_cost: float
+    list_cost: float
+    saved: float
+
+    @classmethod
+    def of(cls, b: Board) -> Spend:
+        return cls(b.cost, b.batch_cost, b.list_cost, b.list_cost - b.cost)
+
+
+@dataclass(frozen=True, slots=True)
 class Figures(Plain):
-    """``report``: counts, passes by try, tries to lock, the rules fired most."""
+    """``report``: counts, passes by try, tries to lock, the rules fired most, the spend."""
 
     counts: dict[str, int]
     total: int
@@ -80,6 +113,7 @@ class Figures(Plain):
     tries_to_lock: dict[str, int]
     tries_to_lock_sampled: bool
     rules: dict[str, RuleCount]
+    spend: Spend
 
     @classmethod
     def of(cls, b: Board, passes: tuple[int, ...], top: int) -> Figures:
@@ -91,6 +125,7 @@ class Figures(Plain):
             {bar.label: bar.value for bar in b.tries_to_lock},
             b.chart.sampled,
             {r.rule: RuleCount(r.fired, r.root) for r in b.rules[:top]},
+            Spend.of(b),
         )
 
 

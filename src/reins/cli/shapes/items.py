@@ -128,6 +128,10 @@ class AttemptView(Plain):
     action: str | None
     note: str | None
     gate_digest: str | None
+    cache_read_tokens: int | None
+    cache_write_tokens: int | None
+    batch: bool
+    list_cost: float | None
 
     @classmethod
     def of(cls, a: Attempt) -> AttemptView:
@@ -157,6 +161,10 @@ class AttemptView(Plain):
             a.action,
             a.note,
             a.gate_digest,
+            u.cache_read_tokens,
+            u.cache_write_tokens,
+            u.batch,
+            u.list_cost,
         )
 
 

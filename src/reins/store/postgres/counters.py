@@ -13,7 +13,8 @@ def stats(db: Database, *, now: float) -> Stats:
             "SELECT state, n FROM state_counts",
             "SELECT tries, n FROM tries_counts WHERE n > 0",
             'SELECT rule, fired, root FROM rule_counts ORDER BY fired DESC, rule COLLATE "C"',
-            "SELECT attempts, input_tokens, output_tokens, cost FROM usage_totals",
+            "SELECT attempts, input_tokens, output_tokens, cost, cache_read_tokens, "
+            "cache_write_tokens, batch_cost, list_cost FROM usage_totals",
             (
                 "SELECT count(*) FROM items WHERE lease_owner IS NOT NULL AND lease_expires > %s",
                 (now,),
@@ -26,7 +27,7 @@ def stats(db: Database, *, now: float) -> Stats:
         )
     )
     by_state = {State(s): n for s, n in counts}
-    attempts, tokens_in, tokens_out, cost = usage[0]
+    attempts, tokens_in, tokens_out, cost, read, written, batch_cost, list_cost = usage[0]
     return Stats(
         counts={s: by_state.get(s, 0) for s in State},
         tries=dict(tries),
@@ -39,6 +40,10 @@ def stats(db: Database, *, now: float) -> Stats:
         kinds=dict(kinds),
         reopened=reopened[0][0],
         gates=dict(gates),
+        cache_read_tokens=read or 0,
+        cache_write_tokens=written or 0,
+        batch_cost=batch_cost or 0.0,
+        list_cost=list_cost or 0.0,
     )
 
 

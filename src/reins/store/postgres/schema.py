@@ -22,10 +22,12 @@ sessions.
 
 from __future__ import annotations
 
-# v3 (the human lane and judge errors) lives in its own module: it remakes the turn functions.
+# v3 (the human lane and judge errors) and v4 (cached tokens, batch prices and batch jobs) live
+# in their own modules: each remakes the turn functions.
 from reins.store.postgres.schema_v3 import V3
+from reins.store.postgres.schema_v4 import V4
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SHARDS = 16
 
 MARKER = """
@@ -280,7 +282,7 @@ BEGIN
 END $$;
 """
 
-MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: V3}
+MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: V3, 4: V4}
 
 # Every table and view of a current ledger: opening one that lacks any is refused as damaged.
 RELATIONS = frozenset(
@@ -289,4 +291,5 @@ RELATIONS = frozenset(
     | {"gate_count_shards"}
     | {"state_counts", "tries_counts", "rule_counts", "usage_totals", "kind_counts"}
     | {"gate_counts"}
+    | {"batch_jobs", "batch_requests"}
 )

@@ -15,10 +15,10 @@ from pathlib import Path
 from reins.store.engine import EngineSQL
 from reins.store.ledger import Ledger
 from reins.store.owner import Owner
-from reins.store.sqlite import counters, exports, items, leases, record
+from reins.store.sqlite import counters, exports, items, jobs, leases, record
 from reins.store.sqlite.connection import Database, Opened, open_database
 
-SQL: EngineSQL[Database] = EngineSQL(items, leases, record, counters, exports)
+SQL: EngineSQL[Database] = EngineSQL(items, leases, record, counters, exports, jobs)
 
 
 class SQLiteStore(Ledger[Database]):

@@ -18,7 +18,8 @@ def stats(db: Database, *, now: float) -> Stats:
             )
         }
         usage = conn.execute(
-            "SELECT attempts, input_tokens, output_tokens, cost FROM usage_totals"
+            "SELECT attempts, input_tokens, output_tokens, cost, cache_read_tokens, "
+            "cache_write_tokens, batch_cost, list_cost FROM usage_totals"
         ).fetchone()
         leased = conn.execute(
             "SELECT count(*) FROM items WHERE lease_owner IS NOT NULL AND lease_expires > ?",
@@ -39,6 +40,10 @@ def stats(db: Database, *, now: float) -> Stats:
         kinds=kinds,
         reopened=reopened,
         gates=gates,
+        cache_read_tokens=usage[4],
+        cache_write_tokens=usage[5],
+        batch_cost=usage[6],
+        list_cost=usage[7],
     )
 
 

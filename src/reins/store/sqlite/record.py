@@ -16,6 +16,7 @@ from reins.store.codec import (
     item_of,
     load_row,
     turn_row,
+    usage_totals,
 )
 from reins.store.engine import Entry
 from reins.store.model import Attempt, AttemptKind, Claim, Draft, Item
@@ -37,6 +38,13 @@ _UPDATE = (
     "gate_digest = ?, export_batch = CASE WHEN ? THEN export_batch END WHERE id = ?"
 )
 _PLACES = ", ".join("?" for _ in ATTEMPT_COLUMNS.split(","))
+# The kept totals a turn adds to (codec.usage_totals' order), and its kind's count.
+_COUNT = (
+    "UPDATE usage_totals SET attempts = attempts + 1, input_tokens = input_tokens + ?, "
+    "output_tokens = output_tokens + ?, cost = cost + ?, "
+    "cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?, "
+    "batch_cost = batch_cost + ?, list_cost = list_cost + ?, {kind} = {kind} + 1"
+)
 _ITEM_PLACES = ", ".join("?" for _ in LOAD_COLUMNS.split(","))
 
 
@@ -76,13 +84,7 @@ def write_attempt(conn: sqlite3.Connection, item_id: int, a: Attempt) -> None:
             "root = root + excluded.root",
             (rule, fired, root),
         )
-    u = a.usage
-    conn.execute(
-        "UPDATE usage_totals SET attempts = attempts + 1, input_tokens = input_tokens + ?, "
-        "output_tokens = output_tokens + ?, cost = cost + ?, "
-        f"{_KIND_COLUMN[a.kind]} = {_KIND_COLUMN[a.kind]} + 1",
-        (u.input_tokens or 0, u.output_tokens or 0, u.cost or 0.0),
-    )
+    conn.execute(_COUNT.format(kind=_KIND_COLUMN[a.kind]), usage_totals(a))
 
 
 def _attempt_at(conn: sqlite3.Connection, item_id: int, key: str, turn: int) -> Attempt | None:

@@ -12,7 +12,7 @@ import sqlite3
 from reins.errors import LedgerError
 
 APPLICATION_ID = 0x5245494E  # "REIN": marks an SQLite file as a reins ledger
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _V1 = """
 CREATE TABLE meta (
@@ -253,7 +253,56 @@ WHEN NEW.turns < OLD.turns OR NEW.round < OLD.round
 END;
 """
 
-MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3}
+# v4: cached tokens, batch prices and batch jobs. Attempts gain the tokens the provider's prompt
+# cache read and wrote, whether the call went through a batch API, and what the same tokens
+# cost at list price; the kept totals gain the same (a turn before v4 cost its list price).
+# batch_jobs and batch_requests keep what a batch round sent (reins.store.jobs).
+_V4 = """
+ALTER TABLE attempts ADD COLUMN cache_read_tokens INTEGER;
+ALTER TABLE attempts ADD COLUMN cache_write_tokens INTEGER;
+ALTER TABLE attempts ADD COLUMN batch INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN list_cost REAL;
+
+ALTER TABLE usage_totals ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE usage_totals ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE usage_totals ADD COLUMN batch_cost REAL NOT NULL DEFAULT 0;
+ALTER TABLE usage_totals ADD COLUMN list_cost REAL NOT NULL DEFAULT 0;
+UPDATE usage_totals SET list_cost = cost;
+
+CREATE TABLE batch_jobs (
+    id          INTEGER PRIMARY KEY,
+    tag         TEXT NOT NULL UNIQUE,
+    backend     TEXT NOT NULL,
+    model       TEXT NOT NULL,
+    driver      TEXT NOT NULL,
+    state       TEXT NOT NULL CHECK (state IN ('leased', 'composed', 'uploaded', 'sent',
+                                               'collected', 'cancelled', 'discarded')),
+    requests    INTEGER NOT NULL DEFAULT 0,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    expires_at  REAL NOT NULL,
+    composed_at REAL,
+    file_id     TEXT,
+    batch_id    TEXT,
+    note        TEXT,
+    holder      TEXT,
+    held_until  REAL
+);
+CREATE INDEX batch_jobs_open ON batch_jobs(id)
+    WHERE state NOT IN ('collected', 'cancelled', 'discarded');
+
+CREATE TABLE batch_requests (
+    job_id        INTEGER NOT NULL REFERENCES batch_jobs(id),
+    custom_id     TEXT NOT NULL,
+    key           TEXT NOT NULL,
+    turns         INTEGER NOT NULL,
+    prompt_digest TEXT NOT NULL,
+    seed          INTEGER NOT NULL,
+    PRIMARY KEY (job_id, custom_id)
+) WITHOUT ROWID;
+"""
+
+MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4}
 
 
 def statements(script: str, name: str = "a migration") -> list[str]:

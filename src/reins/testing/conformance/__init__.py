@@ -36,6 +36,7 @@ _MODULES = (
     "owner",  # owner, adopted: a ledger belongs to one quest
     "export",  # claim_batch … finish_batch: each lock in the file exactly once
     "export_withdrawals",  # the same batches: a reopened lock withdrawn exactly once
+    "batchjobs",  # open_job … job_requests: a batch round's items, leased to its provider batch
     "copying",  # load, and store/walk.py's copy
     "opening",  # open: refusal of what is not ours, migrations
     "machine",  # a hypothesis state machine over all of them
@@ -44,6 +45,7 @@ _MODULES = (
 pytest.register_assert_rewrite(*(f"{__name__}.{name}" for name in ("_kit", "_machine", *_MODULES)))
 
 from reins.testing.conformance import (  # noqa: E402
+    batchjobs,
     charts,
     copying,
     counters,
@@ -58,6 +60,7 @@ from reins.testing.conformance import (  # noqa: E402
     recording,
     recording_human,
 )
+from reins.testing.conformance.batchjobs import *  # noqa: E402, F403
 from reins.testing.conformance.charts import *  # noqa: E402, F403
 from reins.testing.conformance.copying import *  # noqa: E402, F403
 from reins.testing.conformance.counters import *  # noqa: E402, F403
@@ -83,6 +86,7 @@ __all__ += counters.__all__
 __all__ += owner.__all__
 __all__ += export.__all__
 __all__ += export_withdrawals.__all__
+__all__ += batchjobs.__all__
 __all__ += copying.__all__
 __all__ += opening.__all__
 __all__ += machine.__all__

@@ -151,7 +151,17 @@ def full_draft(key: str) -> Draft:
         submission="bad answer\nwith lines é 🎉 \t and \\ backslashes",
         policy="facts+previous",
         prompt_digest="0123456789abcdef",
-        usage=Usage(backend="fake", input_tokens=12, output_tokens=34, cost=0.00125, latency=1.25),
+        usage=Usage(
+            backend="fake",
+            input_tokens=12,
+            output_tokens=34,
+            cost=0.00125,
+            latency=1.25,
+            cache_read_tokens=8,
+            cache_write_tokens=3,
+            batch=True,
+            list_cost=0.0025,
+        ),
         started_at="2026-01-02T03:04:05.678Z",
         notes=Notes(
             via="loop",
@@ -160,6 +170,7 @@ def full_draft(key: str) -> Draft:
             model="model \udfff \x00 é",
             line=7,
             nonce="abc123",
+            batch="batch_é",
         ),
     )
 
@@ -299,6 +310,12 @@ def assert_counters_agree(
     assert stats.input_tokens == sum(a.usage.input_tokens or 0 for a in attempts)
     assert stats.output_tokens == sum(a.usage.output_tokens or 0 for a in attempts)
     assert abs(stats.cost - sum(a.usage.cost or 0.0 for a in attempts)) < 1e-9
+    assert stats.cache_read_tokens == sum(a.usage.cache_read_tokens or 0 for a in attempts)
+    assert stats.cache_write_tokens == sum(a.usage.cache_write_tokens or 0 for a in attempts)
+    batch = sum(a.usage.cost or 0.0 for a in attempts if a.usage.batch)
+    assert abs(stats.batch_cost - batch) < 1e-9
+    listed = (a.usage.cost if a.usage.list_cost is None else a.usage.list_cost for a in attempts)
+    assert abs(stats.list_cost - sum(x or 0.0 for x in listed)) < 1e-9
     rules: dict[str, tuple[int, int]] = {}
     for a in attempts:
         for name, (fired, root) in fired_rules(a).items():

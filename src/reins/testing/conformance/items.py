@@ -229,6 +229,8 @@ def test_an_attempt_round_trips_every_field(store_harness: StoreHarness) -> None
         stats = store.stats(now=T0)
         assert (stats.input_tokens, stats.output_tokens) == (12, 34)
         assert abs(stats.cost - 0.00125) < 1e-12
+        assert (stats.cache_read_tokens, stats.cache_write_tokens) == (8, 3)
+        assert abs(stats.batch_cost - 0.00125) < 1e-12 and abs(stats.list_cost - 0.0025) < 1e-12
         assert stats.rules == {"not-bad": (2, 1), "other": (1, 0)}
         assert_sound(store)
 

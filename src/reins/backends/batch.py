@@ -1,0 +1,178 @@
+"""Batch APIs: many prompts sent as one provider batch, answered within the provider's window.
+
+A backend that can send batches hands out a :class:`BatchAPI` (``backend.batches()``): the
+steps of one batch, each a call the loop makes and records before the next
+(:mod:`reins.loop.batching`). Every name a batch carries at the provider holds the job's
+``tag``, so that a process killed between a call and its record finds what it made: the
+requests file's name, the batch's metadata where the provider keeps metadata, every custom id.
+
+Batch prices: OpenAI's Batch API, Anthropic's Message Batches and Gemini's batch mode all bill
+a batch request at half the list price of the same call, input and output, cached tokens too
+(the discounts stack). :data:`BATCH_PRICE` is the one place reins applies that factor: a batch
+turn's ``cost`` is its list cost times it (:func:`priced`), and ``report`` divides by it to say
+what the same tokens cost at list price.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Protocol
+
+from reins.values import Completion, Prompt
+
+if TYPE_CHECKING:
+    from reins.backends._common import Price, Reply
+
+BATCH_PRICE = 0.5
+"""A batch request's price as a share of the list price of the same call."""
+
+CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}\Z")  # Anthropic's rule; OpenAI's is looser
+
+
+def batch_cost(list_cost: float | None) -> float | None:
+    """What a batch call whose tokens cost ``list_cost`` at list price is billed."""
+    return None if list_cost is None else list_cost * BATCH_PRICE
+
+
+def priced(reply: Reply, price: Price | None, latency: float | None) -> Completion:
+    """The completion of a batch request's answer, at the batch price.
+
+    A cost the provider reported is what it billed; otherwise the backend's price (its
+    ``price_in`` / ``price_out`` options) gives the list cost, and the batch price is that
+    times :data:`BATCH_PRICE`.
+    """
+    if reply.cost is not None:
+        cost: float | None = reply.cost
+        listed: float | None = reply.cost / BATCH_PRICE
+    else:
+        listed = price.cost(reply.input_tokens, reply.output_tokens) if price else None
+        cost = batch_cost(listed)
+    return Completion(
+        text=reply.text,
+        model=reply.model,
+        input_tokens=reply.input_tokens,
+        output_tokens=reply.output_tokens,
+        cost=cost,
+        latency=latency,
+        batch=True,
+        list_cost=listed,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class BatchLine:
+    """One request of a batch: its custom id, the prompt and the call's seed."""
+
+    custom_id: str
+    prompt: Prompt
+    seed: int
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteBatch:
+    """A provider batch as the provider last described it.
+
+    ``status`` and ``counts`` are the provider's own words and numbers; ``ended`` says no more
+    results will come (completed, failed, expired, cancelled); ``cancelled`` that a cancel
+    ended it (requests without a result were cancelled, not lost); ``detail`` why it failed,
+    when it says. ``created_at`` is the provider's clock (seconds), ``total`` the requests it
+    holds (None: not told yet), ``tag`` the reins tag in its metadata (None: it keeps none) and
+    ``input_file_id`` the file it reads (OpenAI).
+    """
+
+    id: str
+    status: str
+    ended: bool
+    counts: dict[str, int] = field(default_factory=dict)
+    cancelled: bool = False
+    detail: str | None = None
+    created_at: float | None = None
+    total: int | None = None
+    tag: str | None = None
+    input_file_id: str | None = None
+    output_file_id: str | None = None
+    error_file_id: str | None = None
+
+
+class Outcome(StrEnum):
+    """What became of one request of a batch."""
+
+    SUCCEEDED = "succeeded"
+    ERRORED = "errored"  # the provider answered it with an error (or its answer holds none)
+    EXPIRED = "expired"  # the batch's window ran out before it was answered
+    CANCELED = "canceled"  # a cancel ended the batch before it was answered
+
+
+@dataclass(frozen=True, slots=True)
+class BatchResult:
+    """One request's result, matched to its request by ``custom_id``."""
+
+    custom_id: str
+    outcome: Outcome
+    completion: Completion | None = None
+    error: str | None = None
+
+
+class BatchAPI(Protocol):
+    """The batch API of one backend (one provider, one model).
+
+    ``uploads``: the requests go up as a file first (:meth:`upload`), then a batch is made of
+    that file; otherwise :meth:`create` sends them. ``max_requests`` and ``max_bytes`` are the
+    provider's limits on one batch; :meth:`size` is what one request adds to it.
+    """
+
+    name: str
+    model: str
+    uploads: bool
+    max_requests: int
+    max_bytes: int
+
+    def size(self, line: BatchLine) -> int: ...
+
+    async def upload(self, tag: str, lines: Sequence[BatchLine]) -> str:
+        """Upload the requests file of job ``tag``; its file id."""
+        ...
+
+    async def find_upload(self, tag: str) -> str | None:
+        """The file id of job ``tag``'s requests file, if the provider holds one."""
+        ...
+
+    async def create(
+        self, tag: str, file_id: str | None, lines: Sequence[BatchLine]
+    ) -> RemoteBatch:
+        """Make the batch (from ``file_id``, or of ``lines``). Not retried: a failure may come
+        after the batch was made, so the caller looks for it with :meth:`find` first."""
+        ...
+
+    async def find(
+        self, tag: str, file_id: str | None, *, since: float, total: int
+    ) -> list[RemoteBatch]:
+        """The batches that may be job ``tag``'s, made since ``since`` (seconds) by a process
+        that never recorded their id, newest first: by its metadata or its file where the
+        provider keeps them (exact), else every batch of ``total`` requests made since then."""
+        ...
+
+    async def retrieve(self, batch_id: str) -> RemoteBatch: ...
+
+    async def cancel(self, batch_id: str) -> RemoteBatch: ...
+
+    async def results(self, remote: RemoteBatch) -> list[BatchResult]:
+        """Every result of an ended batch, in the provider's order (not the requests')."""
+        ...
+
+
+class Batching(Protocol):
+    """A backend that can send batches."""
+
+    name: str
+
+    def batches(self) -> BatchAPI: ...
+
+
+def batch_api(backend: object) -> BatchAPI | None:
+    """The batch API of ``backend``, or None if it has none."""
+    make = getattr(backend, "batches", None)
+    return make() if callable(make) else None

@@ -1,0 +1,399 @@
+"""Batch rounds: the loop's items sent a round at a time as one provider batch, at half price.
+
+A round leases the items it takes to a batch job (:mod:`reins.store.jobs`) for the provider's
+window, composes their prompts from the log exactly as the loop does, records them, and sends
+them as one batch (:mod:`reins.loop.batchjob`); when the batch ends, each result is judged and
+recorded as one turn, and the next round is composed from what was recorded, so a FAIL's facts
+feed the next round's prompt. The breakers hold: generation errors on N items in a row stop the
+run after the round (and no more errors are recorded), N judge errors in a row stop recording
+at once (the rest wait at the provider for a rerun); an item whose generation fails N rounds
+in a row is set aside. A run first carries on the open jobs its ledger holds for this backend.
+A hard stop (a signal) leaves a sent batch running at the provider, its items leased to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import secrets
+import socket
+import time
+from collections.abc import Collection
+
+from reins.backends.base import Backend
+from reins.backends.batch import BatchAPI, batch_api
+from reins.backends.redact import Redactor
+from reins.errors import BackendError, ConfigError, LedgerError, NotFound
+from reins.loop.batchjob import JobDriver
+from reins.loop.breakers import sets_aside, tripped
+from reins.loop.collect import Ended, Flow
+from reins.loop.crashpoint import crash_point
+from reins.loop.engine import WAIT_NOTE_EVERY, describe
+from reins.loop.events import AsideEvent, BatchEvent, Status, StopReason, Summary
+from reins.loop.inflight import InFlight
+from reins.loop.ledger_thread import LedgerThread
+from reins.loop.options import LoopOptions
+from reins.loop.progress import NullReporter, Reporter, clock
+from reins.loop.rounds import compose_round
+from reins.loop.tally import Tally, budget_message, move_to_locked, turn_event
+from reins.quest import Quest
+from reins.store.export import export
+from reins.store.jobs import BatchJob, JobDraft, JobState
+from reins.store.model import AttemptKind, Stats
+from reins.store.protocol import Store
+from reins.turn.record import Recorded
+
+# The stops after which a job's results are no longer recorded: the run is going away.
+_LEAVING = (StopReason.INTERRUPTED, StopReason.ERROR)
+
+
+def batch_api_of(backend: Backend) -> BatchAPI:
+    """The backend's batch API, or a ConfigError saying which backends have one."""
+    api = batch_api(backend)
+    if api is None:
+        raise ConfigError(
+            f"backend {backend.name!r} has no batch API: --batch works with the openai and "
+            "anthropic backends"
+        )
+    return api
+
+
+class BatchRun:
+    """One ``reins loop --batch`` run over one ledger, with one backend."""
+
+    def __init__(
+        self,
+        store: Store,
+        quest: Quest,
+        backend: Backend,
+        *,
+        options: LoopOptions | None = None,
+        reporter: Reporter | None = None,
+    ) -> None:
+        self.store, self.quest, self.api = store, quest, batch_api_of(backend)
+        self.options = options or LoopOptions()
+        self.reporter = reporter or NullReporter()
+        self.policy = self.options.retry or quest.retry
+        self.driver = self.options.driver
+        self.poll = self.options.poll
+        self.holder = f"{self.driver}@{socket.gethostname()}:{os.getpid()}.{secrets.token_hex(2)}"
+        self.db = LedgerThread()
+        self.inflight = InFlight()
+        self.tally = Tally()
+        self.stats: Stats | None = None
+        self.reason: StopReason | None = None
+        self.message = ""
+        self.signal: str | None = None
+        self.failure: Exception | None = None
+        self.set_aside: list[str] = []
+        self.errors_in_row: dict[str, int] = {}
+        self.held: set[int] = set()  # the jobs this run holds
+        self.left: list[BatchJob] = []  # jobs still running at the provider when it stopped
+        self.taken: set[str] = set()
+        self._redactor = Redactor()
+        self._started = time.monotonic()
+        self._told: set[int] = set()  # jobs of another backend, said once
+        self._noted = float("-inf")
+
+    # -- stopping (as the loop's engine) ---------------------------------------------------
+
+    def stop(self, reason: StopReason, message: str = "", *, signal: str | None = None) -> None:
+        if self.reason is None or (reason.hard and not self.reason.hard):
+            self.reason, self.message = reason, message
+            if signal is not None:
+                self.signal = signal
+        if reason in _LEAVING:
+            self.inflight.drop()
+
+    def fail(self, exc: Exception) -> None:
+        if self.failure is None:
+            self.failure = exc
+        self.stop(StopReason.ERROR, describe(exc))
+
+    @property
+    def stopping(self) -> bool:
+        """Whether the run is going away: a job stops waiting and recording."""
+        return self.reason in _LEAVING
+
+    async def sleep(self, seconds: float) -> bool:
+        return await self.inflight.sleep(seconds) and not self.stopping
+
+    # -- the run ---------------------------------------------------------------------------
+
+    async def run(self) -> Summary:
+        """Carry on this backend's open jobs, then work in rounds until nothing is left, a cap
+        or a breaker, or a stop."""
+        self.inflight.open()
+        self._started = time.monotonic()
+        keeper = asyncio.create_task(self._keep())
+        try:
+            self.stats = await self.db(self.store.stats)
+            self.reporter.start(self.status())
+            waiting = await self._resume()
+            while self.reason is None:
+                spent = self.tally.budget_spent(self.options.budget)
+                if spent is not None:
+                    self.stop(spent, budget_message(self.options.budget, spent))
+                    break
+                driver = await self._open_round()
+                if driver is not None:
+                    await self._drive(driver)
+                elif not waiting or not await self._wait_for(waiting):
+                    break
+                waiting = await self._resume()
+        except Exception as exc:
+            self.fail(exc)
+        finally:
+            keeper.cancel()
+            await asyncio.gather(keeper, return_exceptions=True)
+            try:
+                await self._wind_up()
+            finally:
+                self.db.close()
+        summary = self._summary()
+        self.reporter.finish(summary)
+        if self.failure is not None:
+            raise self.failure
+        return summary
+
+    async def _resume(self) -> list[BatchJob]:
+        """Carry on every open job of this backend that no other process holds; returns those
+        another process holds (it may have died: its hold runs out then)."""
+        waiting = []
+        for job in await self.db(self.store.jobs):
+            if self.reason is not None or job.id in self.held:
+                continue
+            if (job.backend, job.model) != (self.api.name, self.api.model):
+                if job.id not in self._told:
+                    self._told.add(job.id)
+                    self.note(
+                        f"batch job {job.id} was sent to {job.backend}:{job.model}; its "
+                        f"{job.requests} item(s) stay leased to it. Carry it on with --model "
+                        f"{job.backend}:{job.model}, or cancel it with `reins batch cancel`"
+                    )
+                continue
+            if not await self.db(self.store.hold_job, job.id, self.holder, ttl=self._hold):
+                waiting.append(job)
+                continue
+            self.held.add(job.id)
+            await self._drive(JobDriver(self, self.api, job))
+        return waiting
+
+    async def _wait_for(self, jobs: list[BatchJob]) -> bool:
+        """Nothing is free: wait for the hold of another process on ``jobs`` to run out
+        (saying so now and then), unless ``wait`` is off. False: stop instead."""
+        if not self.options.wait:
+            held = ", ".join(f"{j.id} ({j.holder})" for j in jobs)
+            self.note(f"batch job(s) {held} are driven by another process (--no-wait)")
+            return False
+        soonest = min(j.held_until or 0.0 for j in jobs) - time.time()
+        now = time.monotonic()
+        if now - self._noted >= WAIT_NOTE_EVERY:
+            self._noted = now
+            job = jobs[0]
+            self.note(
+                f"waiting: batch job {job.id} is held by {job.holder} (a process that may have "
+                f"died); the hold runs out in {clock(max(soonest, 0.0))} unless it is renewed"
+            )
+        return await self.sleep(min(max(soonest, 0.0) + 0.05, 1.0))
+
+    async def _drive(self, driver: JobDriver) -> Ended:
+        try:
+            ended = await driver.drive()
+        except BackendError as exc:
+            job = driver.job
+            raise BackendError(
+                f"{exc}. Batch job {job.id} ({job.state}) stays open: run the same command "
+                "again to carry it on, or cancel it with `reins batch cancel`",
+                backend=exc.backend,
+            ) from exc
+        if ended in (Ended.LEFT, Ended.HELD):
+            self.left.append(driver.job)
+        await self.export_locked()
+        self.stats = await self.db(self.store.stats)
+        return ended
+
+    @property
+    def _hold(self) -> float:
+        return self.options.lease_ttl
+
+    async def cancel(self, ids: Collection[int], *, wait: bool) -> list[tuple[BatchJob, Ended]]:
+        """Cancel the open jobs ``ids`` (none: every open job of this backend); see
+        :meth:`JobDriver.cancel`. Returns each job as it ended, and how."""
+        self.inflight.open()
+        keeper = asyncio.create_task(self._keep())
+        done: list[tuple[BatchJob, Ended]] = []
+        try:
+            for job in await self._cancelling(ids):
+                if not await self.db(self.store.hold_job, job.id, self.holder, ttl=self._hold):
+                    raise LedgerError(
+                        f"batch job {job.id} is driven by another process ({job.holder}): "
+                        "stop it first (Ctrl-C leaves the batch running), then cancel"
+                    )
+                self.held.add(job.id)
+                driver = JobDriver(self, self.api, job)
+                ended = await driver.cancel(wait=wait)
+                done.append((driver.job, ended))
+                if self.reason is not None:
+                    break
+        finally:
+            keeper.cancel()
+            await asyncio.gather(keeper, return_exceptions=True)
+            try:
+                await self._wind_up()
+            finally:
+                self.db.close()
+        return done
+
+    async def _cancelling(self, ids: Collection[int]) -> list[BatchJob]:
+        """The open jobs to cancel: those named (each must be open, and this backend's)."""
+        every = {j.id: j for j in await self.db(self.store.jobs, open_only=False)}
+        for n in ids:
+            if n not in every:
+                raise NotFound(f"no batch job {n} in this ledger: `reins batch status` lists them")
+            if every[n].state.final:
+                raise ConfigError(f"batch job {n} is {every[n].state} already: nothing to cancel")
+        jobs = [j for j in every.values() if not j.state.final and (not ids or j.id in ids)]
+        for job in jobs:
+            if (job.backend, job.model) != (self.api.name, self.api.model):
+                raise ConfigError(
+                    f"batch job {job.id} was sent to {job.backend}:{job.model}: cancel it with "
+                    f"--model {job.backend}:{job.model} (and its options: base_url, key_env)"
+                )
+        return jobs
+
+    # -- a round ---------------------------------------------------------------------------
+
+    async def _open_round(self) -> JobDriver | None:
+        """Lease the round's items to a new job, compose and record their requests."""
+        limit = self._round_limit()
+        if limit < 1:
+            return None
+        draft = JobDraft(self.api.name, self.api.model, self.driver, self.holder)
+        opened = await self.db(
+            self.store.open_job, draft, limit=limit, hold=self._hold,
+            excluding=tuple(self.set_aside),
+        )  # fmt: skip
+        if opened is None:
+            return None
+        job, keys = opened
+        self.held.add(job.id)
+        crash_point("leased")
+        lines, requests = await self.db(
+            compose_round, self.store, self.quest, self.api, self.policy, job, keys,
+            taken=self.taken, max_items=self.options.budget.max_items,
+        )  # fmt: skip
+        if not requests:  # every item it leased is past --max-items: the run is done
+            await self.db(self.store.advance_job, job.id, JobState.DISCARDED, note="no request")
+            self.held.discard(job.id)
+            return None
+        job = await self.db(self.store.fill_job, job.id, requests)
+        crash_point("composed")
+        self.tally.turns_started += len(requests)
+        self.tally.items_started += len({r.key for r in requests} - self.taken)
+        self.taken.update(r.key for r in requests)
+        return JobDriver(self, self.api, job, lines, requests)
+
+    def _round_limit(self) -> int:
+        """How many items the next round may take: the round size, within the caps (items
+        past ``max_items`` are given back as the round is composed)."""
+        budget, limit = self.options.budget, self.options.round_size
+        if budget.max_turns is not None:
+            limit = min(limit, budget.max_turns - self.tally.turns_started)
+        if budget.max_items is not None:
+            limit = min(limit, budget.max_items)
+        return limit
+
+    # -- what a job asks of the run ----------------------------------------------------------
+
+    def counted(self, recorded: Recorded) -> Flow:
+        """Count a recorded result, report it, and apply the breakers and set-aside."""
+        self.tally.count(recorded, None)
+        move_to_locked(self.stats, recorded.item.state)
+        event = turn_event(recorded, max_tries=self.quest.max_tries, backend=self.api.name,
+                           seed=recorded.attempt.notes.seed or 0, escalated_by=None)  # fmt: skip
+        self.reporter.turn(event, self.status())
+        a, key = recorded.attempt, recorded.item.key
+        if a.kind is AttemptKind.GENERATION_ERROR:
+            self.errors_in_row[key] = self.errors_in_row.get(key, 0) + 1
+            self._maybe_set_aside(recorded)
+        elif a.judged:
+            self.errors_in_row.pop(key, None)
+        if not a.judged:
+            trip = tripped(self.tally, self.options, a)
+            if trip is not None:
+                self.stop(*trip)
+                return Flow.HALT if trip[0] is StopReason.JUDGE_BREAKER else Flow.NO_ERRORS
+        return Flow.NO_ERRORS if self.reason is StopReason.BREAKER else Flow.GO
+
+    def _maybe_set_aside(self, recorded: Recorded) -> None:
+        item, errors = recorded.item, self.errors_in_row[recorded.item.key]
+        if item.key in self.set_aside or not sets_aside(self.options, errors):
+            return
+        self.set_aside.append(item.key)
+        self.reporter.aside(
+            AsideEvent(item.key, errors, recorded.attempt.error, item.tries, self.quest.max_tries)
+        )
+
+    def report(self, event: BatchEvent) -> None:
+        self.reporter.batch(event)
+
+    def note(self, text: str) -> None:
+        self.reporter.note(text)
+
+    def scrub(self, text: str) -> str:
+        return self._redactor(text)
+
+    # -- keeping, winding up, reporting ----------------------------------------------------
+
+    async def _keep(self) -> None:
+        """Renew the holds of the jobs this run drives, and redraw, until cancelled."""
+        try:
+            while True:
+                await asyncio.sleep(min(0.25, self.options.beat))
+                for job in tuple(self.held):
+                    await self.db(self.store.hold_job, job, self.holder, ttl=self._hold)
+                self.reporter.tick(self.status())
+        except LedgerError as exc:
+            self.fail(exc)
+
+    async def _wind_up(self) -> None:
+        def give_up() -> None:
+            for job in self.held:
+                self.store.hold_job(job, self.holder, ttl=0)
+
+        await self.db(give_up)
+        await self.export_locked(final=True)
+        self.stats = await self.db(self.store.stats)
+
+    async def export_locked(self, *, final: bool = False) -> None:
+        results = self.options.results
+        if results is None or not (self.tally.unexported or (final and os.path.exists(results))):
+            return
+        self.tally.unexported = 0
+        self.tally.exported += await self.db(export, self.store, results)
+
+    def status(self) -> Status:
+        return self.tally.status(self.stats, time.monotonic() - self._started)
+
+    def _summary(self) -> Summary:
+        summary = self.tally.summary(
+            self.stats, self.reason, self.message, signal=self.signal,
+            budget=self.options.budget, elapsed=time.monotonic() - self._started,
+            set_aside=tuple(self.set_aside),
+        )  # fmt: skip
+        if not self.left:
+            return summary
+        jobs = ", ".join(f"{j.id} ({j.backend} {j.batch_id or 'unsent'})" for j in self.left)
+        left = (
+            f"batch job(s) {jobs} still open, {sum(j.requests for j in self.left)} item(s) "
+            "leased to them: run the same command again to record their results, or cancel "
+            "them with `reins batch cancel`"
+        )
+        if summary.reason is StopReason.INTERRUPTED:
+            by = f" by {self.signal}" if self.signal else ""
+            message = f"stopped{by}: {left}"
+        else:
+            message = f"{summary.message}; {left}"
+        return dataclasses.replace(summary, message=message)

@@ -1,0 +1,69 @@
+"""What the tests of `reins loop --batch` share: the steered fake model, the loop in-process
+and in a child process (tests/test_batch_*.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from reins.cli import make_group
+from tests.kit.batchserver import KEY, Answer, Ask, BatchServer
+
+QUEST = "tests.kit:TINY"
+FEEDBACK = "## Your last submission failed the gate"
+
+
+def steered(ask: Ask) -> Answer:
+    """b answers 'bad' until its prompt carries the gate's feedback; c 'meh'; the rest 'good'."""
+    if FEEDBACK in ask.user:
+        return "good"
+    if "for b." in ask.user:
+        return "bad"
+    if "for c." in ask.user:
+        return "meh"
+    return "good"
+
+
+def spec(server: BatchServer, provider: str, **options: str) -> str:
+    return server.openai(**options) if provider == "openai" else server.anthropic(**options)
+
+
+def cli(*args: str, quest: str = QUEST, ledger: Path | None = None) -> Result:
+    where = ["--ledger", str(ledger)] if ledger is not None else []
+    return CliRunner().invoke(make_group(), ["--quest", quest, *where, *args])
+
+
+def batch_loop(
+    server: BatchServer, provider: str, *args: str, quest: str = QUEST, ledger: Path | None = None
+) -> Result:
+    return cli("loop", "--batch", "--model", spec(server, provider), "--poll", "0.01", *args,
+               quest=quest, ledger=ledger)  # fmt: skip
+
+
+ROOT = Path(__file__).resolve().parent.parent.parent  # the repository
+LOOP = """
+import sys
+from reins.cli import main
+sys.argv = ["reins", *sys.argv[1:]]
+main()
+"""
+
+
+def run_loop(
+    server: BatchServer, provider: str, ledger: Path | str, crash: str | None
+) -> subprocess.CompletedProcess[str]:
+    model = server.openai() if provider == "openai" else server.anthropic()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BATCH_KEY": KEY}
+    env.pop("REINS_CRASH_AT", None)
+    if crash is not None:
+        env["REINS_CRASH_AT"] = crash
+    argv = ["--quest", "tests.kit:TINY", "--ledger", str(ledger), "loop", "--batch",
+            "--model", model, "--poll", "0.01", "--lease", "1", "--no-export"]  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", LOOP, *argv], env=env, capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
