@@ -12,6 +12,7 @@ import dataclasses
 import json
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -19,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reins.cli import make_group
-from reins.quest import Quest
+from reins.quest import Quest, Seed
 from reins.quests.find import load_quest
 from reins.store import Attempt, AttemptKind, Item, State
 from reins.turn import compose
@@ -36,7 +37,8 @@ def quest_of(ref: str) -> Quest:
 
 @cache
 def items_of(ref: str) -> tuple[Item, ...]:
-    return tuple(Item(s.key, State.TODO, 0, s.payload) for s in quest_of(ref).seed([]))
+    seeds = [s if isinstance(s, Seed) else Seed(*s) for s in quest_of(ref).seed([])]
+    return tuple(Item(s.key, State.TODO, 0, s.payload) for s in seeds)
 
 
 def judged_fail(key: str, turn: int, cause: str, feedback: str, submission: str) -> Attempt:
@@ -130,10 +132,10 @@ def emails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
     return runner
 
 
-def next_json(runner: CliRunner, *args: str) -> dict[str, str]:
+def next_json(runner: CliRunner, *args: str) -> dict[str, Any]:
     out = runner.invoke(make_group(), ["-q", "emails", "next", "--json", *args])
     assert out.exit_code == 0, out.output
-    data: dict[str, str] = json.loads(out.stdout)
+    data: dict[str, Any] = json.loads(out.stdout)
     return data
 
 

@@ -277,8 +277,13 @@ def test_report(run: Run) -> None:
         "tries_to_lock",
         "tries_to_lock_sampled",
         "rules",
+        "usage",
+        "cache_hit_rate",
+        "saved",
     ]
     assert list(report["rules"]["not-bad"]) == ["fired", "root_cause"]
+    assert list(report["usage"]) == list(doc(run("status", "--json"))["usage"])
+    assert list(report["saved"]) == ["total", "cache", "batch"]
     assert list(doc(run("report", "--html", "r.html", "--json"))) == ["html"]
 
 
@@ -324,7 +329,7 @@ def test_packs_and_new(run: Run, tmp_path: Path) -> None:
 
 def test_backends(run: Run) -> None:
     rows = doc(run("backends", "--json", quest=None))
-    assert {tuple(r) for r in rows} == {("name", "target", "summary", "options", "error")}
+    assert {tuple(r) for r in rows} == {("name", "target", "summary", "options", "error", "prices")}
 
 
 def test_hook_install_and_uninstall(run: Run) -> None:

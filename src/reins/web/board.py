@@ -13,6 +13,7 @@ from reins.quest import Quest
 from reins.store.model import State, Stats
 from reins.store.protocol import Store
 from reins.web.charts import Bar, TimeChart, bars, time_chart, tries_to_lock
+from reins.web.spend import Spend
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +57,7 @@ class Board:
     tries_to_lock: tuple[Bar, ...]
     tries_used: tuple[Bar, ...]
     version: int
+    spend: Spend  # cache reads and writes, the list price, and what caching and batching saved
 
     @property
     def locked(self) -> int:
@@ -108,4 +110,5 @@ def board(store: Store, quest: Quest | None) -> Board:
         tries_to_lock=bars(tries_to_lock(activity)),
         tries_used=bars(stats.tries),
         version=version(stats),
+        spend=Spend.of(stats),
     )
