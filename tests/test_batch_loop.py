@@ -123,14 +123,13 @@ def test_a_batch_turn_costs_the_batch_price_and_report_says_what_it_saved(
                for n in notes), notes  # fmt: skip
     assert any(n.startswith("note: batch job 1 ") and "3/3 recorded" in n for n in notes)
     report = json.loads(cli("report", "--json").stdout)
-    assert report["spend"] == {
-        "cost": pytest.approx(stats.cost),
-        "batch_cost": pytest.approx(stats.cost),
-        "list_cost": pytest.approx(2 * stats.cost),
-        "saved": pytest.approx(stats.cost),
-    }
+    assert report["usage"]["batch_cost"] == pytest.approx(stats.cost)
+    assert report["usage"]["list_cost"] == pytest.approx(2 * stats.cost)
+    assert report["saved"] == {"total": pytest.approx(stats.cost), "cache": pytest.approx(0.0),
+                               "batch": pytest.approx(stats.cost)}  # fmt: skip
     text = cli("report").stdout
-    assert "spend" in text and "at list price" in text and "saved" in text
+    cost = next(line for line in text.splitlines() if line.startswith("cost  $"))
+    assert f"list price ${2 * stats.cost:.4f}" in cost and f"batch ${stats.cost:.4f}" in cost
 
 
 def test_errored_and_expired_requests_are_generation_errors_that_use_no_try(

@@ -38,7 +38,8 @@ def test_a_fail_feeds_its_verdict_and_coaching_into_the_next_prompt(cli: Cli) ->
     fail = cli("submit", "--key", "a", input="bad")
     assert fail.exit_code == 4
     prompt = json.loads(cli("next", "--json").stdout)
-    assert prompt["system"] == "Answer in one word.\n\nNever answer 'bad'."
+    assert prompt["system"] == "Answer in one word."  # the shared prefix, the same for every item
+    assert "\n\nNever answer 'bad'.\n\n" in prompt["user"]  # the coaching is the item's own
     assert prompt["user"].endswith(fail.stdout)  # feedback parity: the same bytes
     assert prompt["tries"] == 1 and prompt["turn"] == 2
 

@@ -262,10 +262,13 @@ def test_report(cli: Cli) -> None:
         "tries_to_lock",
         "tries_to_lock_sampled",
         "rules",
-        "spend",
+        "usage",
+        "cache_hit_rate",
+        "saved",
     ]
     assert list(report["rules"]["not-bad"]) == ["fired", "root_cause"]
-    assert list(report["spend"]) == ["cost", "batch_cost", "list_cost", "saved"]
+    assert list(report["usage"]) == list(doc(cli("status", "--json"))["usage"])
+    assert list(report["saved"]) == ["total", "cache", "batch"]
     assert list(doc(cli("report", "--html", "r.html", "--json"))) == ["html"]
 
 
@@ -311,7 +314,7 @@ def test_packs_and_new(cli: Cli, tmp_path: Path) -> None:
 
 def test_backends(cli: Cli) -> None:
     rows = doc(cli("backends", "--json", quest=None))
-    assert {tuple(r) for r in rows} == {("name", "target", "summary", "options", "error")}
+    assert {tuple(r) for r in rows} == {("name", "target", "summary", "options", "error", "prices")}
 
 
 def test_hook_install_and_uninstall(cli: Cli) -> None:

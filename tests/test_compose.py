@@ -75,8 +75,9 @@ def test_the_policies_compose_the_retry_differently() -> None:
     facts = compose(TINY, ITEM, log, policy="facts")
     both = compose(TINY, ITEM, log, policy="facts+previous")
     fresh = compose(TINY, ITEM, log, policy="fresh")
-    assert facts.user == f"Say 'good' for a.\n\n{FEEDBACK_HEADER}\n\n{log[0].feedback}"
-    assert facts.system == "Answer in one word.\n\nNever answer 'bad'."
+    coached = "Say 'good' for a.\n\nNever answer 'bad'."
+    assert facts.user == f"{coached}\n\n{FEEDBACK_HEADER}\n\n{log[0].feedback}"
+    assert facts.system == "Answer in one word."
     assert both.user == f"{facts.user}\n{PREVIOUS_HEADER}\n\nbad answer\n"
     assert (fresh.system, fresh.user) == ("Answer in one word.", "Say 'good' for a.")
     assert compose(TINY, ITEM, log).user == facts.user  # the quest's default: facts

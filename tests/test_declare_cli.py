@@ -65,7 +65,8 @@ def test_loop_works_a_folder_quest_with_a_fake_backend(folder: Path, cli: Cli) -
         store.close()
     assert states == {"France": (State.PASS, 1), "Spain": (State.PASS, 0)}
     retried = [c.prompt for c in fake.calls if c.key == "France" and c.turn == 2]
-    assert len(retried) == 1 and "Name the capital city." in retried[0].system
+    assert len(retried) == 1 and "Name the capital city." in retried[0].user  # the coaching
+    assert "Name the capital city." not in retried[0].system  # the shared prefix does not move
 
 
 def test_rules_shows_level_check_and_parameters(folder: Path, cli: Cli) -> None:

@@ -27,9 +27,10 @@ from tests.kit.loopkit import loop, make_ledger, peek_loop_prompt
 
 # The tiny quest's prompt for item "a" after one judged FAIL on "bad": the bytes are pinned here,
 # so a change to compose or to the verdict text is a deliberate one.
-GOLDEN_SYSTEM = "Answer in one word.\n\nNever answer 'bad'."
+GOLDEN_SYSTEM = "Answer in one word."
 GOLDEN_USER = (
     "Say 'good' for a.\n\n"
+    "Never answer 'bad'.\n\n"
     "## Your last submission failed the gate\n\n"
     "a -> FAIL (state TODO, tries 1/3)\n"
     "root cause: not-bad\n"

@@ -75,7 +75,8 @@ class Quest:
             verdict (FAIL, SKIPPED, BLOCKED or REVIEW; never PASS).
         rules: the gate's catalog, in order.
         manual: system text given with every prompt.
-        coaching: rule id → extra manual text after a FAIL whose root cause is that rule.
+        coaching: rule id → extra text for the next prompt after a FAIL whose root cause is
+            that rule (after the item, before the feedback: it is the item's own).
         max_tries: judged FAILs before an item locks DONE.
         gate: a gate other than the flat one over ``rules`` (a defeat graph, say).
         escalate_on: root-cause rule ids that move an item to the stronger model.

@@ -21,6 +21,11 @@ validates a value against it at run time (the data is validated where it enters)
 class Prompt:
     """What a generator is asked: system text and user text.
 
+    ``system`` is the shared prefix: what every prompt of a quest carries in the same bytes
+    (the manual, the worked examples), and nothing that depends on the item or its log, which
+    is all in ``user``. A backend may therefore place a provider's prompt-cache marker at the
+    end of ``system`` without looking inside either text; ``text()`` puts it first.
+
     ``key`` and ``turn`` say which item and turn it was composed for (empty and 0 for a
     prompt built by hand). They are not part of the text: two prompts are equal when their
     texts are.

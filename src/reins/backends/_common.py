@@ -9,6 +9,8 @@ from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass
 
 from reins.backends.limits import Limiter, Limits
+from reins.backends.prices import Price as Price  # re-exported: tests and plugins name it here
+from reins.backends.prices import override
 from reins.backends.registry import check_options
 from reins.backends.retry import RetryPolicy, with_retries
 from reins.errors import ConfigError, TransientTimeout
@@ -25,8 +27,13 @@ LIMIT_OPTIONS: dict[str, str] = {
     " time the call has left, so a hung request is not retried)",
 }
 PRICE_OPTIONS: dict[str, str] = {
-    "price_in": "USD per million input tokens, to report cost",
-    "price_out": "USD per million output tokens, to report cost",
+    "price_in": "USD per million input tokens, to report cost (replaces the price table's)",
+    "price_out": "USD per million output tokens, to report cost (replaces the price table's)",
+    "price_cached": "USD per million input tokens read from the prompt cache (default: the"
+    " price table's, else price_in)",
+    "price_cache_write": "USD per million input tokens written to the prompt cache (default:"
+    " the price table's, else price_in)",
+    "price_batch": "share of the price a batch request is billed (default 0.5)",
 }
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -115,35 +122,33 @@ class Options:
             raise self._bad("request_timeout", "a positive number of seconds")
         return value
 
-    def guard(self, key: Hashable) -> Guard:
-        """The limiter, retry policy and price these options ask for, for endpoint ``key``."""
+    def guard(self, key: Hashable, listed: Price | None = None) -> Guard:
+        """The limiter, retry policy and price these options ask for, for endpoint ``key``.
+
+        ``listed`` is the price table's entry for the model, if any: the price options replace
+        its rates one by one.
+        """
         return Guard(
             self.backend,
             limits=self.limits(),
             retry=self.retry(),
-            price=self.price(),
+            price=self.price(listed),
             key=key,
             request_timeout=self.request_timeout(),
         )
 
-    def price(self) -> Price | None:
-        price_in, price_out = self.number("price_in"), self.number("price_out")
-        if price_in is None and price_out is None:
-            return None
-        return Price(price_in or 0.0, price_out or 0.0)
-
-
-@dataclass(frozen=True, slots=True)
-class Price:
-    """USD per million tokens, in and out."""
-
-    input: float
-    output: float
-
-    def cost(self, input_tokens: int | None, output_tokens: int | None) -> float | None:
-        if input_tokens is None and output_tokens is None:
-            return None
-        return ((input_tokens or 0) * self.input + (output_tokens or 0) * self.output) / 1e6
+    def price(self, listed: Price | None = None) -> Price | None:
+        batch = self.number("price_batch")
+        if batch is not None and batch > 1:
+            raise self._bad("price_batch", "a share between 0 and 1")
+        return override(
+            listed,
+            input=self.number("price_in"),
+            output=self.number("price_out"),
+            cache_read=self.number("price_cached"),
+            cache_write=self.number("price_cache_write"),
+            batch=batch,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +160,8 @@ class Reply:
     input_tokens: int | None = None
     output_tokens: int | None = None
     cost: float | None = None
+    cache_read_tokens: int | None = None  # of input_tokens, as Completion counts them
+    cache_write_tokens: int | None = None
 
 
 class Guard:
@@ -220,16 +227,30 @@ class Guard:
             deadline=deadline,
             on_wait=self.limiter.pause,
         )
-        cost = reply.cost
-        if cost is None and self.price is not None:
-            cost = self.price.cost(reply.input_tokens, reply.output_tokens)
+        return self.completion(reply, latency=time.perf_counter() - start)
+
+    def completion(self, reply: Reply, *, latency: float) -> Completion:
+        """The reply as a completion, priced from the table or the options where the provider
+        reported no cost: each part of the input at its own rate, and at list price."""
+        cost, list_cost = reply.cost, None
+        if cost is None and self.price is not None:  # a cost the provider reports wins
+            cost = self.price.cost(
+                reply.input_tokens,
+                reply.output_tokens,
+                cache_read=reply.cache_read_tokens,
+                cache_write=reply.cache_write_tokens,
+            )
+            list_cost = self.price.list_cost(reply.input_tokens, reply.output_tokens)
         return Completion(
             text=reply.text,
             model=reply.model,
             input_tokens=reply.input_tokens,
             output_tokens=reply.output_tokens,
             cost=cost,
-            latency=time.perf_counter() - start,
+            latency=latency,
+            cache_read_tokens=reply.cache_read_tokens,
+            cache_write_tokens=reply.cache_write_tokens,
+            list_cost=list_cost,
         )
 
 

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from reins.backends._common import LIMIT_OPTIONS, PRICE_OPTIONS, Options, Reply
 from reins.backends.limits import estimate_tokens
+from reins.backends.prices import lookup
 from reins.backends.redact import REDACTED, Redactor, read_key, redact, remember, scrub_logs
 from reins.backends.retry import parse_retry_after
 from reins.errors import BackendError, ConfigError, TransientError, TransientTimeout
@@ -90,6 +91,8 @@ class HTTPBackend:
     default_url: ClassVar[str]
     url_env: ClassVar[str]
     key_env_default: ClassVar[str | None] = None
+    # The provider whose price table prices this backend's models (reins.backends.prices)
+    prices: ClassVar[str | None] = None
 
     def __init__(self, model: str, options: Mapping[str, str]) -> None:
         self.model = model
@@ -109,7 +112,8 @@ class HTTPBackend:
         # the environment's secrets read once, here, not at every call (see reins.backends.redact)
         self._redactor = Redactor(self._secrets)
         scrub_logs(*_TRANSPORT_LOGGERS)
-        self.guard = opts.guard((self.base_url, model))
+        listed = lookup(self.prices, model) if self.prices else None
+        self.guard = opts.guard((self.base_url, model), listed)
 
     def _read_key(self, opts: Options) -> str | None:
         """The API key from the environment variable ``key_env`` names, or the backend's own."""
@@ -223,11 +227,15 @@ class HTTPBackend:
         output_tokens: Any = None,
         cost: Any = None,
         stop: Any = None,
+        cache_read_tokens: Any = None,
+        cache_write_tokens: Any = None,
     ) -> Reply:
         """A :class:`Reply` from loosely typed JSON fields; a missing answer is an error.
 
         An empty answer is a generation error, not a submission: it says nothing about the
         item, and a run of them (a too-small output cap, a filter) trips the loop's breaker.
+        Token counts follow :class:`~reins.values.Completion`: ``input_tokens`` all the prompt
+        tokens billed, the cache counts the part of them read from and written to the cache.
         """
         if not isinstance(text, str) or not text.strip():
             why = f" (stop reason: {self.snippet(stop)})" if isinstance(stop, str) and stop else ""
@@ -243,6 +251,8 @@ class HTTPBackend:
             input_tokens=_count(input_tokens),
             output_tokens=_count(output_tokens),
             cost=float(cost) if isinstance(cost, int | float) and cost >= 0 else None,
+            cache_read_tokens=_count(cache_read_tokens),
+            cache_write_tokens=_count(cache_write_tokens),
         )
 
 

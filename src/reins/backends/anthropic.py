@@ -2,6 +2,13 @@
 
 The key goes in ``x-api-key``, the API version in ``anthropic-version``, and system text in the
 top-level ``system`` field. The API takes no seed, so a retry samples anew on its own.
+
+Anthropic caches a prompt only up to a ``cache_control`` breakpoint. The system text is what
+every item of a quest shares (see :class:`~reins.values.Prompt`), so when it is long enough to
+be cached for the model (:func:`~reins.backends.cache.anthropic_cacheable`) it goes as one text
+block carrying the breakpoint, the default 5-minute ``ephemeral`` one; shorter, as plain text.
+The usage's ``input_tokens`` leaves out the tokens read from and written to the cache; reins
+adds them back, so ``input_tokens`` counts every prompt token billed, as for every backend.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from reins.backends._common import Reply
 from reins.backends._http import COMMON_OPTIONS, HTTPBackend, dig
+from reins.backends.cache import anthropic_cacheable
 
 if TYPE_CHECKING:
     from reins.backends.batch import BatchAPI
@@ -27,6 +35,7 @@ class AnthropicBackend(HTTPBackend):
     default_url = "https://api.anthropic.com"
     url_env = "REINS_ANTHROPIC_URL"
     key_env_default = "ANTHROPIC_API_KEY"
+    prices = "anthropic"
     options: ClassVar[dict[str, str]] = {
         "base_url": "API root (default: $REINS_ANTHROPIC_URL or Anthropic's)",
         "key_env": "environment variable holding the API key (default ANTHROPIC_API_KEY)",
@@ -47,7 +56,10 @@ class AnthropicBackend(HTTPBackend):
             "max_tokens": self.output_reserve(),
             "messages": [{"role": "user", "content": prompt.user}],
         }
-        if prompt.system:
+        if prompt.system and anthropic_cacheable(self.model, prompt.system):
+            marker = {"type": "ephemeral"}
+            body["system"] = [{"type": "text", "text": prompt.system, "cache_control": marker}]
+        elif prompt.system:
             body["system"] = prompt.system
         if self.temperature is not None:
             body["temperature"] = self.temperature
@@ -69,18 +81,11 @@ class AnthropicBackend(HTTPBackend):
                 and b.get("type") == "text"
                 and isinstance(b.get("text"), str)
             )
-        usage = dig(data, "usage") or {}
-        input_tokens = dig(usage, "input_tokens")
-        if isinstance(input_tokens, int):
-            for extra in ("cache_creation_input_tokens", "cache_read_input_tokens"):
-                more = dig(usage, extra)
-                input_tokens += more if isinstance(more, int) else 0
         return self.reply(
             text,
             model=dig(data, "model"),
-            input_tokens=input_tokens,
-            output_tokens=dig(usage, "output_tokens"),
             stop=dig(data, "stop_reason"),
+            **usage_counts(dig(data, "usage")),
         )
 
     def batches(self) -> BatchAPI:
@@ -88,6 +93,22 @@ class AnthropicBackend(HTTPBackend):
         from reins.backends.anthropic_batch import AnthropicBatches
 
         return AnthropicBatches(self, self.version)
+
+
+def usage_counts(usage: Any) -> dict[str, Any]:
+    """Token counts of an Anthropic ``usage``, the cache reads and writes added into the input."""
+    input_tokens = dig(usage, "input_tokens")
+    read = dig(usage, "cache_read_input_tokens")
+    write = dig(usage, "cache_creation_input_tokens")
+    if isinstance(input_tokens, int):
+        for more in (read, write):
+            input_tokens += more if isinstance(more, int) and more > 0 else 0
+    return {
+        "input_tokens": input_tokens,
+        "output_tokens": dig(usage, "output_tokens"),
+        "cache_read_tokens": read,
+        "cache_write_tokens": write,
+    }
 
 
 if TYPE_CHECKING:  # the class is a factory, its instances backends

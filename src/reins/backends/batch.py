@@ -21,35 +21,39 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
+from reins.backends.prices import BATCH_PRICE as BATCH_PRICE  # re-exported: its home for callers
 from reins.values import Completion, Prompt
 
 if TYPE_CHECKING:
-    from reins.backends._common import Price, Reply
-
-BATCH_PRICE = 0.5
-"""A batch request's price as a share of the list price of the same call."""
+    from reins.backends._common import Reply
+    from reins.backends.prices import Price
 
 CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}\Z")  # Anthropic's rule; OpenAI's is looser
-
-
-def batch_cost(list_cost: float | None) -> float | None:
-    """What a batch call whose tokens cost ``list_cost`` at list price is billed."""
-    return None if list_cost is None else list_cost * BATCH_PRICE
 
 
 def priced(reply: Reply, price: Price | None, latency: float | None) -> Completion:
     """The completion of a batch request's answer, at the batch price.
 
-    A cost the provider reported is what it billed; otherwise the backend's price (its
-    ``price_in`` / ``price_out`` options) gives the list cost, and the batch price is that
-    times :data:`BATCH_PRICE`.
+    A cost the provider reported is what it billed, and its list cost that over the batch
+    share; otherwise the backend's price (the table's entry or its price options) bills each
+    part of the input at its own rate (cache reads and writes) at the batch share, and the list
+    cost is the same tokens uncached at list price, as a direct call's.
     """
+    share = price.batch if price is not None else BATCH_PRICE
     if reply.cost is not None:
         cost: float | None = reply.cost
-        listed: float | None = reply.cost / BATCH_PRICE
+        listed: float | None = reply.cost / share
+    elif price is not None:
+        cost = price.cost(
+            reply.input_tokens,
+            reply.output_tokens,
+            cache_read=reply.cache_read_tokens,
+            cache_write=reply.cache_write_tokens,
+            batch=True,
+        )
+        listed = price.list_cost(reply.input_tokens, reply.output_tokens)
     else:
-        listed = price.cost(reply.input_tokens, reply.output_tokens) if price else None
-        cost = batch_cost(listed)
+        cost = listed = None
     return Completion(
         text=reply.text,
         model=reply.model,
@@ -59,6 +63,8 @@ def priced(reply: Reply, price: Price | None, latency: float | None) -> Completi
         latency=latency,
         batch=True,
         list_cost=listed,
+        cache_read_tokens=reply.cache_read_tokens,
+        cache_write_tokens=reply.cache_write_tokens,
     )
 
 

@@ -2,6 +2,10 @@
 
 System text travels in ``systemInstruction``, its own field, not merged into the user turn; the
 key travels in the ``x-goog-api-key`` header, never in the URL; the model name is URL-escaped.
+
+Gemini 2.5 and newer cache a repeated prompt prefix on their own (implicit caching, no marker)
+once it is long enough for the model; ``promptTokenCount`` includes the cached part, which
+``cachedContentTokenCount`` reports.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ class GeminiBackend(HTTPBackend):
     default_url = "https://generativelanguage.googleapis.com"
     url_env = "REINS_GEMINI_URL"
     key_env_default = "GEMINI_API_KEY"
+    prices = "gemini"  # the table lists no Gemini model yet: price options give the cost
     options: ClassVar[dict[str, str]] = {
         "base_url": "API root (default: $REINS_GEMINI_URL or Google's)",
         "key_env": "environment variable holding the API key (default GEMINI_API_KEY)",
@@ -82,6 +87,9 @@ class GeminiBackend(HTTPBackend):
             input_tokens=dig(usage, "promptTokenCount"),
             output_tokens=output,
             stop=dig(data, "candidates", 0, "finishReason"),
+            # JSON leaves out a count of 0: a prompt counted with no cached part had none
+            cache_read_tokens=dig(usage, "cachedContentTokenCount")
+            or (0 if isinstance(dig(usage, "promptTokenCount"), int) else None),
         )
 
 

@@ -4,6 +4,10 @@ One backend for OpenAI itself, xAI, vLLM, LM Studio, llama.cpp's server and the 
 ``base_url`` at the server's ``/v1``. The key comes from ``$OPENAI_API_KEY`` when the server is
 OpenAI's; for any other server, only from the variable ``key_env`` names, so an OpenAI key is
 never sent to a third party by accident.
+
+OpenAI caches a prompt's prefix on its own from 1,024 tokens on: the order compose gives (the
+shared system text first) is all it needs, so the request carries no marker. The usage's
+``prompt_tokens`` already counts the cached tokens (``cached_tokens``, ``cache_write_tokens``).
 """
 
 from __future__ import annotations
@@ -31,12 +35,32 @@ def _text(content: Any) -> Any:
     return content
 
 
+def usage_counts(usage: Any) -> dict[str, Any]:
+    """Token counts of an OpenAI ``usage``, of Chat Completions or of the Responses API.
+
+    Both count the cached tokens inside the prompt total already (unlike Anthropic), so the
+    total is ``input_tokens`` as it stands.
+    """
+    if dig(usage, "input_tokens") is not None:  # Responses
+        total, details, out = "input_tokens", "input_tokens_details", "output_tokens"
+    else:
+        total, details, out = "prompt_tokens", "prompt_tokens_details", "completion_tokens"
+    return {
+        "input_tokens": dig(usage, total),
+        "output_tokens": dig(usage, out),
+        "cache_read_tokens": dig(usage, details, "cached_tokens"),
+        "cache_write_tokens": dig(usage, details, "cache_write_tokens"),
+        "cost": dig(usage, "cost"),  # some servers (OpenRouter) report what they billed
+    }
+
+
 class OpenAIBackend(HTTPBackend):
     """OpenAI-compatible ``/chat/completions``: ``openai:gpt-4o-mini?temperature=0.7``."""
 
     name = "openai"
     default_url = f"https://{OPENAI_HOST}/v1"
     url_env = "REINS_OPENAI_URL"
+    prices = "openai"
     options: ClassVar[dict[str, str]] = {
         "base_url": "API base URL ending in /v1 (default: $REINS_OPENAI_URL or OpenAI's)",
         "key_env": "environment variable holding the API key (default OPENAI_API_KEY for"
@@ -89,10 +113,8 @@ class OpenAIBackend(HTTPBackend):
         return self.reply(
             _text(dig(data, "choices", 0, "message", "content")),
             model=dig(data, "model"),
-            input_tokens=dig(data, "usage", "prompt_tokens"),
-            output_tokens=dig(data, "usage", "completion_tokens"),
-            cost=dig(data, "usage", "cost"),
             stop=dig(data, "choices", 0, "finish_reason"),
+            **usage_counts(dig(data, "usage")),
         )
 
     def batches(self) -> BatchAPI:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from reins.cli.app import emit_json
-from reins.cli.shapes.setup import BackendRow
+from reins.cli.shapes.setup import BackendRow, PriceRow
 from reins.cli.work import json_option
 
 
@@ -27,8 +27,44 @@ def describe() -> list[BackendRow]:
         except ReinsError as exc:
             rows.append(BackendRow(name, target, "", {}, str(exc)))
         else:
-            rows.append(BackendRow(name, target, _summary(factory), dict(factory.options), None))
+            summary, options = _summary(factory), dict(factory.options)
+            rows.append(BackendRow(name, target, summary, options, None, _prices(factory)))
     return rows
+
+
+def _prices(factory: object) -> tuple[PriceRow, ...] | None:
+    """The price table's models for a backend that names its provider (``prices``)."""
+    provider = getattr(factory, "prices", None)
+    if not isinstance(provider, str):
+        return None
+    from reins.backends.prices import PRICES
+
+    return tuple(
+        PriceRow(model, p.input, p.cache_read, p.cache_write, p.output, p.batch, p.date,
+                 p.source, p.note)
+        for model, p in sorted(PRICES.get(provider, {}).items())
+    )  # fmt: skip
+
+
+def _price_lines(prices: tuple[PriceRow, ...]) -> list[str]:
+    """``reins backends``' price block: the table's models, or that it knows none."""
+    from reins.backends.prices import TABLE_DATE
+
+    head = f"  prices, USD per million tokens (a snapshot of {TABLE_DATE}; see docs/backends.md):"
+    unknown = "other models report no cost unless ?price_in and ?price_out are given"
+    if not prices:
+        return [f"  prices: the table knows no model of this backend; {unknown}"]
+    width = max(len(p.model) for p in prices)
+    lines = [head]
+    for p in prices:
+        cached = "-" if p.cached_input is None else f"{p.cached_input:g}"
+        write = "-" if p.cache_write is None else f"{p.cache_write:g}"
+        lines.append(
+            f"    {p.model.ljust(width)}  in {p.input:g} · cached {cached} · cache write {write}"
+            f" · out {p.output:g} · batch ×{p.batch:g}"
+        )
+    lines.append(f"    {unknown}")
+    return lines
 
 
 @click.command()
@@ -62,6 +98,9 @@ def backends(names: tuple[str, ...], as_json: bool) -> None:
         width = max((len(k) for k in options), default=0)
         for key in sorted(options):
             click.echo(f"  ?{key.ljust(width)}  {options[key]}")
+        if row.prices is not None:
+            for line in _price_lines(row.prices):
+                click.echo(line)
 
 
 COMMANDS = (backends,)

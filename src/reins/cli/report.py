@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from reins.quest import Quest
     from reins.store.protocol import Store
     from reins.web.board import Board
+    from reins.web.spend import Spend
 
 TOP_RULES = 10
 DEFAULT_TRIES = 3  # the passes-by-try columns shown when no quest says its max_tries
@@ -129,16 +130,25 @@ def _figure_lines(b: Board, passes: tuple[int, ...]) -> Iterator[str]:
         width = max(len(r.rule) for r in rules)
         for r in rules:
             yield f"  {r.rule:<{width}} {r.fired:>6} / {r.root}"
-    if b.cost or b.list_cost:
-        yield spend_line(b)
+    yield from spend_lines(b.spend)
 
 
-def spend_line(b: Board) -> str:
-    """``spend 0.5000 (0.5000 of it in batches)  at list price 1.0000  saved 0.5000 (50.0%)``."""
-    batch = f" ({b.batch_cost:.4f} of it in batches)" if b.batch_cost else ""
-    saved = b.list_cost - b.cost
-    share = f" ({100 * saved / b.list_cost:.1f}%)" if b.list_cost else ""
-    return f"spend {b.cost:.4f}{batch}  at list price {b.list_cost:.4f}  saved {saved:.4f}{share}"
+def spend_lines(s: Spend) -> Iterator[str]:
+    """Tokens with the cache's share, then the cost beside the list price and the saving."""
+    if not s.recorded:
+        return
+    cached = ""
+    if s.cache_read_tokens or s.cache_write_tokens:
+        rate = f" = {100 * (s.cache_hit_rate or 0):.1f}%"
+        cached = f" (cache read {s.cache_read_tokens:,}{rate}, written {s.cache_write_tokens:,})"
+    yield f"tokens  in {s.input_tokens:,}{cached}  out {s.output_tokens:,}"
+    if s.list_cost or s.batch_cost:
+        yield (
+            f"cost  ${s.cost:.4f} (list price ${s.list_cost:.4f}; saved ${s.saved:.4f}:"
+            f" cache ${s.saved_by_cache:.4f}, batch ${s.saved_by_batch:.4f})"
+        )
+    elif s.cost:
+        yield f"cost  ${s.cost:.4f}"
 
 
 def passes_line(passes: tuple[int, ...], total: int) -> str:

@@ -1,11 +1,14 @@
 """Compose: the prompt as a pure function of (quest, item, log).
 
-Four layers: what to do, the manual, the quest's worked examples (each an input as ``render``
-shows it and an output that passes the gate), and the feedback (the last judged FAIL exactly as
-``submit`` printed it, with the coaching for its root cause added to the manual's side).
-Generation errors never reach a prompt; how a retry uses the log is the retry policy. Each
-backend call also carries a seed derived from (item key, turn number): a retry samples anew, a
-restarted process repeats the call.
+What every item shares comes first, in the same bytes: the system text is the manual and the
+quest's worked examples (each an input as ``render`` shows it and an output that passes the
+gate), and nothing else, so a provider's prompt cache can keep it from one item to the next (a
+backend marks its end where the provider wants a marker). The user text holds what depends on
+the item: what to do for it, then, after a judged FAIL, the coaching for that FAIL's root cause
+and the feedback (the FAIL exactly as ``submit`` printed it). Generation errors never reach a
+prompt; how a retry uses the log is the retry policy. Each backend call also carries a seed
+derived from (item key, turn number): a retry samples anew, a restarted process repeats the
+call.
 
 What the feedback layer quotes is bounded (invariant 15): the feedback as the gate rendered it
 (:data:`~reins.gate.bounds.FEEDBACK_CAP`; a ledger written by an older reins may hold more) and,
@@ -50,22 +53,28 @@ def compose(
     if policy not in RETRY_POLICIES:
         raise ValueError(f"unknown retry policy {policy!r}")
     last = None if policy == "fresh" else last_judged(log)
-    system = quest.manual
-    if quest.examples:
-        shown = examples_text(quest)
-        system = f"{system}\n\n{shown}" if system else shown
     user = quest.render(item)
     if last is not None:
+        # The coaching depends on this item's last FAIL: in the system text it would make the
+        # shared prefix differ from one item to the next and defeat the provider's cache.
         coaching = quest.coaching.get(last.root_cause or "")
         if coaching:
-            system = f"{system}\n\n{coaching}" if system else coaching
+            user = f"{user}\n\n{coaching}"
         # A no-op on feedback rendered by this reins, which fits already (feedback parity).
         feedback = clip_block(last.feedback, FEEDBACK_CAP)
         user = f"{user}\n\n{FEEDBACK_HEADER}\n\n{feedback}"
         if policy == "facts+previous" and last.submission is not None:
             previous = clip_block(last.submission, PREVIOUS_CAP)
             user = f"{user}\n{PREVIOUS_HEADER}\n\n{previous}\n"
-    return Prompt(system, user, key=item.key, turn=item.turns + 1)
+    return Prompt(shared_text(quest), user, key=item.key, turn=item.turns + 1)
+
+
+def shared_text(quest: Quest) -> str:
+    """The system text of every prompt of ``quest``: the manual, then the examples layer."""
+    if not quest.examples:
+        return quest.manual
+    shown = examples_text(quest)
+    return f"{quest.manual}\n\n{shown}" if quest.manual else shown
 
 
 def examples_text(quest: Quest) -> str:

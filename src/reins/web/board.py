@@ -13,6 +13,7 @@ from reins.quest import Quest
 from reins.store.model import State, Stats
 from reins.store.protocol import Store
 from reins.web.charts import Bar, TimeChart, bars, time_chart, tries_to_lock
+from reins.web.spend import Spend
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +57,7 @@ class Board:
     tries_to_lock: tuple[Bar, ...]
     tries_used: tuple[Bar, ...]
     version: int
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    batch_cost: float = 0.0  # of the turns made through a batch API
-    list_cost: float = 0.0  # every turn's tokens at list price
+    spend: Spend  # cache reads and writes, the list price, and what caching and batching saved
 
     @property
     def locked(self) -> int:
@@ -112,8 +110,5 @@ def board(store: Store, quest: Quest | None) -> Board:
         tries_to_lock=bars(tries_to_lock(activity)),
         tries_used=bars(stats.tries),
         version=version(stats),
-        cache_read_tokens=stats.cache_read_tokens,
-        cache_write_tokens=stats.cache_write_tokens,
-        batch_cost=stats.batch_cost,
-        list_cost=stats.list_cost,
+        spend=Spend.of(stats),
     )

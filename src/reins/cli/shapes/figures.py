@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from reins.loop.compare import PolicyRun
     from reins.store.model import Stats
     from reins.web.board import Board
+    from reins.web.spend import Spend
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +37,7 @@ class Usage(Plain):
     list_cost: float
 
     @classmethod
-    def of(cls, stats: Stats) -> Usage:
+    def of(cls, stats: Stats | Spend) -> Usage:
         return cls(
             stats.input_tokens,
             stats.output_tokens,
@@ -45,6 +46,23 @@ class Usage(Plain):
             stats.cache_write_tokens,
             stats.batch_cost,
             stats.list_cost,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Saved(Plain):
+    """What the same tokens cost at list price less what they cost, in USD: in all, by the
+    prompt cache (negative when cache writes cost more than their reads saved) and by batches."""
+
+    total: float
+    cache: float
+    batch: float
+
+    @classmethod
+    def of(cls, spend: Spend) -> Saved:
+        # rounded: a saving of nothing is 0.0, not the float error of a subtraction
+        return cls(
+            round(spend.saved, 9), round(spend.saved_by_cache, 9), round(spend.saved_by_batch, 9)
         )
 
 
@@ -88,23 +106,10 @@ class Status(Plain):
 
 
 @dataclass(frozen=True, slots=True)
-class Spend(Plain):
-    """What the run cost: ``cost`` as billed (``batch_cost`` of it through a batch API), what
-    the same tokens cost at list price, and what that saved."""
-
-    cost: float
-    batch_cost: float
-    list_cost: float
-    saved: float
-
-    @classmethod
-    def of(cls, b: Board) -> Spend:
-        return cls(b.cost, b.batch_cost, b.list_cost, b.list_cost - b.cost)
-
-
-@dataclass(frozen=True, slots=True)
 class Figures(Plain):
-    """``report``: counts, passes by try, tries to lock, the rules fired most, the spend."""
+    """``report``: counts, passes by try, tries to lock, the rules fired most, and spend: the
+    usage totals, the share of input tokens read from the prompt cache (None: no input
+    recorded) and what the cache and batches saved."""
 
     counts: dict[str, int]
     total: int
@@ -113,10 +118,13 @@ class Figures(Plain):
     tries_to_lock: dict[str, int]
     tries_to_lock_sampled: bool
     rules: dict[str, RuleCount]
-    spend: Spend
+    usage: Usage
+    cache_hit_rate: float | None
+    saved: Saved
 
     @classmethod
     def of(cls, b: Board, passes: tuple[int, ...], top: int) -> Figures:
+        s = b.spend
         return cls(
             {c.state: c.n for c in b.counts},
             b.total,
@@ -125,7 +133,9 @@ class Figures(Plain):
             {bar.label: bar.value for bar in b.tries_to_lock},
             b.chart.sampled,
             {r.rule: RuleCount(r.fired, r.root) for r in b.rules[:top]},
-            Spend.of(b),
+            Usage.of(s),
+            s.cache_hit_rate,
+            Saved.of(s),
         )
 
 

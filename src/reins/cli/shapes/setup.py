@@ -42,14 +42,34 @@ class NewQuest(Plain):
 
 
 @dataclass(frozen=True, slots=True)
+class PriceRow(Plain):
+    """One model of the price table: USD per million tokens, the batch share, date and source."""
+
+    model: str
+    input: float
+    cached_input: float | None  # None: billed as input
+    cache_write: float | None
+    output: float
+    batch: float
+    date: str
+    source: str
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
 class BackendRow(Plain):
-    """An installed backend: its entry point, summary and options, or why it cannot load."""
+    """An installed backend: its entry point, summary and options, or why it cannot load.
+
+    ``prices`` lists the models the price table prices for it (any other model reports no
+    cost unless the price options are given); None for a backend the table does not price.
+    """
 
     name: str
     target: str | None
     summary: str
     options: dict[str, str]
     error: str | None
+    prices: tuple[PriceRow, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
