@@ -59,6 +59,7 @@ from bench.bench_core import (  # noqa: E402
     run_process,
 )
 from bench.quests import key_of  # noqa: E402
+from bench.startup_packs import PackQuest, pack_quests  # noqa: E402
 from reins import SQLiteStore  # noqa: E402
 
 DEFAULT_SIZES = (1_000, 100_000, 1_000_000)
@@ -82,6 +83,8 @@ class Probe:
     goal: float | None = None  # a ratio to the floor
     reins: bool = True  # False for the interpreter references
     before: bool = False  # the reins of --before SRC
+    pack: PackQuest | None = None  # a quest of --packs, not the counter
+    ok: tuple[int, ...] = (0,)  # the exit codes it may end with
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
     rss_kb: list[int] = field(default_factory=list)
@@ -98,6 +101,7 @@ class Settings:
     rounds: int
     out: Path | None
     before: Path | None = None  # the src folder of the reins to time beside this one
+    packs: bool = False  # time next, submit and status on real quests too (startup_packs.py)
 
 
 class StartupBench:
@@ -127,6 +131,7 @@ class StartupBench:
         self.pools: dict[int, list[int]] = {}
         self.builds: dict[int, float] = {}
         self.probes: list[Probe] = []
+        self.packs: list[PackQuest] = []
         self.importtime: list[dict[str, float]] = []
         self.click_alone: set[str] = set()  # the modules `import click` loads
         (work / "answers").mkdir()
@@ -151,6 +156,18 @@ class StartupBench:
             self.ledgers[size] = path
             self.pools[size] = random.Random(size).sample(range(NEXT_RESERVE, size), needed)
             print(f"  built {size:>9,} items in {self.builds[size]:6.1f} s", file=sys.stderr)
+        if self.s.packs:
+            self.build_packs(needed)
+
+    def build_packs(self, needed: int) -> None:
+        """The ledgers of --packs, each scanned by the reins under test (a pack loads there)."""
+        self.packs = pack_quests(self.work, max(2 * needed + 20, 120))
+        for pq in self.packs:
+            argv = [*self.reins, "--quest", pq.ref, "--ledger", str(pq.ledger), "scan", *pq.scan]
+            run_process(argv, cwd=self.work, env=self.env)
+            with SQLiteStore.open(pq.ledger) as ledger:
+                pq.items = ledger.stats().total
+            print(f"  scanned {pq.items:>7,} items of {pq.name}", file=sys.stderr)
 
     def make_probes(self) -> None:
         py = sys.executable
@@ -178,11 +195,28 @@ class StartupBench:
             for what in ("next", "submit", "status"):
                 # argv is completed per round: next takes a driver, submit an item
                 mine.append(Probe(what, f"`reins {what}`", base, size, GOAL_COMMAND))
+        for pq in self.packs:
+            base = [*self.reins, "--quest", pq.ref, "--ledger", str(pq.ledger)]
+            for what in ("next", "submit", "status"):
+                if what == "submit" and pq.answer is None:
+                    continue
+                label = f"`reins {what}`, {pq.name}" + (" (a FAIL)" if what == "submit" else "")
+                ok = (4,) if what == "submit" else (0,)
+                mine.append(Probe(what, label, base, pq.items, GOAL_COMMAND, pack=pq, ok=ok))
         for probe in mine:
             self.probes.append(probe)
             if self.before_env is not None:
                 label = f"before: {probe.label}"
-                twin = Probe(probe.key, label, probe.argv, probe.size, probe.goal, before=True)
+                twin = Probe(
+                    probe.key,
+                    label,
+                    probe.argv,
+                    probe.size,
+                    probe.goal,
+                    before=True,
+                    pack=probe.pack,
+                    ok=probe.ok,
+                )
                 self.probes.append(twin)
 
     def argv(self, probe: Probe, round_: int) -> list[str]:
@@ -191,6 +225,10 @@ class StartupBench:
         if probe.key == "next":
             driver = f"{'before' if probe.before else 'bench'}-{round_}"
             return [*probe.argv, "next", "--driver", driver]
+        if probe.key == "submit" and probe.pack is not None:
+            assert probe.pack.answer is not None
+            key = probe.pack.keys.pop()
+            return [*probe.argv, "submit", "--key", key, "--in", str(probe.pack.answer)]
         if probe.key == "submit":
             n = self.pools[probe.size].pop()
             answer = self.work / "answers" / f"{n}.txt"
@@ -207,7 +245,7 @@ class StartupBench:
             rng.shuffle(order)
             for probe in order:
                 env = self.before_env if probe.before and self.before_env else self.env
-                p = run_process(self.argv(probe, round_), cwd=self.work, env=env)
+                p = run_process(self.argv(probe, round_), cwd=self.work, env=env, ok=probe.ok)
                 if round_ >= WARMUP_ROUNDS:
                     probe.add(p)
             if round_ >= WARMUP_ROUNDS and (round_ - WARMUP_ROUNDS) % 5 == 4:
@@ -215,11 +253,8 @@ class StartupBench:
 
     def import_times(self, runs: int = 5) -> None:
         """``-X importtime`` of ``reins next --peek`` on the smallest ledger: µs per module."""
-        script = self.reins[0] if len(self.reins) == 1 else None
-        if script is None:
-            return
         ledger = self.ledgers[min(self.s.sizes)]
-        argv = [sys.executable, "-X", "importtime", script, "--quest", QUEST_REF]
+        argv = [sys.executable, "-X", "importtime", "-c", ROUTED, "--quest", QUEST_REF]
         argv += ["--ledger", str(ledger), "next", "--peek"]
         click = [sys.executable, "-X", "importtime", "-c", "import click"]
         self.click_alone = set(own_times(run_process(click, cwd=self.work, env=self.env).err))
@@ -265,7 +300,8 @@ class StartupBench:
             "| peak RSS MiB |",
             "|---|---:|---:|---:|---:|---:|---:|---:|",
         ]
-        for p in sorted(self.probes, key=lambda p: (p.size or 0, self.probes.index(p))):
+        order = {id(p): i for i, p in enumerate(self.probes)}
+        for p in sorted(self.probes, key=lambda p: (p.pack is not None, p.size or 0, order[id(p)])):
             wall, cpu = statistics.median(p.walls), statistics.median(p.cpus)
             p10 = sorted(p.walls)[len(p.walls) // 10]
             rows.append(
@@ -312,7 +348,11 @@ class StartupBench:
             (
                 p
                 for p in self.probes
-                if p.before and p.key == probe.key and p.size == probe.size and p is not probe
+                if p.before
+                and p.key == probe.key
+                and p.size == probe.size
+                and p.pack is probe.pack
+                and p is not probe
             ),
             None,
         )
@@ -352,6 +392,23 @@ class StartupBench:
         return "\n".join(rows)
 
 
+# `reins` as its script starts it, but with importlib.import_module routed through the import
+# statement: -X importtime times only the statement, and reins loads its commands, its lazy
+# names and the quest through import_module (unrouted, the table would leave them all out).
+ROUTED = """\
+import importlib, sys
+_import_module = importlib.import_module
+def routed(name, package=None):
+    if package is not None or name.startswith("."):
+        return _import_module(name, package)
+    __import__(name)
+    return sys.modules[name]
+importlib.import_module = routed
+from reins.cli import main
+main()
+"""
+
+
 def before_state(src: Path) -> str:
     """The commit of the checkout holding ``src``, as far as git knows it."""
     import subprocess
@@ -386,6 +443,7 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Settings, bool]:
     p.add_argument("--out", type=Path, help="figures file [default bench/STARTUP.md]")
     p.add_argument("--keep", action="store_true", help="keep the temporary folder")
     p.add_argument("--before", type=Path, help="the src folder of a reins to time beside this one")
+    p.add_argument("--packs", action="store_true", help="also time the emails and ifeval quests")
     a = p.parse_args(argv)
     quick = bool(a.quick)
     if a.sizes:
@@ -397,7 +455,7 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Settings, bool]:
     before = a.before.resolve() if a.before is not None else None
     if before is not None and not (before / "reins" / "__init__.py").is_file():
         raise SystemExit(f"--before {a.before}: no reins package there (give a src folder)")
-    return Settings(sorted(set(sizes)), rounds, out, before), bool(a.keep)
+    return Settings(sorted(set(sizes)), rounds, out, before, bool(a.packs)), bool(a.keep)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
