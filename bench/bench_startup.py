@@ -1,4 +1,4 @@
-"""Start-up of the CLI (issue 10): each command as a process, as a ratio to a bare interpreter.
+"""Start-up of the CLI (issues 10, 22): each command as a process, as a ratio to a bare interpreter.
 
 A coding agent starts ``reins`` twice per turn (``next``, then ``submit``), so what a turn costs
 it is mostly start-up. In one run, interleaved round-robin in a shuffled order (noise from the
@@ -15,11 +15,17 @@ Each is reported as its median wall time and CPU time, each a ratio to the floor
 the same run, and its peak RSS (GNU time). Then where ``reins next``'s time goes, from
 ``python -X importtime`` grouped by package.
 
+``--before SRC`` times a second reins beside this one in the same rounds: the package under
+``SRC`` (the ``src`` folder of another checkout, e.g. a worktree of the commit before a change)
+runs each reins probe again with ``SRC`` first on ``PYTHONPATH``, so before and after share
+the machine's load and the table sets them side by side.
+
 Usage (from the repository root)::
 
     .venv/bin/python bench/bench_startup.py              # 1k, 100k, 1M; writes bench/STARTUP.md
     .venv/bin/python bench/bench_startup.py --quick      # 1k and 10k, fewer rounds; prints only
     .venv/bin/python bench/bench_startup.py --sizes 1k,100k --rounds 40
+    .venv/bin/python bench/bench_startup.py --before /tmp/base/src   # before and after, one run
 """
 
 from __future__ import annotations
@@ -53,10 +59,11 @@ from bench.bench_core import (  # noqa: E402
     run_process,
 )
 from bench.quests import key_of  # noqa: E402
+from bench.startup_packs import PackQuest, pack_quests  # noqa: E402
 from reins import SQLiteStore  # noqa: E402
 
 DEFAULT_SIZES = (1_000, 100_000, 1_000_000)
-GOAL_COMMAND = 2.0  # next, submit, status: at most this many times the floor
+GOAL_COMMAND = 3.0  # next, submit, status: at most this many times the floor (issue 22)
 GOAL_VERSION = 1.5
 GOAL_RSS_MIB = 14.0
 WARMUP_ROUNDS = 2
@@ -75,6 +82,9 @@ class Probe:
     size: int | None = None
     goal: float | None = None  # a ratio to the floor
     reins: bool = True  # False for the interpreter references
+    before: bool = False  # the reins of --before SRC
+    pack: PackQuest | None = None  # a quest of --packs, not the counter
+    ok: tuple[int, ...] = (0,)  # the exit codes it may end with
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
     rss_kb: list[int] = field(default_factory=list)
@@ -90,6 +100,8 @@ class Settings:
     sizes: list[int]
     rounds: int
     out: Path | None
+    before: Path | None = None  # the src folder of the reins to time beside this one
+    packs: bool = False  # time next, submit and status on real quests too (startup_packs.py)
 
 
 class StartupBench:
@@ -108,11 +120,18 @@ class StartupBench:
         # is written into the source tree); every probe, the floor too, reads it from there.
         env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
         self.env = env
+        self.before_env = None
+        if settings.before is not None:
+            # The same quests (bench.quests from this checkout), the other reins package.
+            before = dict(env)
+            before["PYTHONPATH"] = os.pathsep.join((str(settings.before), env["PYTHONPATH"]))
+            self.before_env = before
         self.load_start = os.getloadavg()
         self.ledgers: dict[int, Path] = {}
         self.pools: dict[int, list[int]] = {}
         self.builds: dict[int, float] = {}
         self.probes: list[Probe] = []
+        self.packs: list[PackQuest] = []
         self.importtime: list[dict[str, float]] = []
         self.click_alone: set[str] = set()  # the modules `import click` loads
         (work / "answers").mkdir()
@@ -120,9 +139,11 @@ class StartupBench:
     # -- set-up -------------------------------------------------------------------------
 
     def build(self) -> None:
-        needed = WARMUP_ROUNDS + self.s.rounds + 2
+        needed = (WARMUP_ROUNDS + self.s.rounds + 2) * (1 if self.s.before is None else 2)
         if needed > NEXT_RESERVE:
-            raise SystemExit(f"at most {NEXT_RESERVE - WARMUP_ROUNDS - 2} rounds")
+            raise SystemExit(
+                f"too many rounds: {needed} submits per ledger, at most {NEXT_RESERVE}"
+            )
         for size in self.s.sizes:
             if size < NEXT_RESERVE + needed:
                 raise SystemExit(f"size {size} is too small: it needs {NEXT_RESERVE + needed}")
@@ -135,6 +156,18 @@ class StartupBench:
             self.ledgers[size] = path
             self.pools[size] = random.Random(size).sample(range(NEXT_RESERVE, size), needed)
             print(f"  built {size:>9,} items in {self.builds[size]:6.1f} s", file=sys.stderr)
+        if self.s.packs:
+            self.build_packs(needed)
+
+    def build_packs(self, needed: int) -> None:
+        """The ledgers of --packs, each scanned by the reins under test (a pack loads there)."""
+        self.packs = pack_quests(self.work, max(2 * needed + 20, 120))
+        for pq in self.packs:
+            argv = [*self.reins, "--quest", pq.ref, "--ledger", str(pq.ledger), "scan", *pq.scan]
+            run_process(argv, cwd=self.work, env=self.env)
+            with SQLiteStore.open(pq.ledger) as ledger:
+                pq.items = ledger.stats().total
+            print(f"  scanned {pq.items:>7,} items of {pq.name}", file=sys.stderr)
 
     def make_probes(self) -> None:
         py = sys.executable
@@ -153,21 +186,49 @@ class StartupBench:
             ),
         ]
         self.probes = [Probe(k, label, argv, reins=False) for k, label, argv in fixed]
-        self.probes.append(
-            Probe("version", "`reins --version`", [*self.reins, "--version"], goal=GOAL_VERSION)
-        )
-        self.probes.append(Probe("help", "`reins --help`", [*self.reins, "--help"]))
+        mine = [
+            Probe("version", "`reins --version`", [*self.reins, "--version"], goal=GOAL_VERSION),
+            Probe("help", "`reins --help`", [*self.reins, "--help"]),
+        ]
         for size in self.s.sizes:
             base = [*self.reins, "--quest", QUEST_REF, "--ledger", str(self.ledgers[size])]
             for what in ("next", "submit", "status"):
                 # argv is completed per round: next takes a driver, submit an item
-                self.probes.append(Probe(what, f"`reins {what}`", base, size, GOAL_COMMAND))
+                mine.append(Probe(what, f"`reins {what}`", base, size, GOAL_COMMAND))
+        for pq in self.packs:
+            base = [*self.reins, "--quest", pq.ref, "--ledger", str(pq.ledger)]
+            for what in ("next", "submit", "status"):
+                if what == "submit" and pq.answer is None:
+                    continue
+                label = f"`reins {what}`, {pq.name}" + (" (a FAIL)" if what == "submit" else "")
+                ok = (4,) if what == "submit" else (0,)
+                mine.append(Probe(what, label, base, pq.items, GOAL_COMMAND, pack=pq, ok=ok))
+        for probe in mine:
+            self.probes.append(probe)
+            if self.before_env is not None:
+                label = f"before: {probe.label}"
+                twin = Probe(
+                    probe.key,
+                    label,
+                    probe.argv,
+                    probe.size,
+                    probe.goal,
+                    before=True,
+                    pack=probe.pack,
+                    ok=probe.ok,
+                )
+                self.probes.append(twin)
 
     def argv(self, probe: Probe, round_: int) -> list[str]:
         if probe.size is None:
             return probe.argv
         if probe.key == "next":
-            return [*probe.argv, "next", "--driver", f"bench-{round_}"]
+            driver = f"{'before' if probe.before else 'bench'}-{round_}"
+            return [*probe.argv, "next", "--driver", driver]
+        if probe.key == "submit" and probe.pack is not None:
+            assert probe.pack.answer is not None
+            key = probe.pack.keys.pop()
+            return [*probe.argv, "submit", "--key", key, "--in", str(probe.pack.answer)]
         if probe.key == "submit":
             n = self.pools[probe.size].pop()
             answer = self.work / "answers" / f"{n}.txt"
@@ -183,7 +244,8 @@ class StartupBench:
         for round_ in range(WARMUP_ROUNDS + self.s.rounds):
             rng.shuffle(order)
             for probe in order:
-                p = run_process(self.argv(probe, round_), cwd=self.work, env=self.env)
+                env = self.before_env if probe.before and self.before_env else self.env
+                p = run_process(self.argv(probe, round_), cwd=self.work, env=env, ok=probe.ok)
                 if round_ >= WARMUP_ROUNDS:
                     probe.add(p)
             if round_ >= WARMUP_ROUNDS and (round_ - WARMUP_ROUNDS) % 5 == 4:
@@ -191,11 +253,8 @@ class StartupBench:
 
     def import_times(self, runs: int = 5) -> None:
         """``-X importtime`` of ``reins next --peek`` on the smallest ledger: µs per module."""
-        script = self.reins[0] if len(self.reins) == 1 else None
-        if script is None:
-            return
         ledger = self.ledgers[min(self.s.sizes)]
-        argv = [sys.executable, "-X", "importtime", script, "--quest", QUEST_REF]
+        argv = [sys.executable, "-X", "importtime", "-c", ROUTED, "--quest", QUEST_REF]
         argv += ["--ledger", str(ledger), "next", "--peek"]
         click = [sys.executable, "-X", "importtime", "-c", "import click"]
         self.click_alone = set(own_times(run_process(click, cwd=self.work, env=self.env).err))
@@ -212,7 +271,7 @@ class StartupBench:
         floor = self.floor()
         f_wall, f_cpu = statistics.median(floor.walls), statistics.median(floor.cpus)
         lines = [
-            "# Start-up of the CLI (issue 10)",
+            "# Start-up of the CLI (issues 10 and 22)",
             "",
             f"Written by `bench/bench_startup.py` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC in "
             f"{time.perf_counter() - started:.0f} s: {self.s.rounds} rounds after "
@@ -223,6 +282,8 @@ class StartupBench:
             "",
         ]
         lines += [f"- {k}: {v}" for k, v in machine(self.load_start).items()]
+        if self.s.before is not None:
+            lines.append(f"- before: the reins of {self.s.before}, {before_state(self.s.before)}")
         lines += ["", "## Figures", "", self.table(f_wall, f_cpu), "", "## Goals", ""]
         lines += [f"- {g}" for g in self.goals(f_wall)]
         if self.importtime:
@@ -239,7 +300,8 @@ class StartupBench:
             "| peak RSS MiB |",
             "|---|---:|---:|---:|---:|---:|---:|---:|",
         ]
-        for p in sorted(self.probes, key=lambda p: (p.size or 0, self.probes.index(p))):
+        order = {id(p): i for i, p in enumerate(self.probes)}
+        for p in sorted(self.probes, key=lambda p: (p.pack is not None, p.size or 0, order[id(p)])):
             wall, cpu = statistics.median(p.walls), statistics.median(p.cpus)
             p10 = sorted(p.walls)[len(p.walls) // 10]
             rows.append(
@@ -252,13 +314,19 @@ class StartupBench:
     def goals(self, f_wall: float) -> list[str]:
         out = []
         for p in self.probes:
-            if p.goal is None:
+            if p.goal is None or p.before:
                 continue
             ratio = statistics.median(p.walls) / f_wall
             where = f" at {human(p.size)}" if p.size else ""
             verdict = "met" if ratio <= p.goal else "missed"
-            out.append(f"{p.label}{where}: {ratio:.2f}× the floor (≤ {p.goal}×): **{verdict}**")
-        worst = max((p for p in self.probes if p.reins), key=lambda p: max(p.rss_kb))
+            twin = self.twin(p)
+            was = "" if twin is None else f"{statistics.median(twin.walls) / f_wall:.2f}× → "
+            out.append(
+                f"{p.label}{where}: {was}{ratio:.2f}× the floor (≤ {p.goal:g}×): **{verdict}**"
+            )
+        worst = max(
+            (p for p in self.probes if p.reins and not p.before), key=lambda p: max(p.rss_kb)
+        )
         mib = max(worst.rss_kb) / 1024
         verdict = "met" if mib <= GOAL_RSS_MIB else "missed"
         where = f" at {human(worst.size)}" if worst.size else ""
@@ -273,6 +341,21 @@ class StartupBench:
             "command that opens a ledger can cost"
         )
         return out
+
+    def twin(self, probe: Probe) -> Probe | None:
+        """The --before probe of ``probe``'s command and size, if there is one."""
+        return next(
+            (
+                p
+                for p in self.probes
+                if p.before
+                and p.key == probe.key
+                and p.size == probe.size
+                and p.pack is probe.pack
+                and p is not probe
+            ),
+            None,
+        )
 
     def breakdown(self) -> str:
         """Own import time per package, median of the runs: click's share against reins'."""
@@ -309,6 +392,39 @@ class StartupBench:
         return "\n".join(rows)
 
 
+# `reins` as its script starts it, but with importlib.import_module routed through the import
+# statement: -X importtime times only the statement, and reins loads its commands, its lazy
+# names and the quest through import_module (unrouted, the table would leave them all out).
+ROUTED = """\
+import importlib, sys
+_import_module = importlib.import_module
+def routed(name, package=None):
+    if package is not None or name.startswith("."):
+        return _import_module(name, package)
+    __import__(name)
+    return sys.modules[name]
+importlib.import_module = routed
+from reins.cli import main
+main()
+"""
+
+
+def before_state(src: Path) -> str:
+    """The commit of the checkout holding ``src``, as far as git knows it."""
+    import subprocess
+
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(src), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "not a git checkout"
+    return f"commit {head}"
+
+
 def own_times(stderr: str) -> dict[str, float]:
     """``-X importtime`` output → module → its own µs (a module can be listed twice: summed)."""
     own: dict[str, float] = {}
@@ -326,6 +442,8 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Settings, bool]:
     p.add_argument("--quick", action="store_true", help="1k and 10k, few rounds; prints only")
     p.add_argument("--out", type=Path, help="figures file [default bench/STARTUP.md]")
     p.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    p.add_argument("--before", type=Path, help="the src folder of a reins to time beside this one")
+    p.add_argument("--packs", action="store_true", help="also time the emails and ifeval quests")
     a = p.parse_args(argv)
     quick = bool(a.quick)
     if a.sizes:
@@ -334,7 +452,10 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Settings, bool]:
         sizes = [1_000, 10_000] if quick else list(DEFAULT_SIZES)
     out = a.out if a.out is not None else (None if quick else HERE / "STARTUP.md")
     rounds = a.rounds or (6 if quick else 25)
-    return Settings(sorted(set(sizes)), rounds, out), bool(a.keep)
+    before = a.before.resolve() if a.before is not None else None
+    if before is not None and not (before / "reins" / "__init__.py").is_file():
+        raise SystemExit(f"--before {a.before}: no reins package there (give a src folder)")
+    return Settings(sorted(set(sizes)), rounds, out, before, bool(a.packs)), bool(a.keep)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

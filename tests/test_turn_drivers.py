@@ -71,7 +71,7 @@ def test_a_malformed_driver_table_fails_at_import(tmp_path: Path) -> None:
     doc = copy / "turn" / "turn.md"
     doc.write_text(doc.read_text().replace(LOOP_ROW, LOOP_ROW.replace("| yes ", "| no  ")))
     run = subprocess.run(
-        [sys.executable, "-c", "import reins.turn"],
+        [sys.executable, "-c", "from reins.turn import DRIVERS"],  # the table's first use
         env={"PYTHONPATH": str(tmp_path)},
         capture_output=True,
         text=True,

@@ -6,10 +6,10 @@ first use: ``reins next`` and ``reins submit`` run once per agent turn, so start
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from reins._lazy import lazy_names as _lazy_names
 from reins._version import __version__
+
+TYPE_CHECKING = False  # not from typing: `reins --version` imports this module, and no typing
 
 if TYPE_CHECKING:
     from reins.errors import (

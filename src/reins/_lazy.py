@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping
-from typing import Any
+TYPE_CHECKING = False  # not from typing: `reins --version` imports this module, and no typing
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 
 def lazy_names(
@@ -16,6 +17,8 @@ def lazy_names(
         module = where.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        import importlib
+
         value = getattr(importlib.import_module(module), name)
         namespace[name] = value  # later lookups skip this function
         return value

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,6 +113,8 @@ def default_driver() -> str:
     name = os.environ.get("REINS_DRIVER")
     if name:
         return name
+    import getpass  # here: it loads termios, and an agent's REINS_DRIVER makes it unneeded
+
     try:
         return getpass.getuser()
     except (KeyError, OSError):

@@ -1,4 +1,8 @@
-"""Commands that move work: ``scan`` seeds items, ``next`` leases one, ``submit`` answers it."""
+"""Commands that move work: ``scan`` seeds items, ``next`` leases one, ``submit`` answers it.
+
+An agent runs ``next`` and ``submit`` once per turn: what only one branch needs (the shapes of
+``--json``, each a dataclass built at import) is imported in that branch.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +13,6 @@ import click
 
 from reins.cli.app import Env, emit_json, pass_env
 from reins.cli.config import default_driver
-from reins.cli.shapes.work import (
-    Leased,
-    NothingLeft,
-    NothingToPeek,
-    Peeked,
-    Released,
-    Scanned,
-    Submitted,
-)
 from reins.errors import Exit
 
 NAG_AFTER = 3
@@ -76,6 +71,8 @@ def scan(env: Env, args: tuple[str, ...], as_json: bool) -> None:
         raise ConfigError(f"scan: the quest's seed raised {type(exc).__name__}: {exc}") from exc
     stats = ledger.stats()
     if as_json:
+        from reins.cli.shapes.work import Scanned
+
         emit_json(Scanned(added, present, stats.total, ledger.location))
         return
     click.echo(
@@ -114,6 +111,8 @@ def next_(env: Env, driver: str, lease: float | None, peek: bool, as_json: bool)
     if held is None:
         stats = ledger.stats()
         if as_json:
+            from reins.cli.shapes.work import NothingLeft
+
             emit_json(NothingLeft(stats.remaining, stats.leased))
         elif stats.remaining:
             click.echo(
@@ -131,6 +130,8 @@ def next_(env: Env, driver: str, lease: float | None, peek: bool, as_json: bool)
         f"Finish {item.key!r} and submit it: {answer}"
     )
     if as_json:
+        from reins.cli.shapes.work import Leased
+
         emit_json(Leased.of(quest, held, item, prompt, driver, reminder if nag else None))
         return
     if nag:
@@ -159,6 +160,8 @@ def _peek(env: Env, driver: str, as_json: bool) -> None:
         )
     if found is None:
         if as_json:
+            from reins.cli.shapes.work import NothingToPeek
+
             emit_json(NothingToPeek())
         else:
             click.echo("nothing free to peek at")
@@ -166,6 +169,8 @@ def _peek(env: Env, driver: str, as_json: bool) -> None:
     item, log = store.snapshot(found.key)
     prompt = compose(env.quest, item, log)
     if as_json:
+        from reins.cli.shapes.work import Peeked
+
         emit_json(Peeked.of(item, prompt))
         return
     click.echo(f"# item {item.key} · turn {item.turns + 1} · peek: not leased")
@@ -217,6 +222,8 @@ def release(
         elif store.release(key, driver):
             released = [key]
     if as_json:
+        from reins.cli.shapes.work import Released
+
         emit_json(Released(tuple(released)))
     else:
         click.echo(
@@ -276,6 +283,8 @@ def submit(
     )
     item, attempt = recorded.item, recorded.attempt
     if as_json:
+        from reins.cli.shapes.work import Submitted
+
         emit_json(Submitted.of(quest, recorded, exported))
     else:
         click.echo(recorded.text, nl=False)

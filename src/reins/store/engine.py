@@ -13,13 +13,15 @@ ledger's. mypy checks each engine's modules against these protocols where
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
-from reins.store.jobs import BatchJob, BatchRequest, JobDraft, JobState
 from reins.store.model import Activity, Attempt, Claim, Draft, ExportBatch, Item, Lease, Page, Stats
 from reins.store.query import PageQuery
+
+if TYPE_CHECKING:  # batch jobs are loaded by the commands that use them
+    from reins.store.jobs import BatchJob, BatchRequest, JobDraft, JobState
 
 
 class Handle(Protocol):
@@ -152,5 +154,6 @@ class EngineSQL(Generic[DB]):
     record: RecordSQL[DB]
     counters: CountersSQL[DB]
     exports: ExportsSQL[DB]
-    # An engine written before batch rounds has none: its ledger refuses batch jobs.
-    jobs: JobsSQL[DB] | None = None
+    # Loaded on first use (most commands touch no batch job); an engine written before batch
+    # rounds has none, and its ledger refuses batch jobs.
+    jobs_sql: Callable[[], JobsSQL[DB]] | None = None

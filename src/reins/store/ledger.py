@@ -12,16 +12,18 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from typing import Any, Generic, Self
+from typing import TYPE_CHECKING, Any, Generic, Self
 
 from reins.errors import LedgerError
 from reins.store.codec import dump_json
 from reins.store.engine import DB, EngineSQL, Entry, JobsSQL, Row
-from reins.store.jobs import WINDOW, BatchJob, BatchRequest, JobDraft, JobState
 from reins.store.model import Activity, Attempt, Claim, Draft, ExportBatch, Item, Lease, Page, Stats
 from reins.store.owner import Owner
 from reins.store.query import PageQuery
 from reins.store.walk import chunks
+
+if TYPE_CHECKING:  # batch jobs are loaded by the commands that use them
+    from reins.store.jobs import BatchJob, BatchRequest, JobDraft, JobState
 
 ADD_CHUNK = 5_000  # items added per transaction
 LOAD_CHUNK = 1_000  # items (with their logs) copied per transaction
@@ -157,10 +159,13 @@ class Ledger(Generic[DB]):
         *,
         limit: int,
         hold: float,
-        ttl: float = WINDOW,
+        ttl: float | None = None,
         now: float | None = None,
         excluding: Collection[str] = (),
     ) -> tuple[BatchJob, list[str]] | None:
+        from reins.store.jobs import WINDOW
+
+        ttl = WINDOW if ttl is None else ttl
         if limit < 1:
             raise LedgerError(f"a batch job takes at least one item, not {limit}")
         t = time.time() if now is None else now
@@ -202,12 +207,12 @@ class Ledger(Generic[DB]):
         return self._jobs().job_requests(self._db, job)
 
     def _jobs(self) -> JobsSQL[DB]:
-        if self._sql.jobs is None:
+        if self._sql.jobs_sql is None:
             raise LedgerError(
                 f"ledger {self.location}: its engine keeps no batch jobs, so `reins loop "
                 "--batch` cannot run on it; use an SQLite or a PostgreSQL ledger"
             )
-        return self._sql.jobs
+        return self._sql.jobs_sql()
 
     # -- copying between engines ----------------------------------------------------------
 

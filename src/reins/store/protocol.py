@@ -10,13 +10,15 @@ transaction; none holds a lock across calls.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from reins.store.jobs import BatchJob, BatchRequest, JobDraft, JobState
 from reins.store.model import Activity, Attempt, Claim, Draft, ExportBatch, Item, Lease, Page, Stats
 from reins.store.owner import Owner
 from reins.store.query import PageQuery
 from reins.values import JSON
+
+if TYPE_CHECKING:  # batch jobs are loaded by the commands that use them
+    from reins.store.jobs import BatchJob, BatchRequest, JobDraft, JobState
 
 
 class Store(Protocol):

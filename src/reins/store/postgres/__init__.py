@@ -23,15 +23,22 @@ Needs ``psycopg[binary,pool]`` (the extra ``reins-quest[postgres]``).
 
 from __future__ import annotations
 
-from reins.store.engine import EngineSQL
+from reins.store.engine import EngineSQL, JobsSQL
 from reins.store.ledger import Ledger
 from reins.store.owner import Owner
-from reins.store.postgres import counters, exports, items, jobs, leases, record
+from reins.store.postgres import counters, exports, items, leases, record
 from reins.store.postgres.connection import Database
 from reins.store.postgres.setup import Opened, open_schema
 from reins.store.postgres.target import Target, parse
 
-SQL: EngineSQL[Database] = EngineSQL(items, leases, record, counters, exports, jobs)
+
+def _jobs() -> JobsSQL[Database]:
+    from reins.store.postgres import jobs
+
+    return jobs
+
+
+SQL: EngineSQL[Database] = EngineSQL(items, leases, record, counters, exports, _jobs)
 
 
 class PostgresStore(Ledger[Database]):

@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Sequence
 
-from reins.store.codec import JOB_COLUMNS, REQUEST_COLUMNS, job_of, now_iso, request_of
+from reins.store.codec import now_iso
+from reins.store.jobrows import JOB_COLUMNS, REQUEST_COLUMNS, job_of, request_of
 from reins.store.jobs import BatchJob, BatchRequest, JobDraft, JobState, owner_of, refusal, sources
 from reins.store.postgres.connection import Database, Session
 

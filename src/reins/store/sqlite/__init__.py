@@ -12,13 +12,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from reins.store.engine import EngineSQL
+from reins.store.engine import EngineSQL, JobsSQL
 from reins.store.ledger import Ledger
 from reins.store.owner import Owner
-from reins.store.sqlite import counters, exports, items, jobs, leases, record
+from reins.store.sqlite import counters, exports, items, leases, record
 from reins.store.sqlite.connection import Database, Opened, open_database
 
-SQL: EngineSQL[Database] = EngineSQL(items, leases, record, counters, exports, jobs)
+
+def _jobs() -> JobsSQL[Database]:
+    from reins.store.sqlite import jobs
+
+    return jobs
+
+
+SQL: EngineSQL[Database] = EngineSQL(items, leases, record, counters, exports, _jobs)
 
 
 class SQLiteStore(Ledger[Database]):

@@ -7,14 +7,8 @@ import os
 import sqlite3
 from collections.abc import Collection, Sequence
 
-from reins.store.codec import (
-    JOB_COLUMNS,
-    REQUEST_COLUMNS,
-    job_of,
-    now_iso,
-    request_of,
-    request_row,
-)
+from reins.store.codec import now_iso
+from reins.store.jobrows import JOB_COLUMNS, REQUEST_COLUMNS, job_of, request_of, request_row
 from reins.store.jobs import BatchJob, BatchRequest, JobDraft, JobState, owner_of, refusal, sources
 from reins.store.sqlite.connection import Database
 
