@@ -66,7 +66,10 @@ def test_the_review_queue_answers_to_keys(browser: BrowserContext, tmp_path: Pat
         page.goto(f"{url}review")
         expect(page.locator("#keys")).to_contain_text("next / previous item")
         assert current(page) == "r1"
-        shot(page, "review")
+        shot(page, "review-queue")
+        page.set_viewport_size(PHONE)
+        shot(page, "review-phone", full=False)
+        page.set_viewport_size(DESKTOP)
         page.keyboard.press("j")
         assert current(page) == "r2"
         page.keyboard.press("j")
@@ -203,7 +206,7 @@ def test_no_page_scrolls_sideways(
                 details.evaluate("d => { d.open = true; }")
             assert page.evaluate(OVERFLOW) == [], (name, what)
             if size == PHONE and what in ("board", "item", "review"):
-                shot(page, f"phone-{what}")
+                shot(page, f"phone-wide-{what}")
 
         # DONE is never coloured like a success, on any page that shows it.
         page.goto(f"{url}items")
