@@ -88,18 +88,22 @@
   if (!entries.length) return;
   let current = -1;
 
-  function select(index, scroll = true) {
-    if (index < 0 || index >= entries.length) return;
+  function mark(index) {
+    if (index === current) return;
     if (current >= 0) {
       entries[current].classList.remove("current");
       entries[current].removeAttribute("aria-current");
     }
     current = index;
-    const entry = entries[current];
-    entry.classList.add("current");
-    entry.setAttribute("aria-current", "true");
-    entry.focus({ preventScroll: true });
-    if (scroll) entry.scrollIntoView({ block: "nearest" });
+    entries[current].classList.add("current");
+    entries[current].setAttribute("aria-current", "true");
+  }
+
+  function select(index, scroll = true) {
+    if (index < 0 || index >= entries.length) return;
+    mark(index);
+    entries[current].focus({ preventScroll: true });
+    if (scroll) entries[current].scrollIntoView({ block: "nearest" });
   }
 
   function parts(entry) {
@@ -133,18 +137,8 @@
 
   for (const entry of entries) {
     const found = parts(entry);
-    entry.addEventListener("focusin", function () {
-      const index = entries.indexOf(entry);
-      if (index !== current) {
-        if (current >= 0) {
-          entries[current].classList.remove("current");
-          entries[current].removeAttribute("aria-current");
-        }
-        current = index;
-        entry.classList.add("current");
-        entry.setAttribute("aria-current", "true");
-      }
-    });
+    // Clicking into an item's fields makes it the current one: the keys then act on it.
+    entry.addEventListener("focusin", () => mark(entries.indexOf(entry)));
     if (!found) continue;
     found.note.addEventListener("keydown", function (event) {
       if (event.key !== "Enter") return;
