@@ -11,86 +11,37 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from starlette.exceptions import StarletteDeprecationWarning
 
-from reins import Quest
 from reins.store.model import AttemptKind, State
-from reins.store.protocol import Store
 from reins.testing import FakeBackend
 from reins.testing.harness import StoreHarness
 from reins.turn import submit
-from reins.web.app import create_app
 from reins.web.report import write_html
 from reins.web.security import Guard
 from tests.kit import LENIENT, TINY, Cli
 from tests.kit.loopkit import loop
-
-with warnings.catch_warnings():
-    # Starlette 1.x asks for httpx2 in its test client; httpx (reins' own client) still works.
-    warnings.simplefilter("ignore", StarletteDeprecationWarning)
-    from starlette.testclient import TestClient
-
-LOCAL = "http://127.0.0.1:8765"
-HOSTILE_KEY = "<script>alert('key')</script>"
-HOSTILE_ANSWER = "meh <img src=x onerror=alert('submission')> </pre></td>"
-RAW_MARKERS = ("<script>alert", "<img src=x", "</pre></td>\n<")
-
-
-@dataclasses.dataclass
-class Ledger:
-    store: Store
-    location: str
+from tests.kit.web import (
+    HOSTILE_KEY,
+    LOCAL,
+    RAW_MARKERS,
+    Ledger,
+    client,
+    counts_on,
+    csrf_of,
+    web_ledger,
+)
 
 
 @pytest.fixture
 def ledger(store_harness: StoreHarness) -> Iterator[Ledger]:
     """A ledger of the tiny quest with a REVIEW item, a FAIL then PASS, a hostile item, on
     each engine."""
-    location = store_harness.create()
-    store = store_harness.open(location)
-    try:
-        store.add([(k, {"word": k}) for k in ("a", "b", "c", "d", HOSTILE_KEY)])
-        submit(store, TINY, "a", "bad one\nsecond line", driver="ann")
-        submit(store, TINY, "a", "good one\nsecond line", driver="ann")
-        submit(store, TINY, "b", "meh", driver="ann")
-        submit(store, TINY, "c", "meh too", driver="ann")
-        submit(store, TINY, HOSTILE_KEY, HOSTILE_ANSWER, driver="<b>bo</b>")
-        yield Ledger(store, location)
-    finally:
-        store.close()
-
-
-def client(
-    store: Store,
-    quest: Quest | None = TINY,
-    *,
-    guard: Guard | None = None,
-    read_only: bool = False,
-    base_url: str = LOCAL,
-) -> TestClient:
-    app = create_app(
-        store,
-        quest,
-        guard or Guard.for_host("127.0.0.1"),
-        read_only=read_only,
-        by="web-user",
-    )
-    return TestClient(app, base_url=base_url, follow_redirects=False)
-
-
-def csrf_of(html: str) -> str:
-    found = re.search(r'name="csrf" value="([^"]+)"', html)
-    assert found is not None, "the page carries no CSRF token"
-    return found.group(1)
-
-
-def counts_on(html: str) -> dict[str, int]:
-    return {s: int(n) for s, n in re.findall(r'data-count="(\w+)">(\d+)<', html)}
+    with web_ledger(store_harness) as found:
+        yield found
 
 
 def test_the_board_shows_the_counts_status_reports(ledger: Ledger) -> None:
@@ -296,7 +247,9 @@ def test_the_rejudge_preview_lists_changes_and_records_nothing(ledger: Ledger) -
     page = client(ledger.store, LENIENT).get("/rejudge", params={"state": "REVIEW"})
     assert page.status_code == 200
     assert re.findall(
-        r"<td>REVIEW</td>\s*<td>REVIEW \(not-meh\)</td>\s*<td>PASS \(-\)</td>", page.text
+        r'<td class="state-REVIEW">REVIEW</td>\s*<td>REVIEW \(not-meh\) on answer 1 of 3</td>'
+        r"\s*<td>PASS \(-\)</td>",
+        page.text,
     )
     assert ">b</a>" in page.text and ">c</a>" in page.text
     assert ledger.store.stats() == before

@@ -14,14 +14,8 @@ fails here without it. Playwright never downloads a browser.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,27 +23,16 @@ import pytest
 
 from reins import SQLiteStore, State
 from reins.store.model import AttemptKind
-from tests.kit import ROOT
+from tests.kit.browser import WAIT, launch, reins, served, shot, start_loop
+from tests.kit.browser import make_ledger as ledger_of
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page
 
 pytestmark = pytest.mark.slow
 
-ARTIFACTS = ROOT / "test-artifacts"
 KEYS = [f"k{i:02d}" for i in range(40)]
 DOUBTFUL = ("k03", "k07")  # answered "meh": locked REVIEW, waiting for a person
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-]
-WAIT = 20_000  # ms: a deadline for the page to catch up, never a measure of speed
 
 # A loop in its own process: every item answered after a short latency, two of them "meh",
 # every fifth one "bad" at first (a FAIL, then a retry that passes).
@@ -72,91 +55,17 @@ main()
 """
 
 
-def chromium() -> str:
-    found = shutil.which("chromium")
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed; .ci/run installs Debian's package")
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    return found
-
-
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext]:
-    executable = chromium()
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(exist_ok=True)
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")  # the system's Chromium only
-        with sync_playwright() as playwright:
-            context = playwright.chromium.launch_persistent_context(
-                str(tmp_path_factory.mktemp("chromium-profile")),
-                executable_path=executable,
-                headless=True,
-                args=CHROMIUM_ARGS,
-                viewport={"width": 1200, "height": 900},
-            )
-            try:
-                yield context
-            finally:
-                context.close()
-
-
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONUNBUFFERED": "1", "REINS_DRIVER": "pat"}
-
-
-def reins(ledger: Path, *args: str) -> str:
-    argv = [sys.executable, "-m", "reins.cli", "--quest", "tests.kit:TINY"]
-    done = subprocess.run(
-        [*argv, "--ledger", str(ledger), *args],
-        cwd=ledger.parent,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-@contextmanager
-def served(ledger: Path, *extra: str) -> Iterator[str]:
-    """``reins serve`` on a free port in its own process; yields the URL it printed."""
-    argv = [sys.executable, "-m", "reins.cli", "--quest", "tests.kit:TINY"]
-    proc = subprocess.Popen(
-        [*argv, "--ledger", str(ledger), "serve", "--port", "0", *extra],
-        cwd=ledger.parent,
-        env=_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline()
-        found = re.search(r"(http://\S+)", first)
-        assert found is not None, first + (proc.stderr.read() if proc.stderr else "")
-        yield found.group(1)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=30)
+    yield from launch(tmp_path_factory.mktemp("chromium-profile"))
 
 
 def count(page: Page, state: str) -> int:
     return int(page.locator(f'#live [data-count="{state}"]').inner_text())
 
 
-def shot(page: Page, name: str) -> None:
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-
-
 def make_ledger(tmp_path: Path) -> Path:
-    path = tmp_path / "tiny.reins.db"
-    with SQLiteStore.open(path, create=True) as led:
-        led.add((k, {"word": k}) for k in KEYS)
-    return path
+    return ledger_of(tmp_path, KEYS)
 
 
 def test_the_dashboard_follows_a_loop_and_settles_the_review_queue(
@@ -172,14 +81,7 @@ def test_the_dashboard_follows_a_loop_and_settles_the_review_queue(
         page.evaluate("window.notReloaded = true")
 
         # The board follows a loop in another process, without a reload.
-        loop = subprocess.Popen(
-            [sys.executable, "-c", LOOP, str(ledger)],
-            cwd=tmp_path,
-            env=_env(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        loop = start_loop(LOOP, ledger)
         try:
             todo = page.locator('#live [data-count="TODO"]')
             expect(todo).not_to_have_text(str(len(KEYS)), timeout=WAIT)

@@ -11,6 +11,8 @@ What a test imports::
     from tests.kit.checkkit import build, run, HOSTILE  # one check of the library, run
     from tests.kit.declare_checks import register, write_quest  # quest folders, test checks
     from tests.kit.mcpclient import connect, call  # an MCP session (needs the mcp extra)
+    from tests.kit.web import web_ledger, client  # the dashboard in TestClient (web extra)
+    from tests.kit.browser import launch, served  # Chromium on ``reins serve`` (slow)
 
 and ``tests.kit.checkfuncs:NAME`` names a function for the ``python`` check. The fixtures:
 

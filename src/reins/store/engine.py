@@ -56,6 +56,10 @@ class ItemsSQL(Protocol[H]):
 
     def activity(self, db: H, *, samples: int, window: int) -> Activity: ...
 
+    def recent(self, db: H, limit: int) -> list[Attempt]: ...
+
+    def last_attempts(self, db: H, keys: list[str]) -> list[Attempt]: ...
+
 
 class LeasesSQL(Protocol[H]):
     def lease(

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # batch jobs are loaded by the commands that use them
 
 ADD_CHUNK = 5_000  # items added per transaction
 LOAD_CHUNK = 1_000  # items (with their logs) copied per transaction
+KEYS_CHUNK = 500  # keys per statement of last_attempts (SQLite binds one parameter per key)
 
 
 class Ledger(Generic[DB]):
@@ -90,6 +91,15 @@ class Ledger(Generic[DB]):
 
     def activity(self, *, samples: int = 48, window: int = 64) -> Activity:
         return self._sql.items.activity(self._db, samples=samples, window=window)
+
+    def recent(self, *, limit: int = 20) -> list[Attempt]:
+        return self._sql.items.recent(self._db, limit) if limit > 0 else []
+
+    def last_attempts(self, keys: Collection[str]) -> dict[str, Attempt]:
+        found: dict[str, Attempt] = {}
+        for chunk in chunks(dict.fromkeys(keys), KEYS_CHUNK):
+            found.update((a.key, a) for a in self._sql.items.last_attempts(self._db, chunk))
+        return found
 
     # -- leases ---------------------------------------------------------------------------
 

@@ -77,6 +77,16 @@ class Store(Protocol):
         evenly over the log. Costs the same at any size (the runs are read by their ids)."""
         ...
 
+    def recent(self, *, limit: int = 20) -> list[Attempt]:
+        """The log's newest ``limit`` attempts, newest first (read from its end by id, so it
+        costs the same at any size)."""
+        ...
+
+    def last_attempts(self, keys: Collection[str]) -> dict[str, Attempt]:
+        """The last attempt of each item in ``keys``, by key; an item without a turn (or a key
+        that names no item) is absent. One indexed read per item, however long its log."""
+        ...
+
     # -- leases ---------------------------------------------------------------------------
 
     def lease(

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from reins.store.codec import ATTEMPT_COLUMNS, ITEM_COLUMNS, attempt_of, item_of
-from reins.store.model import ExportBatch, ExportEntry, Page, State
+from reins.store.model import Attempt, ExportBatch, ExportEntry, Page, State
 from reins.store.query import PageQuery
 
 ITEM_WIDTH = len(ITEM_COLUMNS.split(","))
@@ -86,6 +86,23 @@ ENTRIES = (
     "WHERE x.item_id = i.id AND x.round = i.round) ELSE i.turns END "
     "WHERE i.export_batch = {mark} ORDER BY i.id"
 )
+
+
+# The log's newest attempts, newest first, each with its item's key (read backwards by id).
+RECENT = (
+    f"SELECT i.key, {prefixed(ATTEMPT_COLUMNS, 'a')} FROM attempts a "
+    "JOIN items i ON i.id = a.item_id ORDER BY a.id DESC LIMIT {mark}"
+)
+# The last attempt of each named item: the one whose turn is the item's turn count.
+LAST_ATTEMPTS = (
+    f"SELECT i.key, {prefixed(ATTEMPT_COLUMNS, 'a')} FROM items i "
+    "JOIN attempts a ON a.item_id = i.id AND a.turn = i.turns WHERE i.key IN ({marks})"
+)
+
+
+def keyed_attempts(rows: Iterable[Any]) -> list[Attempt]:
+    """The attempts of rows read by :data:`RECENT` or :data:`LAST_ATTEMPTS` (key first)."""
+    return [attempt_of(row[0], row[1:]) for row in rows]
 
 
 def batch_of(batch: int, path: str, offset: int, rows: Iterable[Any]) -> ExportBatch:

@@ -8,6 +8,7 @@ exactly as ``reins resolve`` and ``reins reopen`` call them.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -120,7 +121,9 @@ def _page(site: Site, template: str, status: int = 200, **context: object) -> HT
         can_act=site.can_act,
         read_only=site.read_only,
         quest=None if site.quest is None else site.quest.name,
+        allowed=None if site.quest is None else site.quest.max_tries,
         by=site.by,
+        now=time.time(),  # what "3 min ago" is counted back from: this server's clock
         report=False,
         **context,
     )
@@ -213,7 +216,7 @@ class Pages:
             wanted = PageQuery.parse(given, base=PageQuery(limit=REVIEW_PAGE))
         except ConfigError as exc:
             return _problem(site, 400, f"bad filter: {exc}")
-        found = await site.read(lambda: queue(site.store, wanted))
+        found = await site.read(lambda: queue(site.store, site.quest, wanted))
         done = request.query_params.get("done")
         return _page(site, "review.html", queue=found, done=done, title="review")
 
@@ -290,7 +293,9 @@ class Pages:
             raise ReinsError("say accept or reject, with a note saying why")
         who = fields.get("by", "").strip() or self.site.by
         resolve_item(self.site.store, quest, key, accept=decision == "accept", note=note, by=who)
-        return "/review?" + urlencode({"done": f"{key}: {decision}ed"})
+        # Back to the queue at the item that followed (reins.js selects it by ``at``).
+        back = {"done": f"{key}: {decision}ed", "at": fields.get("then", "")}
+        return "/review?" + urlencode({k: v for k, v in back.items() if v})
 
     def reopened(self, quest: Quest, fields: dict[str, str]) -> str:
         from reins.turn.lane import reopen as reopen_item

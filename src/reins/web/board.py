@@ -1,8 +1,9 @@
 """The board: a quest run's figures at a glance, computed from kept counters and a sample.
 
-Everything comes from :meth:`Store.stats` (counters, never a scan) and :meth:`Store.activity`
-(a sample of the log whose size does not grow with it), so the board costs the same at a
-thousand items and at a million.
+Everything comes from :meth:`Store.stats` (counters, never a scan), :meth:`Store.activity`
+(a sample of the log whose size does not grow with it) and :meth:`Store.recent` (the log's
+newest turns, read from its end), so the board costs the same at a thousand items and at a
+million.
 """
 
 from __future__ import annotations
@@ -10,10 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reins.quest import Quest
-from reins.store.model import State, Stats
+from reins.store.model import Attempt, State, Stats
 from reins.store.protocol import Store
 from reins.web.charts import Bar, TimeChart, bars, time_chart, tries_to_lock
 from reins.web.spend import Spend
+from reins.web.words import what
+
+FEED = 12  # recent turns on the board
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +29,14 @@ class StateCount:
     @property
     def terminal(self) -> bool:
         return State(self.state).terminal
+
+
+@dataclass(frozen=True, slots=True)
+class Recent:
+    """A turn in the board's feed: the attempt (who, which item, when) and what happened."""
+
+    attempt: Attempt
+    what: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +66,10 @@ class Board:
     gate: str | None
     older_gate: int | None
     chart: TimeChart
-    tries_to_lock: tuple[Bar, ...]
-    tries_used: tuple[Bar, ...]
+    tries_to_lock: tuple[Bar, ...]  # labelled by the answer that locked (1 = the first)
+    tries_used: tuple[Bar, ...]  # labelled by the failures used
+    feed: tuple[Recent, ...]
+    allowed: int | None
     version: int
     spend: Spend  # cache reads and writes, the list price, and what caching and batching saved
 
@@ -88,6 +102,8 @@ def board(store: Store, quest: Quest | None) -> Board:
     total = stats.total
     current = quest.gate_digest if quest is not None else None
     older = stats.older_gate(current)
+    allowed = None if quest is None else quest.max_tries
+    feed = tuple(Recent(a, what(a, allowed)) for a in store.recent(limit=FEED))
     return Board(
         location=store.location,
         quest=None if quest is None else quest.name,
@@ -109,6 +125,8 @@ def board(store: Store, quest: Quest | None) -> Board:
         chart=time_chart(activity),
         tries_to_lock=bars(tries_to_lock(activity)),
         tries_used=bars(stats.tries),
+        feed=feed,
+        allowed=allowed,
         version=version(stats),
         spend=Spend.of(stats),
     )

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlencode
 
-from reins.store.model import Item
+from reins.store.model import Attempt, Item
 from reins.store.protocol import Store
 from reins.store.query import PageQuery
 
@@ -34,13 +34,17 @@ def link(wanted: PageQuery, **changes: Any) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Listing:
+    """One page of items, each with its last turn (``last``, by key: who drove it, and when)."""
+
     filter: PageQuery
     items: tuple[Item, ...]
     next: int | None
     rules: tuple[str, ...]
+    last: dict[str, Attempt]
 
 
 def listing(store: Store, wanted: PageQuery) -> Listing:
     page = store.page(wanted)
     rules = tuple(sorted(store.stats().rules))
-    return Listing(wanted, page.items, page.next, rules)
+    last = store.last_attempts([i.key for i in page.items])
+    return Listing(wanted, page.items, page.next, rules, last)

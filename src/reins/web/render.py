@@ -12,11 +12,20 @@ from typing import Any
 from urllib.parse import quote
 
 import jinja2
+from markupsafe import Markup
 
 from reins.web.listing import link
+from reins.web.words import ago, exact, of, standing, state_text
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
+
+
+def _when(stamp: str, now: float) -> Markup:
+    """A stamp as "3 min ago", the exact time on hover (``Markup.format`` escapes each part)."""
+    return Markup('<time datetime="{}" title="{}">{}</time>').format(
+        stamp, exact(stamp), ago(stamp, now)
+    )
 
 
 def _number(value: float) -> str:
@@ -35,6 +44,11 @@ def environment() -> jinja2.Environment:
     env.filters["q"] = lambda s: quote(str(s), safe="")
     env.filters["number"] = _number
     env.filters["link"] = link
+    env.filters["state"] = state_text
+    env.filters["of"] = of
+    env.filters["standing"] = standing
+    env.filters["exact"] = exact
+    env.filters["when"] = _when
     return env
 
 

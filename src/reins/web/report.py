@@ -33,10 +33,14 @@ class RuleItems:
 
 @dataclass(frozen=True, slots=True)
 class Report:
+    """What the report shows, and when it was made (``made``, a Unix time: what its "3 min
+    ago" is counted back from, as the page does not update)."""
+
     board: Board
     rules: tuple[RuleItems, ...]
     queue: Queue
     made_at: str
+    made: float
 
 
 def gather(store: Store, quest: Quest | None) -> Report:
@@ -46,9 +50,10 @@ def gather(store: Store, quest: Quest | None) -> Report:
     for r in found.rules:
         page = store.page(PageQuery(rule=r.rule, limit=PER_RULE))
         rules.append(RuleItems(r.rule, r.fired, r.root, page.items, page.next is not None))
-    waiting = queue(store, PageQuery(limit=QUEUED))
-    made = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-    return Report(found, tuple(rules), waiting, made)
+    waiting = queue(store, quest, PageQuery(limit=QUEUED))
+    made = datetime.now(UTC)
+    stamp = made.isoformat(timespec="seconds").replace("+00:00", "Z")
+    return Report(found, tuple(rules), waiting, stamp, made.timestamp())
 
 
 def html(report: Report, quest: Quest | None) -> str:
@@ -63,6 +68,8 @@ def html(report: Report, quest: Quest | None) -> str:
         queue=report.queue,
         made_at=report.made_at,
         quest=None if quest is None else quest.name,
+        allowed=None if quest is None else quest.max_tries,
+        now=report.made,
         title="report",
         can_act=False,
         read_only=True,

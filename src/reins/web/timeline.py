@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from reins.quest import RETRY_POLICIES, Quest
 from reins.store.model import Attempt, AttemptKind, Item
 from reins.store.protocol import Store
-from reins.turn.views import label
+from reins.web.words import what
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,9 +44,12 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class Timeline:
+    """An item, its payload, its turns, and the answers its quest allows (None: no quest)."""
+
     item: Item
     payload: str
     turns: tuple[Turn, ...]
+    allowed: int | None
 
 
 def _prompt(quest: Quest, item: Item, log: list[Attempt], a: Attempt) -> tuple[str, bool | None]:
@@ -78,14 +81,15 @@ def _diff(before: str | None, after: str | None) -> tuple[DiffLine, ...]:
 def timeline(store: Store, quest: Quest | None, key: str) -> Timeline:
     """Raises NotFound for an unknown key."""
     item, log = store.snapshot(key)
+    allowed = None if quest is None else quest.max_tries
     turns = []
     previous: str | None = None
     for a in log:
         prompt, matches = None, None
         if quest is not None and a.kind is not AttemptKind.HUMAN:
             prompt, matches = _prompt(quest, item, log, a)
-        turns.append(Turn(a, label(a), prompt, matches, _diff(previous, a.submission)))
+        turns.append(Turn(a, what(a, allowed), prompt, matches, _diff(previous, a.submission)))
         if a.submission is not None:
             previous = a.submission
     payload = json.dumps(item.payload, indent=2, ensure_ascii=False, sort_keys=True)
-    return Timeline(item, payload, tuple(turns))
+    return Timeline(item, payload, tuple(turns), allowed)

@@ -17,7 +17,15 @@ from reins.store.engine import Row
 from reins.store.model import Activity, Attempt, Item, Page
 from reins.store.postgres.connection import Database, Session
 from reins.store.query import PageQuery
-from reins.store.sql import ITEM_WIDTH, page_of, page_select, prefixed
+from reins.store.sql import (
+    ITEM_WIDTH,
+    LAST_ATTEMPTS,
+    RECENT,
+    keyed_attempts,
+    page_of,
+    page_select,
+    prefixed,
+)
 
 # The item and its log in one statement, so in one snapshot: a row per attempt (one row with
 # no attempt for an item without turns).
@@ -84,3 +92,12 @@ def activity(db: Database, *, samples: int, window: int) -> Activity:
     found = db.read(lambda s: s.batch(*runs))
     marks = tuple(mark_of(r) for rows in found for r in rows)
     return Activity(marks, max(int(total), len(marks)))
+
+
+def recent(db: Database, limit: int) -> list[Attempt]:
+    return keyed_attempts(db.read(lambda s: s.rows(RECENT.format(mark="%s"), (limit,))))
+
+
+def last_attempts(db: Database, keys: list[str]) -> list[Attempt]:
+    statement = LAST_ATTEMPTS.format(marks=", ".join(["%s"] * len(keys)))
+    return keyed_attempts(db.read(lambda s: s.rows(statement, keys)))

@@ -18,7 +18,7 @@ from reins.store.codec import (
 from reins.store.engine import Row
 from reins.store.model import Activity, Attempt, Item, Page
 from reins.store.query import PageQuery
-from reins.store.sql import page_of, page_select
+from reins.store.sql import LAST_ATTEMPTS, RECENT, keyed_attempts, page_of, page_select
 from reins.store.sqlite.connection import Database
 
 
@@ -78,3 +78,14 @@ def activity(db: Database, *, samples: int, window: int) -> Activity:
                 (first, last),
             ).fetchall()
     return Activity(tuple(mark_of(r) for r in rows), max(total, len(rows)))
+
+
+def recent(db: Database, limit: int) -> list[Attempt]:
+    with db.read() as conn:
+        return keyed_attempts(conn.execute(RECENT.format(mark="?"), (limit,)).fetchall())
+
+
+def last_attempts(db: Database, keys: list[str]) -> list[Attempt]:
+    statement = LAST_ATTEMPTS.format(marks=", ".join("?" * len(keys)))
+    with db.read() as conn:
+        return keyed_attempts(conn.execute(statement, keys).fetchall())

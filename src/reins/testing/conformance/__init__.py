@@ -26,9 +26,9 @@ import pytest
 # The protocol's method groups (docs/architecture.md, "The Store protocol"), then the opening
 # of a ledger and the state machine.
 _MODULES = (
-    "items",  # add, get, snapshot: what goes in comes out
+    "items",  # add, get, snapshot, last_attempts: what goes in comes out
     "items_pages",  # page(PageQuery): keyset pages and their filters
-    "charts",  # activity: the log over time
+    "charts",  # activity, recent: the log over time
     "leases",  # lease, heartbeat, release, release_all, soonest_expiry
     "recording",  # record: the ratchet, claims, retries, judge errors
     "recording_human",  # record: a person's actions on locked items

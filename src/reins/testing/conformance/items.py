@@ -1,5 +1,6 @@
-"""Items: ``add`` (streaming, idempotent per key), ``get`` and ``snapshot``; what goes in
-comes out, payloads of every JSON type and attempts with every field, byte for byte."""
+"""Items: ``add`` (streaming, idempotent per key), ``get``, ``snapshot`` and
+``last_attempts``; what goes in comes out, payloads of every JSON type and attempts with every
+field, byte for byte."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from reins.store.model import AttemptKind, Claim, Draft, Notes, State, Transitio
 from reins.store.query import PageQuery
 from reins.store.walk import iter_items
 from reins.testing.conformance._kit import (
+    ERROR,
     LONE,
     QUEST,
     T0,
@@ -39,6 +41,7 @@ __all__ = [
     "test_an_empty_key_is_refused",
     "test_any_json_payload_round_trips",
     "test_hostile_text_from_a_rule_is_recorded",
+    "test_last_attempts_are_each_items_last_turn",
     "test_payloads_of_every_json_type_round_trip",
     "test_unknown_keys_are_not_found",
 ]
@@ -102,6 +105,28 @@ def test_unknown_keys_are_not_found(store_harness: StoreHarness) -> None:
             store.record(d, Claim("ann", 0), now=T0)
         assert not store.heartbeat("zzz", "ann", ttl=TTL, now=T0)
         assert not store.release("zzz", "ann")
+
+
+def test_last_attempts_are_each_items_last_turn(store_harness: StoreHarness) -> None:
+    with opened(store_harness, keys=[f"k{i:03d}" for i in range(700)]) as store:
+        turn(store, "k000", "FAIL", driver="ann")
+        turn(store, "k000", "PASS", driver="bo")
+        turn(store, "k002", ERROR, driver="cy")
+        turn(store, "k650", "REVIEW", driver="di")
+        assert store.last_attempts([]) == {}
+        # An item without a turn, or a key that names no item, is absent.
+        found = store.last_attempts(["k000", "k001", "k002", "zzz", "k000"])
+        assert sorted(found) == ["k000", "k002"]
+        assert found["k000"] == store.snapshot("k000")[1][-1]
+        assert (found["k000"].turn, found["k000"].driver, found["k000"].outcome) == (
+            2,
+            "bo",
+            "PASS",
+        )
+        assert (found["k002"].kind, found["k002"].driver) == (AttemptKind.GENERATION_ERROR, "cy")
+        # Any number of keys (a dashboard page holds up to 500; more are read in chunks).
+        every = store.last_attempts([f"k{i:03d}" for i in range(700)])
+        assert sorted(every) == ["k000", "k002", "k650"] and every["k650"].driver == "di"
 
 
 PAYLOADS: list[Any] = [
