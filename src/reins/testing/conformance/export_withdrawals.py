@@ -28,6 +28,7 @@ from reins.values import readable_json
 
 __all__ = [
     "test_a_lock_reopened_while_its_batch_is_written_is_withdrawn_after_it",
+    "test_a_lock_a_person_decided_and_then_reopened_before_an_export_is_withdrawn",
     "test_a_rejudge_that_fails_withdraws_the_lock_with_its_verdict",
     "test_a_reopened_lock_is_withdrawn_once_and_exported_again_when_it_locks",
     "test_a_withdrawal_goes_to_the_file_that_holds_the_lock",
@@ -97,6 +98,27 @@ def test_a_rejudge_that_fails_withdraws_the_lock_with_its_verdict(
             "FAIL",
         )
         assert record["note"] == "new gate"
+        assert_sound(store)
+
+
+def test_a_lock_a_person_decided_and_then_reopened_before_an_export_is_withdrawn(
+    store_harness: StoreHarness, tmp_path: Path
+) -> None:
+    # The file's last line for the item is its REVIEW lock; the reject's DONE never reached the
+    # file, so the reopen after it still owes the file that holds the REVIEW a withdrawal.
+    out = tmp_path / "r.jsonl"
+    with opened(store_harness) as store:
+        lock(store, "a", "REVIEW")
+        lock(store, "b", "REVIEW")
+        assert export(store, out) == 2
+        act(store, human("a", State.DONE, "reject", note="free mail is not fine"))
+        act(store, reopen("a", note="asked again"))
+        act(store, human("b", State.PASS, "accept"))  # decided, and exported as decided
+        assert_sound(store)
+        assert export(store, out) == 2
+        assert _states(out, "a") == [("REVIEW", 1), ("TODO", 2)]
+        assert _states(out, "b") == [("REVIEW", 1), ("PASS", 1)]
+        assert export(store, out) == 0
         assert_sound(store)
 
 
