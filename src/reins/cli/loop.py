@@ -14,11 +14,13 @@ import click
 
 from reins.cli.app import Env, pass_env
 from reins.cli.work import json_option
-from reins.errors import Exit
+from reins.errors import ConfigError, Exit
 
 if TYPE_CHECKING:
     from reins.backends.base import Backend
+    from reins.coders.protocol import Agent
     from reins.loop import LoopOptions, Reporter, Summary
+    from reins.quest import Quest
 
 # The same as reins.quest.RETRY_POLICIES (a test keeps them equal); not imported, to start fast.
 RETRY_CHOICES = ("facts", "facts+previous", "fresh")
@@ -26,9 +28,34 @@ RETRY_CHOICES = ("facts", "facts+previous", "fresh")
 
 def resolve_backend(spec: str) -> Backend:
     """The backend a ``--model`` spec names, through the ``reins.backends`` registry."""
-    from reins.backends.registry import resolve
+    from reins.backends.registry import parse_spec, resolve
+    from reins.coders.registry import not_an_agent
 
-    return resolve(spec)
+    parsed = parse_spec(spec)
+    why = not_an_agent(parsed.backend)
+    if why is not None:
+        raise ConfigError(f"--model {spec}: {why}")
+    return resolve(parsed)
+
+
+def resolve_generator(spec: str, quest: Quest) -> Backend | Agent:
+    """A coding agent for a quest with a workspace (``reins.agents``), else a text backend."""
+    if quest.workspace is None:
+        return resolve_backend(spec)
+    from reins.coders.registry import resolve_agent
+
+    return resolve_agent(spec)
+
+
+def worktrees_beside(env: Env) -> str:
+    """The default folder of the worktrees: ``.reins-worktrees/<quest>`` beside the ledger."""
+    from pathlib import Path
+
+    from reins.store.open import is_postgres
+
+    location = env.ledger_location
+    folder = Path(env.settings.place(".")) if is_postgres(location) else Path(location).parent
+    return str((folder / ".reins-worktrees" / env.quest.name).resolve())
 
 
 @click.command("loop")
@@ -121,6 +148,36 @@ def resolve_backend(spec: str) -> Backend:
     show_default=True,
     help="Seconds a lease lives without a heartbeat (a crashed loop's items come back then).",
 )
+@click.option(
+    "--agent-idle",
+    type=click.FloatRange(min=0, min_open=True),
+    default=600.0,
+    show_default=True,
+    help="Coding agents: kill one that prints nothing this many seconds (allow its longest "
+    "tool run).",
+)
+@click.option(
+    "--agent-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1800.0,
+    show_default=True,
+    help="Coding agents: kill a run that takes longer than this many seconds.",
+)
+@click.option(
+    "--max-item-tokens",
+    type=click.IntRange(min=1),
+    help="Cap each item's tokens over all its turns: the agent is killed, the item set aside.",
+)
+@click.option(
+    "--max-item-cost",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Cap each item's cost over all its turns: the agent is killed, the item set aside.",
+)
+@click.option(
+    "--sandbox",
+    type=click.Choice(("none", "bwrap")),
+    help="Coding agents: confine writes to the worktree with bubblewrap [default: the quest's].",
+)
 @click.option("--no-export", is_flag=True, help="Do not append locked items to the results file.")
 @json_option
 @pass_env
@@ -141,6 +198,13 @@ def loop(env: Env, /, as_json: bool, **flags: Any) -> None:
     When the items left are all leased to other drivers, it waits for their leases to run out
     (saying so every 10 s), or with --no-wait stops.
 
+    On a quest with a [workspace], --model names a coding agent (cmd:PROGRAM ARGS…, and the
+    agents `reins backends` lists) that works with its tools on in a git worktree per item, on
+    the item's own branch; what it changed is the submission and the gate runs in the
+    worktree. --agent-idle and --agent-timeout kill a hung agent with its whole process tree,
+    --max-tokens/--max-cost (per run) and --max-item-tokens/--max-item-cost (per item) kill
+    one at a cap; each kill is a generation error (no try used).
+
     Exits 0 when every item is locked or a --max-* cap is reached, 3 with --no-wait when the
     items left are all leased to other drivers, 7 when the breaker trips, 10 when the judge
     breaker trips, 12 when the items left include some this run set aside, 130 or 143 on
@@ -152,8 +216,8 @@ def loop(env: Env, /, as_json: bool, **flags: Any) -> None:
     rules = given.rules()
     quest = env.quest
     ledger = env.ledger()
-    backend = resolve_backend(given.model)
-    stronger = resolve_backend(given.strong) if given.strong else None
+    backend = resolve_generator(given.model, quest)
+    stronger = resolve_generator(given.strong, quest) if given.strong else None
     options = given.options(env, rules)
     if stronger is not None and not (quest.escalate_on | rules):
         click.echo(
@@ -188,6 +252,11 @@ class LoopFlags:
     driver: str | None
     timeout: float
     lease: float
+    agent_idle: float
+    agent_timeout: float
+    max_item_tokens: int | None
+    max_item_cost: float | None
+    sandbox: str | None
     no_export: bool
 
     def rules(self) -> frozenset[str]:
@@ -211,6 +280,8 @@ class LoopFlags:
             max_turns=self.max_turns,
             max_tokens=self.max_tokens,
             max_cost=self.max_cost,
+            max_item_tokens=self.max_item_tokens,
+            max_item_cost=self.max_item_cost,
         )
         export = not self.no_export and env.settings.auto_export
         return LoopOptions(
@@ -226,6 +297,10 @@ class LoopFlags:
             timeout=self.timeout,
             lease_ttl=self.lease,
             results=env.results_path if export else None,
+            agent_idle=self.agent_idle,
+            agent_timeout=self.agent_timeout,
+            sandbox=self.sandbox,
+            worktrees=worktrees_beside(env) if env.quest.workspace is not None else None,
         )
 
 

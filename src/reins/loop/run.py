@@ -7,6 +7,7 @@ import contextlib
 import signal
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from reins.backends.base import Backend
 from reins.loop.engine import Engine
@@ -15,6 +16,9 @@ from reins.loop.options import LoopOptions
 from reins.loop.progress import Reporter
 from reins.quest import Quest
 from reins.store.protocol import Store
+
+if TYPE_CHECKING:
+    from reins.coders.protocol import Agent
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # The same signal again this soon (seconds) is the same request delivered twice: GNU timeout
@@ -25,15 +29,18 @@ REPEAT_WINDOW = 1.0
 async def drive(
     store: Store,
     quest: Quest,
-    backend: Backend,
+    backend: Backend | Agent,
     *,
-    strong: Backend | None = None,
+    strong: Backend | Agent | None = None,
     options: LoopOptions | None = None,
     reporter: Reporter | None = None,
     stop: asyncio.Event | None = None,
     handle_signals: bool = False,
 ) -> Summary:
     """Run the loop over ``store`` until nothing is left, a cap, the breaker, or a stop.
+
+    ``backend`` is a text backend, or for a quest with a workspace a coding agent
+    (:class:`reins.coders.protocol.Agent`), run in a git worktree per item.
 
     While it runs, the loop owns ``store``: every call goes through its ledger thread, so do
     not use the same store object elsewhere meanwhile (open another one).
@@ -115,9 +122,9 @@ class _Signals:
 def run(
     store: Store,
     quest: Quest,
-    backend: Backend,
+    backend: Backend | Agent,
     *,
-    strong: Backend | None = None,
+    strong: Backend | Agent | None = None,
     options: LoopOptions | None = None,
     reporter: Reporter | None = None,
     handle_signals: bool = True,

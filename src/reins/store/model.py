@@ -97,7 +97,9 @@ class Notes:
     """What a driver notes on an attempt beside its columns (kept as JSON).
 
     ``via`` is the driver table's row; ``nonce`` makes a retried record idempotent (a record
-    whose commit was lost with the connection is found again, not written twice).
+    whose commit was lost with the connection is found again, not written twice). A coding
+    agent's turn notes its workspace: the item's ``branch``, the ``commit`` on it that holds
+    the turn's work and the ``base`` commit its diff is taken from.
     """
 
     via: str = "manual"
@@ -106,6 +108,9 @@ class Notes:
     model: str | None = None
     line: int | None = None
     nonce: str | None = None
+    branch: str | None = None
+    commit: str | None = None
+    base: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -162,7 +162,7 @@ def record(
     n, o = origin.notes, origin
     notes = Notes(
         via=n.via, seed=n.seed, escalated_by=n.escalated_by, model=n.model, line=n.line,
-        nonce=os.urandom(8).hex(),
+        nonce=os.urandom(8).hex(), branch=n.branch, commit=n.commit, base=n.base,
     )  # fmt: skip
     origin = Origin(
         policy=o.policy, prompt_digest=o.prompt_digest, usage=o.usage, started_at=o.started_at,
