@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -11,6 +12,8 @@ from dataclasses import dataclass
 from typing import IO
 
 from reins.errors import JudgeError
+
+_EXCEPTION = re.compile(r"\b\w*(?:Error|Exception)\b:")
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,11 +27,14 @@ class Ran:
     timed_out: bool
 
     def first_line(self) -> str:
-        """The line that says most of what went wrong: the first naming an error, else the
-        first that says anything (stderr before stdout)."""
-        lines = [ln.strip() for ln in (self.err + "\n" + self.out).splitlines() if ln.strip()]
+        """The line that says most of what went wrong (stderr before stdout): the first that
+        names an exception (``ModuleNotFoundError: …``), else the first that says "error",
+        else the first that says anything; rulers of ``=`` and ``_`` are not lines."""
+        lines = [ln.strip(" =_-!*") for ln in (self.err + "\n" + self.out).splitlines()]
         lines = [ln for ln in lines if any(c.isalnum() for c in ln)]
-        said = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "")
+        said = next((ln for ln in lines if _EXCEPTION.search(ln)), None)
+        said = said or next((ln for ln in lines if "error" in ln.lower()), None)
+        said = said or (lines[0] if lines else "")
         return said[:300] or "(no output)"
 
 

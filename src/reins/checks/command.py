@@ -3,8 +3,8 @@
 Each run gets a fresh temporary folder holding the submission in ``file`` (text as written,
 JSON as JSON), runs ``run`` there as an argument vector (no shell), and deletes the folder. In
 ``run``, ``{file}`` is the submission file's path, ``{dir}`` the folder, ``{base}`` the quest
-folder, ``{python}`` the judge's own Python and ``{key}`` the item's key; a program named with a ``/`` is relative to the
-quest folder, any other is looked up on ``PATH``.
+folder, ``{python}`` the judge's own Python and ``{key}`` the item's key; a program named with
+a ``/`` is relative to the quest folder, any other is looked up on ``PATH``.
 
 With ``workspace = true`` the program runs in the item's workspace instead: the git worktree a
 coding agent changed (``{dir}`` is the worktree; there is no submission file). Its HOME and

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from textkit import count_vowels, initials, is_palindrome, reverse_words, slugify
 
 pytestmark = pytest.mark.task
