@@ -136,6 +136,14 @@ def test_a_text_backend_is_refused_on_a_workspace_quest_and_an_agent_on_a_text_o
     assert out.exit_code == Exit.USAGE and "'cmd' is a coding agent" in out.stderr
 
 
+def test_reins_backends_lists_the_agents_apart_from_the_text_backends() -> None:
+    out = cli("backends", "--agents", "--json")
+    rows = {r["name"]: r for r in json.loads(out.stdout)}
+    assert rows["cmd"]["target"] == "reins.coders.cmd:CmdAgent" and "env" in rows["cmd"]["options"]
+    assert "ollama" not in rows
+    assert "coding agents, for a quest with a [workspace]: cmd" in cli("backends").stdout
+
+
 APPENDS = """
 import sys
 with open("notes.txt", "a") as f:

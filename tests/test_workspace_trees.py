@@ -178,3 +178,14 @@ def test_the_submission_is_the_message_then_a_fence_the_diff_cannot_close() -> N
     assert len(cut.encode()) < 1024 * 1024 and "the whole change is branch reins/x" in cut
     none = compose("nothing to do", b"", files=0, base="a" * 40, commit="a" * 40, branch="b/x")
     assert "## Changes: none" in none and patch_of(none) is None
+
+
+def test_a_worktree_an_agent_broke_or_deleted_is_made_again(repo: Path, tmp_path: Path) -> None:
+    trees = open_trees(repo, tmp_path / "trees")
+    tree = trees.prepare("a", trees.base)
+    (Path(tree.path) / ".git").unlink()  # git in it would now find some other repository
+    again = trees.prepare("a", trees.base)
+    assert git(again.path, "symbolic-ref", "HEAD").strip() == f"refs/heads/{tree.branch}"
+    subprocess.run(["rm", "-rf", tree.path], check=True)
+    again = trees.prepare("a", trees.base)
+    assert (Path(again.path) / "app.py").exists()

@@ -77,6 +77,15 @@ def factory(name: str) -> AgentFactory:
     return loaded
 
 
+def target(name: str) -> str | None:
+    """Where the entry point named ``name`` points (``module:attr``), or None if not one."""
+    if name in _registered:
+        obj = _registered[name]
+        return f"{getattr(obj, '__module__', '?')}:{getattr(obj, '__qualname__', repr(obj))}"
+    ep = _group().get(name)
+    return ep.value if ep is not None else None
+
+
 def register(name: str, agent_factory: AgentFactory) -> None:
     """Register an agent factory under ``name`` in this process (tests, programs)."""
     if not backends._NAME.match(name):

@@ -144,7 +144,11 @@ class Engine:
         self.inflight.open()
         self._started = time.monotonic()
         # Gates may be slow (ground checks fetch pages): judge off the event loop.
-        self.recorder.start(workers=min(4, self.options.concurrency))
+        # An agent's gate runs its tests: as many at once as there are worktrees.
+        coding = self.quest.workspace is not None
+        self.recorder.start(
+            workers=self.options.concurrency if coding else min(4, self.options.concurrency)
+        )
         keeper: asyncio.Task[None] | None = None
         try:
             self.stats = await self.db(self.store.stats)
@@ -285,7 +289,8 @@ class Engine:
             if budget is not None:  # killed at a cap: the run stops, or the item is set aside
                 if budget in RUN_CAPS:
                     reason = RUN_CAPS[budget]
-                    self.stop(reason, budget_message(self.options.budget, reason))
+                    said = budget_message(self.options.budget, reason, killed=True)
+                    self.stop(reason, said)
                     return
                 continue
             # A generation or judge error: no try used. A breaker may trip, the item may be

@@ -51,8 +51,8 @@ def snapshot(trees: Worktrees, tree: Worktree, *, message: str) -> Snapshot:
     # --ignore-errors: a file the agent made unreadable is left out, not the whole snapshot
     trees.run(tree.path, ["add", "--all", "--ignore-errors", "--", "."], env=env)
     new_tree = trees.run(tree.path, ["write-tree"], env=env).decode().strip()
-    head = _head(trees, tree)
-    if _tree_of(trees, tree, head) == new_tree:
+    head, head_tree = _head(trees, tree)
+    if head_tree == new_tree:
         commit = head
     else:
         args = ["commit-tree", new_tree, "-p", head, "-m", message]
@@ -63,21 +63,24 @@ def snapshot(trees: Worktrees, tree: Worktree, *, message: str) -> Snapshot:
     with contextlib.suppress(FileNotFoundError):  # a killed agent's git may leave its lock
         os.unlink(index + ".lock")
     diff = trees.run(tree.path, ["diff", *DIFF_OPTIONS, tree.base, commit, "--"])
-    names = trees.run(tree.path, ["diff", "--name-only", "-z", tree.base, commit, "--"])
-    return Snapshot(commit, diff, names.count(b"\0"))
+    return Snapshot(commit, diff, _files(diff))
 
 
 DIFF_OPTIONS = ("--binary", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames")
 
 
-def _head(trees: Worktrees, tree: Worktree) -> str:
-    """The commit the worktree stands on (the agent may have committed or moved HEAD)."""
-    args = ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]
+def _head(trees: Worktrees, tree: Worktree) -> tuple[str, str]:
+    """The commit the worktree stands on (the agent may have committed or moved HEAD), and
+    its tree."""
     try:
-        return trees.run(tree.path, args).decode().strip()
+        out = trees.run(tree.path, ["rev-parse", "--verify", "HEAD^{commit}", "HEAD^{tree}"])
     except WorkspaceError:  # HEAD broken by the agent: its branch's commit is the parent
-        return trees.run(tree.path, ["rev-parse", f"refs/heads/{tree.branch}"]).decode().strip()
+        ref = f"refs/heads/{tree.branch}"
+        out = trees.run(tree.path, ["rev-parse", f"{ref}^{{commit}}", f"{ref}^{{tree}}"])
+    commit, tree_id = out.decode().split()
+    return commit, tree_id
 
 
-def _tree_of(trees: Worktrees, tree: Worktree, commit: str) -> str:
-    return trees.run(tree.path, ["rev-parse", f"{commit}^{{tree}}"]).decode().strip()
+def _files(diff: bytes) -> int:
+    """How many files a ``git diff`` touches: one ``diff --git`` header each."""
+    return diff.count(b"\ndiff --git ") + diff.startswith(b"diff --git ")

@@ -18,6 +18,7 @@ import contextlib
 import fcntl
 import json
 import os
+import secrets
 import shutil
 import threading
 from collections.abc import Iterator
@@ -180,25 +181,53 @@ class Worktrees:
                 ours holds it and ``start`` is not on it).
         """
         tree = self.tree(key)
+        if self._intact(tree):  # ours, whole: no change to the repository's worktree list
+            self.reset(tree, start)
+            return tree
         with self.lock():
             made = self._ensure(key, tree, start)
-        if not made:
-            self.reset(tree, start)
+        # The checkout writes only this worktree's files and index: outside the lock, so that
+        # eight worktrees of a large repository fill at once.
+        self.reset(tree, start, made=made)
         return tree
 
+    def _intact(self, tree: Worktree) -> bool:
+        """Whether ``tree`` is a worktree reins made whose git folder and files are all there."""
+        note = self._note(os.path.basename(tree.path))
+        admin = note.get("admin") if note else None
+        return (
+            isinstance(admin, str)
+            and os.path.isfile(os.path.join(admin, "HEAD"))
+            and not os.path.exists(os.path.join(admin, "locked"))
+            and os.path.isfile(os.path.join(tree.path, ".git"))
+        )
+
     def _ensure(self, key: str, tree: Worktree, start: str) -> bool:
-        """Make the worktree if it is not there; True when made (at ``start`` already)."""
+        """Add the worktree (without its files) if it is not there; True when added."""
+        name = os.path.basename(tree.path)
+        if not os.path.lexists(tree.path) and self._note(name) is None:
+            try:  # the usual case, a new item: no need to read the list of worktrees
+                return self._add(key, tree, start)
+            except WorkspaceError:
+                pass  # a stale entry of the list holds the path: clear it, as below
         listed = {w.path: w for w in self.listed()}
         here = listed.get(tree.path)
         if here is not None and (here.locked or not os.path.isdir(tree.path)):
             self._remove(tree.path)
             here = None
-        if here is not None and self._note(os.path.basename(tree.path)):
+        whole = os.path.isfile(os.path.join(tree.path, ".git"))
+        if here is not None and whole and self._note(name):
             return False  # ours from before (a crashed or earlier run): reset, not made
         if here is not None or os.path.lexists(tree.path):
             self._remove(tree.path)
+        return self._add(key, tree, start)
+
+    def _add(self, key: str, tree: Worktree, start: str) -> bool:
+        """``git worktree add`` without a checkout: on the branch if it exists, else a new one
+        at ``start``."""
         ref = f"refs/heads/{tree.branch}"
         exists = git(["show-ref", "--verify", "--quiet", ref], cwd=self.top, check=False)
+        add = ["worktree", "add", "--quiet", "--no-checkout"]
         if exists.returncode == 0:
             if not self._is_ancestor(start, ref):
                 raise WorkspaceError(
@@ -206,27 +235,46 @@ class Worktrees:
                     f"(its history does not hold {start[:12]}): delete it (`git branch -D "
                     f"{tree.branch}`) or name the branches otherwise ([workspace] branch)"
                 )
-            git(["worktree", "add", "--quiet", tree.path, tree.branch], cwd=self.top)
-            made = False
+            git([*add, tree.path, tree.branch], cwd=self.top)
         else:
-            git(["worktree", "add", "--quiet", "-b", tree.branch, tree.path, start], cwd=self.top)
-            made = True
+            git([*add, "-b", tree.branch, tree.path, start], cwd=self.top)
         self._write_note(key, tree)
-        return made
+        return True
 
     def _is_ancestor(self, commit: str, ref: str) -> bool:
         args = ["merge-base", "--is-ancestor", commit, ref]
         return git(args, cwd=self.top, check=False).returncode == 0
 
-    def reset(self, tree: Worktree, start: str) -> None:
-        """Make the worktree's files, index and branch those of commit ``start``."""
+    def reset(self, tree: Worktree, start: str, *, made: bool = False) -> None:
+        """Make the worktree's files, index and branch those of commit ``start``; ``made``:
+        it was just added without a checkout (nothing to clean)."""
         self.run(tree.path, ["checkout", "--quiet", "--force", "-B", tree.branch, start])
-        self.run(tree.path, ["clean", "--quiet", "-ffd"])
+        if not made:
+            self.run(tree.path, ["clean", "--quiet", "-ffd"])
 
     def remove(self, key: str) -> None:
-        """Remove item ``key``'s worktree (its branch stays)."""
+        """Remove item ``key``'s worktree (its branch stays).
+
+        Under the lock, git is made to forget it and its folder is moved aside; the files are
+        deleted after, so that removing a large worktree does not hold up the others."""
+        path = self.path_of(key)
+        note = self._note(os.path.basename(path))
+        admin = note.get("admin") if note else None
+        if not isinstance(admin, str):
+            with self.lock():
+                self._remove(path)
+            return
+        aside = os.path.join(
+            self.own, "removed", f"{os.path.basename(path)}-{secrets.token_hex(4)}"
+        )
         with self.lock():
-            self._remove(self.path_of(key))
+            shutil.rmtree(admin, ignore_errors=True)
+            os.makedirs(os.path.dirname(aside), exist_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(path, aside)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._note_path(os.path.basename(path)))
+        shutil.rmtree(aside, ignore_errors=True)
 
     def _remove(self, path: str) -> None:
         git(["worktree", "remove", "--force", "--force", path], cwd=self.top, check=False)
