@@ -132,6 +132,7 @@ def test_a_text_backend_is_refused_on_a_workspace_quest_and_an_agent_on_a_text_o
     playground(here)
     out = cli("-q", "play", "loop", "--model", "ollama:llama3")
     assert out.exit_code == Exit.USAGE and "is a text backend" in out.stderr
+    assert cli("-q", "example", "scan").exit_code == 0
     out = cli("-q", "example", "loop", "--model", "cmd:true")
     assert out.exit_code == Exit.USAGE and "'cmd' is a coding agent" in out.stderr
 

@@ -215,9 +215,9 @@ def loop(env: Env, /, as_json: bool, **flags: Any) -> None:
     given = LoopFlags(**flags)
     rules = given.rules()
     quest = env.quest
+    ledger = env.ledger()
     backend = resolve_generator(given.model, quest)
     stronger = resolve_generator(given.strong, quest) if given.strong else None
-    ledger = env.ledger()
     options = given.options(env, rules)
     if stronger is not None and not (quest.escalate_on | rules):
         click.echo(
