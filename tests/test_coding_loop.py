@@ -93,7 +93,8 @@ def test_fail_then_facts_then_pass_for_every_item_of_the_coding_pack(here: Path)
     ]
     # keep = "failed": a PASS's worktree is gone (its branch holds the work).
     assert not (here / ".reins-worktrees" / "play" / "slugify").exists()
-    assert "play" not in git(play, "worktree", "list").split()[2:]
+    listed = git(play, "worktree", "list", "--porcelain").splitlines()
+    assert [ln for ln in listed if ln.startswith("worktree ")] == [f"worktree {play.resolve()}"]
 
 
 def test_a_pass_exports_its_branch_commit_base_and_patch(here: Path) -> None:

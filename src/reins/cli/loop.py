@@ -91,9 +91,15 @@ def worktrees_beside(env: Env) -> str:
 )
 @click.option("--max-items", type=click.IntRange(min=1), help="Take up at most N items.")
 @click.option("--max-turns", type=click.IntRange(min=1), help="Record at most N turns.")
-@click.option("--max-tokens", type=click.IntRange(min=1), help="Stop after N tokens (in + out).")
 @click.option(
-    "--max-cost", type=click.FloatRange(min=0, min_open=True), help="Stop after this cost."
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    help="Stop after N tokens (in + out); coding agents in flight are killed at it.",
+)
+@click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Stop after this cost; coding agents in flight are killed at it.",
 )
 @click.option(
     "--retry",
