@@ -16,6 +16,7 @@
     │   ├── BackendTimeout
     │   └── TransientError       retried inside the backend
     │       └── TransientTimeout (also a BackendTimeout)
+    ├── WorkspaceError           an item's git worktree failed            ERROR 1
     ├── JudgeError               the gate itself failed: never a verdict  JUDGE_ERROR 10
     │   └── GroundError          a ground could not be resolved
     └── TurnTableError           turn.md is malformed: raised at import   ERROR 1
@@ -231,6 +232,11 @@ class TransientError(BackendError):
 
 class TransientTimeout(TransientError, BackendTimeout):
     """A request that did not finish in time; retried like any transient failure."""
+
+
+class WorkspaceError(ReinsError):
+    """An item's workspace could not be made, reset, read or removed (git failed, a folder is
+    in the way): the loop records it as a generation error for that item, never a verdict."""
 
 
 class JudgeError(ReinsError):

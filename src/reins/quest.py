@@ -17,6 +17,7 @@ from reins.errors import ConfigError
 from reins.gate import CatalogEntry, Context, Rule, Verdict, evaluate
 from reins.store.model import Item
 from reins.values import JSON
+from reins.workspace.spec import Workspace
 
 RETRY_POLICIES = ("facts", "facts+previous", "fresh")
 
@@ -90,6 +91,9 @@ class Quest:
         allow_proposals: coding agents on the MCP server may add TODO items (``propose_item``);
             the gate judges them like any other. Off by default: remaining work then only
             grows by a person's reopen.
+        workspace: the items are changes to a git repository: ``reins loop`` runs a coding
+            agent in a worktree per item and judges what it changed there (see
+            :class:`~reins.workspace.spec.Workspace`). None: a submission is text.
     """
 
     name: str
@@ -107,6 +111,7 @@ class Quest:
     gate_version: str = ""
     examples: Sequence[Example] = ()
     allow_proposals: bool = False
+    workspace: Workspace | None = None
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("-", "").replace("_", "").isalnum():
@@ -126,6 +131,8 @@ class Quest:
             raise ConfigError(f"quest {self.name}: duplicate rule ids {', '.join(dupes)}")
         object.__setattr__(self, "escalate_on", frozenset(self.escalate_on))
         object.__setattr__(self, "examples", tuple(self.examples))
+        if self.workspace is not None and not isinstance(self.workspace, Workspace):
+            raise ConfigError(f"quest {self.name}: workspace must be a Workspace(...) value")
         for ex in self.examples:
             if not isinstance(ex, Example) or not isinstance(ex.output, str):
                 raise ConfigError(

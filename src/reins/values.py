@@ -1,4 +1,5 @@
-"""The values every layer passes: JSON, a prompt, a completion, a fact. Nothing of reins imported.
+"""The values every layer passes: JSON, a prompt, a completion, a fact, a worktree. Nothing of
+reins imported.
 
 They sit at the bottom so that a backend, a store or a gate can name them without loading any
 other layer: ``import reins.backends.base`` must not load sqlite3, the store or turn.md.
@@ -120,6 +121,23 @@ class Fact:
         if self.level:
             data["level"] = self.level
         return data
+
+
+@dataclass(frozen=True, slots=True)
+class Worktree:
+    """An item's workspace as a turn hands it to the gate: a git worktree on its own branch.
+
+    ``path`` is the worktree (absolute), ``branch`` its branch (``reins/<key>``), ``base`` the
+    commit id every item starts from, ``repo`` the repository's top folder and ``root`` the
+    folder of reins' own where the worktrees of the quest live (a pristine tree of the base,
+    for a check that compares with it, goes there too).
+    """
+
+    path: str
+    branch: str
+    base: str
+    repo: str
+    root: str
 
 
 def readable_json(value: object) -> str:

@@ -2,13 +2,17 @@
 
 Each run gets a fresh temporary folder holding the submission in ``file`` (text as written,
 JSON as JSON), runs ``run`` there as an argument vector (no shell), and deletes the folder. In
-``run``, ``{file}`` is the submission file's path, ``{dir}`` the folder and ``{base}`` the
-quest folder; a program named with a ``/`` is relative to the quest folder, any other is looked
-up on ``PATH``.
+``run``, ``{file}`` is the submission file's path, ``{dir}`` the folder, ``{base}`` the quest
+folder, ``{python}`` the judge's own Python and ``{key}`` the item's key; a program named with
+a ``/`` is relative to the quest folder, any other is looked up on ``PATH``.
+
+With ``workspace = true`` the program runs in the item's workspace instead: the git worktree a
+coding agent changed (``{dir}`` is the worktree; there is no submission file). Its HOME and
+TMPDIR are a temporary folder, and Python writes no bytecode and pytest no cache there, so
+judging leaves the worktree as the agent did.
 
 - The environment is clean: ``PATH``, ``LANG=C.UTF-8``, and ``HOME``/``TMPDIR`` set to the
-  folder; no other
-  variable of the judge (so no secret) reaches the program.
+  folder; no other variable of the judge (so no secret) reaches the program.
 - No network, as far as the host allows: on Linux the program runs in a new network namespace
   (``unshare -n`` as root, else an unprivileged user namespace ``unshare -c -n``). Where neither
   works (no ``unshare``, user namespaces disabled, not Linux) it runs with the host's network;
@@ -16,8 +20,20 @@ up on ``PATH``.
 - Output is captured and capped (the last ``output_chars`` characters of each stream are kept).
 - An exit code outside ``pass_codes`` is a fact with the tail of the output; so is running past
   ``timeout`` seconds (the whole process group is killed): an infinite loop is the submission's
-  fault. A program that cannot start (not found, not executable) is the judge's failure
-  (:class:`~reins.errors.JudgeError`).
+  fault. For pytest, each failing test the summary names is a fact of its own.
+
+The judge-error rule: what says the tool or its environment broke, not the change, is the
+judge's failure (:class:`~reins.errors.JudgeError`, no try used), never the generator's FAIL:
+
+- a program that cannot start (not found, not executable);
+- an exit code of ``broken_codes`` (126 and 127, a shell's "cannot execute" and "not found";
+  for pytest also 3, an internal error, and 4, a usage error such as a missing test file);
+- ``X -m MODULE`` that says ``No module named MODULE`` (the interpreter lacks the tool);
+- in a workspace, an exit code of ``base_codes`` (for pytest 2, a collection error, and 5, no
+  tests collected) that the same command also exits with at the base revision, in a clean
+  worktree of it: the environment's fault (a missing plugin, a broken conftest), not the
+  change's. The answer is kept per base and command for the process. When the base exits
+  otherwise, the change broke collection: a FAIL.
 
 Not a sandbox: the program can read what the judge's user can read. Run untrusted code in a
 container or a VM.
@@ -25,27 +41,30 @@ container or a VM.
 
 from __future__ import annotations
 
-import contextlib
 import functools
+import itertools
 import json
 import os
+import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path as FilePath
-from typing import IO
 
+from reins.checks import _pytest
 from reins.checks._common import excerpt
+from reins.checks._running import Ran, execute
 from reins.checks.spec import CWD, BuiltCheck, CheckSpec, QuestFolder
 from reins.errors import JudgeError, ParamValueError
 from reins.gate.rule import Context
-from reins.values import Fact
+from reins.values import Fact, Worktree
 
 NAME = "command"
+BROKEN = (126, 127)
+"""Exit codes of any command that mean it could not run: a judge error."""
 
 
 @functools.cache
@@ -72,7 +91,7 @@ def isolation() -> tuple[str, ...] | None:
 @dataclass(frozen=True, slots=True)
 class CommandParams:
     run: tuple[str, ...]
-    """the argument vector; {file}, {dir} and {base} are replaced"""
+    """the argument vector; {file}, {dir}, {base}, {python} and {key} are replaced"""
     file: str = "submission.txt"
     """the name of the file the submission is written to"""
     timeout: float = 10.0
@@ -85,6 +104,12 @@ class CommandParams:
     """let the program use the network"""
     require_isolation: bool = False
     """refuse to run where the network cannot be cut"""
+    workspace: bool = False
+    """run in the item's workspace (the worktree an agent changed), not on a file"""
+    broken_codes: tuple[int, ...] | None = None
+    """exit codes that mean the tool broke: a judge error (default 126, 127; pytest adds 3, 4)"""
+    base_codes: tuple[int, ...] | None = None
+    """exit codes judged the environment's when the base exits so too (default: pytest's 2, 5)"""
     base: QuestFolder = CWD
 
 
@@ -103,6 +128,29 @@ def _build(params: CommandParams) -> BuiltCheck:
         raise ParamValueError(
             NAME, "output_chars", f"expected at least 1, got {params.output_chars}"
         )
+    if params.workspace and any("{file}" in a for a in argv):
+        raise ParamValueError(
+            NAME,
+            "run",
+            "{file} has no meaning with workspace = true: the program runs on "
+            "the worktree ({dir}), not on a file",
+        )
+    pytest = _pytest.is_pytest(argv)
+    broken = params.broken_codes
+    if broken is None:
+        broken = BROKEN + (_pytest.BROKEN if pytest else ())
+    collection = params.base_codes
+    if collection is None:
+        collection = _pytest.COLLECTION if pytest and params.workspace else ()
+    if collection and not params.workspace:
+        raise ParamValueError(
+            NAME, "base_codes", "needs workspace = true: only a workspace has a base to compare"
+        )
+    overlap = sorted(set(params.pass_codes) & (set(broken) | set(collection)))
+    if overlap:
+        raise ParamValueError(
+            NAME, "pass_codes", f"exit code {overlap[0]} cannot both pass and fail"
+        )
     return Run(
         argv=argv,
         file=name,
@@ -112,66 +160,139 @@ def _build(params: CommandParams) -> BuiltCheck:
         base=os.path.abspath(params.base),
         network=params.network,
         require_isolation=params.require_isolation,
+        workspace=params.workspace,
+        broken=frozenset(broken),
+        collection=frozenset(collection),
+        pytest=pytest,
     )
 
 
+@dataclass(frozen=True, slots=True)
 class Run:
     """The built check: one run of the program per submission."""
 
-    def __init__(
-        self,
-        *,
-        argv: tuple[str, ...],
-        file: str,
-        timeout: float,
-        pass_codes: frozenset[int],
-        keep: int,
-        base: str,
-        network: bool,
-        require_isolation: bool,
-    ) -> None:
-        self.argv, self.file, self.timeout = argv, file, timeout
-        self.pass_codes, self.keep, self.base = pass_codes, keep, base
-        self.network, self.require_isolation = network, require_isolation
+    argv: tuple[str, ...]
+    file: str
+    timeout: float
+    pass_codes: frozenset[int]
+    keep: int
+    base: str
+    network: bool
+    require_isolation: bool
+    workspace: bool = False
+    broken: frozenset[int] = frozenset(BROKEN)
+    collection: frozenset[int] = frozenset()
+    pytest: bool = False
 
-    def __call__(self, ctx: Context) -> Fact | None:
-        with tempfile.TemporaryDirectory(prefix="reins-command-") as folder:
-            target = os.path.join(folder, self.file)
-            FilePath(target).write_bytes(_content(ctx.submission))
-            argv = self._argv(folder, target)
-            env = {
-                "PATH": os.environ.get("PATH", os.defpath),
-                "HOME": folder,
-                "TMPDIR": folder,
-                "LANG": "C.UTF-8",  # UTF-8 everywhere, the same on every host
-            }
-            code, out, err, timed_out = self._execute(argv, folder, env)
-        shown = excerpt(" ".join(self.argv), 120)
-        if timed_out:
-            return Fact(
-                where=f"command {shown}",
-                expected=f"to finish within {self.timeout:g} s",
-                actual="still running, killed" + _tail(out, err),
-            )
-        if code in self.pass_codes:
+    def __call__(self, ctx: Context) -> list[Fact] | None:
+        if self.workspace:
+            tree = ctx.workspace
+            if tree is None:
+                raise JudgeError(
+                    NAME,
+                    "this rule runs in the item's workspace, and this turn has none: only "
+                    "`reins loop` with a coding agent works in one",
+                )
+            ran = self._in(tree.path, ctx.key)
+        else:
+            with tempfile.TemporaryDirectory(prefix="reins-command-") as folder:
+                target = os.path.join(folder, self.file)
+                FilePath(target).write_bytes(_content(ctx.submission))
+                ran = self._run(folder, folder, target, ctx.key)
+        return self._judged(ran, ctx)
+
+    def shown(self, key: str) -> str:
+        """The command as a fact names it: the item's key in, the judge's Python as python."""
+        words = [a.replace("{key}", key).replace("{python}", "python") for a in self.argv]
+        return excerpt(" ".join(words), 160)
+
+    def _in(self, folder: str, key: str) -> Ran:
+        with tempfile.TemporaryDirectory(prefix="reins-command-") as home:
+            return self._run(folder, home, "", key)
+
+    def _run(self, folder: str, home: str, target: str, key: str) -> Ran:
+        env = {
+            "PATH": os.environ.get("PATH", os.defpath),
+            "HOME": home,
+            "TMPDIR": home,
+            "LANG": "C.UTF-8",  # UTF-8 everywhere, the same on every host
+        }
+        if self.workspace:  # judging leaves the worktree as the agent left it
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
+            env["PYTEST_ADDOPTS"] = "-p no:cacheprovider"
+        argv = self._argv(folder, target, key)
+        return execute(argv, cwd=folder, env=env, timeout=self.timeout, keep=self.keep, check=NAME)
+
+    def _judged(self, ran: Ran, ctx: Context) -> list[Fact] | None:
+        shown = self.shown(ctx.key)
+        if ran.timed_out:
+            return [
+                Fact(
+                    where=f"command {shown}",
+                    expected=f"to finish within {self.timeout:g} s",
+                    actual="still running, killed" + _tail(ran, self._tail_chars),
+                )
+            ]
+        if ran.code in self.pass_codes:
             return None
-        status = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+        self._refuse_broken(ran, shown)
+        if ran.code in self.collection and ctx.workspace is not None:
+            self._compare_with_base(ran, ctx.workspace, ctx.key, shown)
+        facts, failed = _pytest.test_facts(ran.out) if self.pytest else ([], 0)
+        status = f"killed by signal {-ran.code}" if ran.code < 0 else f"exit code {ran.code}"
+        if failed > len(facts):
+            status += f"; {failed} tests failed, the first {len(facts)} named above"
         wanted = ", ".join(map(str, sorted(self.pass_codes)))
-        return Fact(
-            where=f"command {shown}",
-            expected=f"exit code {wanted}",
-            actual=status + _tail(out, err),
+        facts.append(
+            Fact(
+                where=f"command {shown}",
+                expected=f"exit code {wanted}",
+                actual=status + _tail(ran, self._tail_chars),
+            )
         )
+        return facts
 
-    def _argv(self, folder: str, target: str) -> list[str]:
-        values = {"{file}": target, "{dir}": folder, "{base}": self.base}
+    @property
+    def _tail_chars(self) -> int:
+        return 1500 if self.pytest else 600
+
+    def _refuse_broken(self, ran: Ran, shown: str) -> None:
+        """Raise the judge's error when the run says the tool broke, not the change."""
+        if ran.code in self.broken:
+            raise JudgeError(
+                NAME, f"{shown} could not run (exit code {ran.code}): {ran.first_line()}"
+            )
+        module = _module(self.argv)
+        if module and re.search(rf"No module named '?{re.escape(module)}'?\s*$", ran.err, re.M):
+            raise JudgeError(NAME, f"{shown}: the interpreter has no module {module!r}: install it")
+
+    def _compare_with_base(self, ran: Ran, tree: Worktree, key: str, shown: str) -> None:
+        """Raise the judge's error when the command exits the same way at the base."""
+        code = _base_code(self, tree, key)
+        if code == ran.code:
+            raise JudgeError(
+                NAME,
+                f"{shown} exits {ran.code} at the base revision {tree.base[:12]} too, so "
+                f"the environment, not the change, is at fault: {ran.first_line()}",
+            )
+
+    def _argv(self, folder: str, target: str, key: str) -> list[str]:
+        values = {
+            "{file}": target,
+            "{dir}": folder,
+            "{base}": self.base,
+            "{python}": sys.executable,
+            "{key}": key,
+        }
         argv = []
         for arg in self.argv:
             for placeholder, value in values.items():
                 arg = arg.replace(placeholder, value)
             argv.append(arg)
         program = argv[0]
-        if "/" in program:
+        if program == sys.executable:
+            found = program
+        elif "/" in program:
             found = os.path.join(self.base, program)
             if not (os.path.isfile(found) and os.access(found, os.X_OK)):
                 raise JudgeError(NAME, f"{program} is not an executable file in {self.base}")
@@ -187,41 +308,36 @@ class Run:
                 raise JudgeError(NAME, "cannot run without network on this host (no unshare)")
         return [*prefix, found, *argv[1:]]
 
-    def _execute(
-        self, argv: list[str], folder: str, env: dict[str, str]
-    ) -> tuple[int, str, str, bool]:
-        try:
-            proc = subprocess.Popen(
-                argv,
-                cwd=folder,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,  # one process group: a timeout kills its children too
-            )
-        except OSError as exc:
-            raise JudgeError(NAME, f"cannot start {argv[0]}: {exc.strerror or exc}") from None
-        assert proc.stdout is not None and proc.stderr is not None
-        tails = [bytearray(), bytearray()]
-        readers = [
-            threading.Thread(target=_drain, args=(s, t, self.keep * 4), daemon=True)
-            for s, t in zip((proc.stdout, proc.stderr), tails, strict=True)
-        ]
-        for reader in readers:
-            reader.start()
-        timed_out = False
-        try:
-            proc.wait(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        finally:
-            _kill_group(proc.pid)
-            proc.wait()
-        for reader in readers:
-            reader.join(timeout=5)  # a grandchild that left the group may hold a pipe open
-        out, err = (t.decode("utf-8", "replace")[-self.keep :] for t in tails)
-        return proc.returncode, out, err, timed_out
+
+_BASE_CODES: dict[tuple[str, str, tuple[str, ...], str], int] = {}
+_BASE_LOCK = threading.Lock()
+
+
+def _base_code(run: Run, tree: Worktree, item: str) -> int:
+    """The exit code of ``run``'s command at the base revision, run once per base and command
+    (and item, when the command names it)."""
+    named = any("{key}" in a for a in run.argv)
+    key = (tree.repo, tree.base, run.argv, item if named else "")
+    with _BASE_LOCK:
+        if key not in _BASE_CODES:
+            from reins.errors import WorkspaceError
+            from reins.workspace.pristine import pristine
+
+            try:
+                folder = pristine(tree)
+            except WorkspaceError as exc:
+                raise JudgeError(NAME, f"cannot make a clean tree of the base: {exc}") from None
+            ran = run._in(folder, item)
+            _BASE_CODES[key] = -999 if ran.timed_out else ran.code
+        return _BASE_CODES[key]
+
+
+def _module(argv: tuple[str, ...]) -> str:
+    """The module ``X -m MODULE`` runs, or ""."""
+    for flag, name in itertools.pairwise(argv):
+        if flag == "-m":
+            return name
+    return ""
 
 
 def _content(submission: object) -> bytes:
@@ -230,25 +346,10 @@ def _content(submission: object) -> bytes:
     return json.dumps(submission, ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
-def _drain(stream: IO[bytes], tail: bytearray, keep: int) -> None:
-    """Read ``stream`` to its end, keeping only its last ``keep`` bytes (memory stays bounded
-    whatever the program prints)."""
-    while chunk := stream.read1(65536):  # type: ignore[attr-defined]
-        tail += chunk
-        if len(tail) > 2 * keep:
-            del tail[:-keep]
-    stream.close()
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # already gone
-        os.killpg(pid, signal.SIGKILL)
-
-
-def _tail(out: str, err: str, limit: int = 600) -> str:
+def _tail(ran: Ran, limit: int) -> str:
     """The end of each output stream, for the fact (a failing test's report is at the end)."""
     parts = []
-    for name, text in (("stderr", err), ("stdout", out)):
+    for name, text in (("stderr", ran.err), ("stdout", ran.out)):
         text = text.strip()
         if text:
             parts.append(f"\n{name}: " + (text if len(text) <= limit else "…" + text[-limit:]))
@@ -257,7 +358,10 @@ def _tail(out: str, err: str, limit: int = 600) -> str:
 
 COMMAND = CheckSpec(
     name=NAME,
-    summary="a program run on the submission in a temporary folder exits with a passing code",
+    summary=(
+        "a program run on the submission in a temporary folder (or in the item's workspace) "
+        "exits with a passing code"
+    ),
     params=CommandParams,
     build=_build,
 )

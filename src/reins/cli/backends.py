@@ -67,21 +67,49 @@ def _price_lines(prices: tuple[PriceRow, ...]) -> list[str]:
     return lines
 
 
+def describe_agents() -> list[BackendRow]:
+    """Each registered coding agent, as :func:`describe` gives a backend."""
+    from reins.coders import registry
+    from reins.errors import ReinsError
+
+    rows: list[BackendRow] = []
+    for name in registry.names():
+        target = registry.target(name)
+        try:
+            factory = registry.factory(name)
+        except ReinsError as exc:
+            rows.append(BackendRow(name, target, "", {}, str(exc)))
+        else:
+            rows.append(BackendRow(name, target, _summary(factory), dict(factory.options), None))
+    return rows
+
+
 @click.command()
 @click.argument("names", nargs=-1, metavar="[NAME]...")
+@click.option(
+    "--agents", is_flag=True, help="List the coding agents (for a quest with a [workspace])."
+)
 @json_option
-def backends(names: tuple[str, ...], as_json: bool) -> None:
+def backends(names: tuple[str, ...], agents: bool, as_json: bool) -> None:
     """List the installed backends and the options of each.
 
     Choose one with a model spec, backend:model?key=value&…, for example
-    ollama:qwen2.5:0.5b?temperature=0.7. Give NAMEs to show only those.
+    ollama:qwen2.5:0.5b?temperature=0.7. Give NAMEs to show only those. With --agents, list
+    the coding agents instead: on a quest with a [workspace], --model names one of them
+    (cmd:PROGRAM, say), which works in a git worktree per item.
     """
-    rows = describe()
+    rows = describe_agents() if agents else describe()
     if names:
-        from reins.backends.registry import factory
+        if agents:
+            from reins.coders.registry import factory as agent_factory
 
-        for name in names:
-            factory(name)  # an unknown name fails here, listing the known ones
+            for name in names:
+                agent_factory(name)
+        else:
+            from reins.backends.registry import factory
+
+            for name in names:
+                factory(name)  # an unknown name fails here, listing the known ones
         rows = [r for r in rows if r.name in names]
     if as_json:
         emit_json(rows)
@@ -101,6 +129,13 @@ def backends(names: tuple[str, ...], as_json: bool) -> None:
         if row.prices is not None:
             for line in _price_lines(row.prices):
                 click.echo(line)
+    if not agents and not names:
+        from reins.coders.registry import names as agent_names
+
+        click.echo(
+            f"\ncoding agents, for a quest with a [workspace]: {', '.join(agent_names())} "
+            "(reins backends --agents)"
+        )
 
 
 COMMANDS = (backends,)

@@ -14,11 +14,13 @@ import click
 
 from reins.cli.app import Env, pass_env
 from reins.cli.work import json_option
-from reins.errors import Exit
+from reins.errors import ConfigError, Exit
 
 if TYPE_CHECKING:
     from reins.backends.base import Backend
+    from reins.coders.protocol import Agent
     from reins.loop import LoopOptions, Reporter, Summary
+    from reins.quest import Quest
 
 # The same as reins.quest.RETRY_POLICIES (a test keeps them equal); not imported, to start fast.
 RETRY_CHOICES = ("facts", "facts+previous", "fresh")
@@ -26,9 +28,34 @@ RETRY_CHOICES = ("facts", "facts+previous", "fresh")
 
 def resolve_backend(spec: str) -> Backend:
     """The backend a ``--model`` spec names, through the ``reins.backends`` registry."""
-    from reins.backends.registry import resolve
+    from reins.backends.registry import parse_spec, resolve
+    from reins.coders.registry import not_an_agent
 
-    return resolve(spec)
+    parsed = parse_spec(spec)
+    why = not_an_agent(parsed.backend)
+    if why is not None:
+        raise ConfigError(f"--model {spec}: {why}")
+    return resolve(parsed)
+
+
+def resolve_generator(spec: str, quest: Quest) -> Backend | Agent:
+    """A coding agent for a quest with a workspace (``reins.agents``), else a text backend."""
+    if quest.workspace is None:
+        return resolve_backend(spec)
+    from reins.coders.registry import resolve_agent
+
+    return resolve_agent(spec)
+
+
+def worktrees_beside(env: Env) -> str:
+    """The default folder of the worktrees: ``.reins-worktrees/<quest>`` beside the ledger."""
+    from pathlib import Path
+
+    from reins.store.open import is_postgres
+
+    location = env.ledger_location
+    folder = Path(env.settings.place(".")) if is_postgres(location) else Path(location).parent
+    return str((folder / ".reins-worktrees" / env.quest.name).resolve())
 
 
 @click.command("loop")
@@ -64,9 +91,15 @@ def resolve_backend(spec: str) -> Backend:
 )
 @click.option("--max-items", type=click.IntRange(min=1), help="Take up at most N items.")
 @click.option("--max-turns", type=click.IntRange(min=1), help="Record at most N turns.")
-@click.option("--max-tokens", type=click.IntRange(min=1), help="Stop after N tokens (in + out).")
 @click.option(
-    "--max-cost", type=click.FloatRange(min=0, min_open=True), help="Stop after this cost."
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    help="Stop after N tokens (in + out); coding agents in flight are killed at it.",
+)
+@click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Stop after this cost; coding agents in flight are killed at it.",
 )
 @click.option(
     "--retry",
@@ -121,6 +154,36 @@ def resolve_backend(spec: str) -> Backend:
     show_default=True,
     help="Seconds a lease lives without a heartbeat (a crashed loop's items come back then).",
 )
+@click.option(
+    "--agent-idle",
+    type=click.FloatRange(min=0, min_open=True),
+    default=600.0,
+    show_default=True,
+    help="Coding agents: kill one that prints nothing this many seconds (allow its longest "
+    "tool run).",
+)
+@click.option(
+    "--agent-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1800.0,
+    show_default=True,
+    help="Coding agents: kill a run that takes longer than this many seconds.",
+)
+@click.option(
+    "--max-item-tokens",
+    type=click.IntRange(min=1),
+    help="Cap each item's tokens over all its turns: the agent is killed, the item set aside.",
+)
+@click.option(
+    "--max-item-cost",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Cap each item's cost over all its turns: the agent is killed, the item set aside.",
+)
+@click.option(
+    "--sandbox",
+    type=click.Choice(("none", "bwrap")),
+    help="Coding agents: confine writes to the worktree with bubblewrap [default: the quest's].",
+)
 @click.option("--no-export", is_flag=True, help="Do not append locked items to the results file.")
 @click.option(
     "--batch",
@@ -167,6 +230,13 @@ def loop(env: Env, /, as_json: bool, **flags: Any) -> None:
     the next round carries the FAILs' feedback. Ctrl-C leaves a sent batch running: run the
     same command again to record its results, or `reins batch cancel`.
 
+    On a quest with a [workspace], --model names a coding agent (cmd:PROGRAM ARGS…, and the
+    agents `reins backends` lists) that works with its tools on in a git worktree per item, on
+    the item's own branch; what it changed is the submission and the gate runs in the
+    worktree. --agent-idle and --agent-timeout kill a hung agent with its whole process tree,
+    --max-tokens/--max-cost (per run) and --max-item-tokens/--max-item-cost (per item) kill
+    one at a cap; each kill is a generation error (no try used).
+
     Exits 0 when every item is locked or a --max-* cap is reached, 3 with --no-wait when the
     items left are all leased to other drivers, 7 when the breaker trips, 10 when the judge
     breaker trips, 12 when the items left include some this run set aside, 130 or 143 on
@@ -178,28 +248,30 @@ def loop(env: Env, /, as_json: bool, **flags: Any) -> None:
     rules = given.rules()
     quest = env.quest
     if given.batch:
-        given.check_batch()
+        given.check_batch(quest)
     ledger = env.ledger()
-    backend = resolve_backend(given.model)
-    stronger = resolve_backend(given.strong) if given.strong else None
-    options = given.options(env, rules)
     if given.batch:
         if given.concurrency != 1:
             click.echo(
                 "note: --concurrency does not apply to --batch: a round is one batch", err=True
             )
+        backend = resolve_backend(given.model)
+        options = given.options(env, rules)
         summary = run_batches(ledger, quest, backend, options=options, reporter=_reporter(as_json))
         code = exit_code(summary)
         if code:
             sys.exit(code)
         return
+    generator = resolve_generator(given.model, quest)
+    stronger = resolve_generator(given.strong, quest) if given.strong else None
+    options = given.options(env, rules)
     if stronger is not None and not (quest.escalate_on | rules):
         click.echo(
             "note: --strong is never used: neither the quest nor --escalate-on names a rule",
             err=True,
         )
     summary = run(
-        ledger, quest, backend, strong=stronger, options=options, reporter=_reporter(as_json)
+        ledger, quest, generator, strong=stronger, options=options, reporter=_reporter(as_json)
     )
     code = exit_code(summary)
     if code:
@@ -226,6 +298,11 @@ class LoopFlags:
     driver: str | None
     timeout: float
     lease: float
+    agent_idle: float
+    agent_timeout: float
+    max_item_tokens: int | None
+    max_item_cost: float | None
+    sandbox: str | None
     no_export: bool
     batch: bool
     round_size: int
@@ -243,12 +320,18 @@ class LoopFlags:
             raise click.UsageError("--escalate-on needs --strong: the model an item escalates to")
         return rules
 
-    def check_batch(self) -> None:
+    def check_batch(self, quest: Quest) -> None:
         """Refuse what a batch round cannot do.
 
         Raises:
-            click.UsageError: ``--strong``: a round is one provider batch, to one model.
+            click.UsageError: ``--strong``: a round is one provider batch, to one model; a
+                quest with a workspace: its items are worked by a coding agent, not a batch.
         """
+        if quest.workspace is not None:
+            raise click.UsageError(
+                "--batch sends text prompts to a provider's batch API; a quest with a "
+                "[workspace] is worked by a coding agent in a worktree per item (drop --batch)"
+            )
         if self.strong is not None:
             raise click.UsageError(
                 "--batch sends each round to one model: --strong (escalation) needs the loop "
@@ -264,6 +347,8 @@ class LoopFlags:
             max_turns=self.max_turns,
             max_tokens=self.max_tokens,
             max_cost=self.max_cost,
+            max_item_tokens=self.max_item_tokens,
+            max_item_cost=self.max_item_cost,
         )
         export = not self.no_export and env.settings.auto_export
         return LoopOptions(
@@ -281,6 +366,10 @@ class LoopFlags:
             results=env.results_path if export else None,
             round_size=self.round_size,
             poll=self.poll,
+            agent_idle=self.agent_idle,
+            agent_timeout=self.agent_timeout,
+            sandbox=self.sandbox,
+            worktrees=worktrees_beside(env) if env.quest.workspace is not None else None,
         )
 
 

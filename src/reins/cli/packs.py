@@ -75,7 +75,9 @@ def new(name: str, target: str | None, as_json: bool) -> None:
     """Copy a pack's folder (quest.toml, gate.md, items) into DIR to make it yours.
 
     The copy is a quest of its own, named after DIR [default: my-NAME], so it never shares a
-    ledger (NAME.reins.db) with the pack it came from.
+    ledger (NAME.reins.db) with the pack it came from. A pack whose items are changes to a git
+    repository (a [workspace], like coding) is copied as one: DIR is a new git repository
+    whose first commit holds the copy, the base every item starts from.
     """
     import shutil
 
@@ -92,6 +94,8 @@ def new(name: str, target: str | None, as_json: bool) -> None:
         source, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
     )
     (dest / QUEST_FILE).write_text(text, encoding="utf-8")
+    if has_workspace(text):
+        first_commit(dest, name)
     if as_json:
         emit_json(NewQuest(name, str(dest), quest))
         return
@@ -99,6 +103,26 @@ def new(name: str, target: str | None, as_json: bool) -> None:
         f"copied pack {name} to {dest} as quest {quest!r} (its own ledger: {quest}.reins.db)"
     )
     click.echo(f"next: reins -q {dest} rules, then reins -q {dest} scan")
+
+
+def has_workspace(text: str) -> bool:
+    """Whether a quest.toml declares a ``[workspace]``."""
+    import tomllib
+
+    return isinstance(tomllib.loads(text).get("workspace"), dict)
+
+
+def first_commit(dest: Path, pack: str) -> None:
+    """Make ``dest`` a git repository whose first commit is the copy (the items' base)."""
+    from reins.workspace.git import git
+
+    folder = str(dest)
+    git(["init", "--quiet"], cwd=folder)
+    git(["add", "--all"], cwd=folder)
+    git(
+        ["commit", "--quiet", "--no-verify", "-m", f"The {pack} pack, as reins new copied it"],
+        cwd=folder,
+    )
 
 
 def own_name(dest: Path, pack: str) -> str:

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from reins.declare.items import ItemSource
 from reins.declare.template import Template
+from reins.declare.workspacedoc import KEYS as WORKSPACE_KEYS
+from reins.declare.workspacedoc import read_workspace
 from reins.errors import DocumentError
 from reins.gate import Context, Fact, Outcome, Verdict, excerpt
 from reins.quest import RETRY_POLICIES, Example, Quest
@@ -31,11 +33,12 @@ JSON_RULE = "reins:json"
 JSON_COACHING = "Answer with the JSON value only: no prose before or after it, no code fence."
 
 KNOWN: dict[str, tuple[str, ...]] = {
-    "": ("name", "description", "extra", "items", "prompt", "judge", "examples"),
+    "": ("name", "description", "extra", "items", "prompt", "judge", "examples", "workspace"),
     "items": ("source", "key", "source_field"),
     "prompt": ("output", "manual", "manual_file", "template", "template_file"),
     "judge": ("gate", "max_tries", "retry", "escalate_on", "version", "allow_proposals"),
     "examples": ("input", "output", "key"),
+    "workspace": WORKSPACE_KEYS,
 }
 _KIND_NAMES = {
     str: "a string",
@@ -230,6 +233,14 @@ class Doc:
         max_tries, retry, escalate = self._judging({r.id for r in gate.rules})
         source = ItemSource.from_doc(self, folder)
         coaching = dict(gate.coaching)
+        workspace = read_workspace(self, folder)
+        if workspace is not None and output != "text":
+            raise self.error(
+                "prompt",
+                "output",
+                'a quest with a [workspace] has output = "text": the '
+                "submission is the agent's final message and its diff",
+            )
         if output == "json":
             coaching.setdefault(JSON_RULE, JSON_COACHING)
         return Quest(
@@ -247,6 +258,7 @@ class Doc:
             retry=retry,
             gate_version=str(self.get("judge", "version", (str, int), "")),
             examples=examples,
+            workspace=workspace,
         )
 
     def _gate(self, folder: Path) -> GateDoc:

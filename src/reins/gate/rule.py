@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from reins.values import JSON, Fact
+from reins.values import JSON, Fact, Worktree
 
 __all__ = ["CatalogEntry", "Check", "Context", "Fact", "Level", "Rule", "rule"]
 
@@ -21,7 +21,12 @@ class Level(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    """What a rule reads: the decoded submission, the item it answers, and its source text."""
+    """What a rule reads: the decoded submission, the item it answers, and its source text.
+
+    ``workspace`` is the item's worktree when the turn's generator was a coding agent working
+    in one (the loop on a quest with a workspace); None under every other driver. A check that
+    runs in it (``command`` with ``workspace = true``) judges the files there.
+    """
 
     key: str
     submission: JSON
@@ -29,6 +34,7 @@ class Context:
     source: str = ""
     raw: str = ""
     grounds: Mapping[str, Any] = field(default_factory=dict)
+    workspace: Worktree | None = None
 
 
 Check = Callable[[Context], "Fact | Iterable[Fact] | None"]

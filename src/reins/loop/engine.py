@@ -18,9 +18,10 @@ import secrets
 import socket
 import time
 from collections.abc import Collection
+from typing import TYPE_CHECKING, cast
 
 from reins.backends.base import Backend
-from reins.errors import LeaseConflict, NotTodo, ReinsError
+from reins.errors import ConfigError, LeaseConflict, NotTodo, ReinsError
 from reins.loop.breakers import sets_aside, tripped
 from reins.loop.events import AsideEvent, Status, StopReason, Summary
 from reins.loop.generate import GenerationError
@@ -30,6 +31,7 @@ from reins.loop.ledger_thread import LedgerThread
 from reins.loop.options import MAX_BACKOFF, LoopOptions
 from reins.loop.progress import NullReporter, Reporter, clock
 from reins.loop.recording import DRIVER, Recorder
+from reins.loop.spend import item_over, item_spent
 from reins.loop.tally import Tally, budget_message, move_to_locked, turn_event
 from reins.quest import Quest
 from reins.store.codec import now_iso
@@ -39,8 +41,15 @@ from reins.store.protocol import Store
 from reins.turn.compose import compose
 from reins.turn.escalate import choose
 from reins.turn.record import Recorded
-from reins.values import Prompt
+from reins.values import Completion, Prompt
 
+if TYPE_CHECKING:
+    from reins.coders.protocol import Agent
+    from reins.loop.workshop import AgentTurn, Workshop
+
+NEEDS_WORKSPACE = "it works in a git worktree, so it needs a quest with a [workspace]"
+# The run's caps an agent can be killed at, and the stop each one is.
+RUN_CAPS = {"run-tokens": StopReason.MAX_TOKENS, "run-cost": StopReason.MAX_COST}
 # A slot with nothing free looks again this often while other loops hold the last items.
 POLL = 0.2
 # While waiting for others' leases, say so this often (seconds).
@@ -54,9 +63,9 @@ class Engine:
         self,
         store: Store,
         quest: Quest,
-        backend: Backend,
+        backend: Backend | Agent,
         *,
-        strong: Backend | None = None,
+        strong: Backend | Agent | None = None,
         options: LoopOptions | None = None,
         reporter: Reporter | None = None,
     ) -> None:
@@ -88,6 +97,18 @@ class Engine:
         self.stats: Stats | None = None
         self._started = time.monotonic()
         self._waiting_since_note = float("-inf")
+        self.workshop = self._workshop(backend, strong)
+
+    def _workshop(self, *generators: Backend | Agent | None) -> Workshop | None:
+        """The worktrees and agents of a quest with a workspace (None for a text quest)."""
+        if self.quest.workspace is None:
+            for g in generators:
+                if g is not None and not hasattr(g, "complete"):
+                    raise ConfigError(f"{g.name!r} is a coding agent: {NEEDS_WORKSPACE}")
+            return None
+        from reins.loop.workshop import Workshop
+
+        return Workshop(self.quest, self.options, generators, self.tally)
 
     # -- stopping --------------------------------------------------------------------------
 
@@ -102,6 +123,8 @@ class Engine:
                 self.signal = signal
         if reason.hard:
             self.inflight.drop()
+            if self.workshop is not None:
+                self.workshop.stop(f"the run stopped ({self.reason.value})")
 
     def fail(self, exc: Exception) -> None:
         """Stop the run on a failure (a quest that cannot render, a ledger that fails): loudly.
@@ -121,10 +144,18 @@ class Engine:
         self.inflight.open()
         self._started = time.monotonic()
         # Gates may be slow (ground checks fetch pages): judge off the event loop.
-        self.recorder.start(workers=min(4, self.options.concurrency))
+        # An agent's gate runs its tests: as many at once as there are worktrees.
+        coding = self.quest.workspace is not None
+        self.recorder.start(
+            workers=self.options.concurrency if coding else min(4, self.options.concurrency)
+        )
         keeper: asyncio.Task[None] | None = None
         try:
             self.stats = await self.db(self.store.stats)
+            if self.workshop is not None:
+                notes = await self.db(self.workshop.open, self.store)
+                for note in notes:
+                    self.reporter.note(note)
             self.reporter.start(self.status())
             if self.rules and self.strong is None:
                 self.reporter.note(
@@ -243,12 +274,24 @@ class Engine:
                 return
             if item.state.terminal or item.lease_owner != owner:
                 return  # another driver locked or took it
-            recorded = await self._turn(owner, item, log)
-            if recorded is None:
+            over = item_over(self.options.budget, item_spent(log))
+            if over is not None:  # a cap is the operator's: set aside, never locked
+                await self._put_aside(owner, item, 0, over)
                 return
+            turned = await self._turn(owner, item, log)
+            if turned is None:
+                return
+            recorded, budget = turned
             item, log = recorded.item, [*log, recorded.attempt]
             if recorded.attempt.judged:
                 failures = generation_failures = 0
+                continue
+            if budget is not None:  # killed at a cap: the run stops, or the item is set aside
+                if budget in RUN_CAPS:
+                    reason = RUN_CAPS[budget]
+                    said = budget_message(self.options.budget, reason, killed=True)
+                    self.stop(reason, said)
+                    return
                 continue
             # A generation or judge error: no try used. A breaker may trip, the item may be
             # set aside; else back off.
@@ -256,7 +299,9 @@ class Engine:
                 return
             if recorded.attempt.kind is AttemptKind.GENERATION_ERROR:
                 generation_failures += 1
-                if await self._set_aside(owner, recorded, generation_failures):
+                if sets_aside(self.options, generation_failures):
+                    error = recorded.attempt.error
+                    await self._put_aside(owner, recorded.item, generation_failures, error)
                     return
             else:
                 generation_failures = 0  # the generator answered; the judge failed
@@ -265,31 +310,42 @@ class Engine:
             if not await self._sleep(pause):
                 return
 
-    async def _turn(self, owner: str, item: Item, log: list[Attempt]) -> Recorded | None:
-        """One turn of a leased item, recorded and counted. None when a hard stop dropped its
-        generation (not recorded, so not a turn) or the item moved under us."""
+    async def _turn(
+        self, owner: str, item: Item, log: list[Attempt]
+    ) -> tuple[Recorded, str | None] | None:
+        """One turn of a leased item, recorded and counted, and the cap that killed its agent
+        (if one did). None when a hard stop dropped its generation (not recorded, so not a
+        turn) or the item moved under us."""
         backend, cause = choose(log, self.rules, self.backend, self.strong)
         prompt = compose(self.quest, item, log, policy=self.policy)
         started_at = now_iso()
         self.tally.turns_started += 1
         self.tally.in_flight += 1
         try:
-            result = await self.inflight.generate(backend, prompt, timeout=self.options.timeout)
+            if self.workshop is not None:  # a coding agent, in the item's worktree
+                result: Completion | GenerationError | AgentTurn | None = None
+                if not self.inflight.hard_stopped:
+                    result = await self.workshop.turn(item, log, cast("Agent", backend), prompt)
+            else:
+                generator = cast(Backend, backend)
+                result = await self.inflight.generate(
+                    generator, prompt, timeout=self.options.timeout
+                )
         finally:
             self.tally.in_flight -= 1
         if result is None:
             self.tally.turns_started -= 1
             return None
-        origin = self.recorder.origin(prompt, backend, result, started_at, cause)
         try:
-            if isinstance(result, GenerationError):
-                recorded = await self.recorder.failed(owner, item, result, origin)
-            else:
-                recorded = await self.recorder.judged(owner, item, result, origin)
+            recorded = await self.recorder.turn(
+                owner, item, result, prompt, backend, started_at, cause
+            )
         except (LeaseConflict, NotTodo):
             return None  # the item moved under us (a lease lost while stalled): leave it
-        self._count(recorded, prompt, backend, cause)
-        return recorded
+        if self.workshop is not None and recorded.item.state.terminal:
+            await asyncio.to_thread(self.workshop.locked, recorded.item)
+        self._count(recorded, prompt, backend.name, cause)
+        return recorded, getattr(result, "budget", None)
 
     def _tripped(self, recorded: Recorded) -> bool:
         """Stop the run if this error trips a breaker (see :mod:`reins.loop.breakers`)."""
@@ -298,29 +354,20 @@ class Engine:
             self.stop(*trip)
         return trip is not None
 
-    async def _set_aside(self, owner: str, recorded: Recorded, errors: int) -> bool:
-        """Set the item aside after ``errors`` generation errors in a row on it, if that is
-        the option's count: give its lease back and lease it no more this run. True if so."""
-        if not sets_aside(self.options, errors):
-            return False
-        item = recorded.item
+    async def _put_aside(self, owner: str, item: Item, errors: int, error: str | None) -> None:
+        """Set ``item`` aside for the run, after ``errors`` generation errors in a row (or 0:
+        its own budget is spent): give its lease back and lease it no more this run."""
         self.set_aside.append(item.key)
         await self.db(self.store.release, item.key, owner)
-        event = AsideEvent(
-            item.key, errors, recorded.attempt.error, item.tries, self.quest.max_tries
-        )
-        self.reporter.aside(event)
-        return True
+        self.reporter.aside(AsideEvent(item.key, errors, error, item.tries, self.quest.max_tries))
 
-    def _count(
-        self, recorded: Recorded, prompt: Prompt, backend: Backend, cause: str | None
-    ) -> None:
+    def _count(self, recorded: Recorded, prompt: Prompt, backend: str, cause: str | None) -> None:
         self.tally.count(recorded, cause)
         move_to_locked(self.stats, recorded.item.state)
         event = turn_event(
             recorded,
             max_tries=self.quest.max_tries,
-            backend=backend.name,
+            backend=backend,
             seed=prompt.seed,
             escalated_by=cause,
         )

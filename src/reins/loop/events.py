@@ -67,7 +67,8 @@ class TurnEvent:
 @dataclass(frozen=True, slots=True)
 class AsideEvent:
     """An item set aside for the rest of the run: its generation failed ``errors`` times in a
-    row (the last with ``error``). It stays TODO with ``tries`` unchanged."""
+    row (the last with ``error``), or, with ``errors`` 0, its own budget is spent (``error``
+    says which). It stays TODO with ``tries`` unchanged."""
 
     key: str
     errors: int

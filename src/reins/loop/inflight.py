@@ -27,6 +27,11 @@ class InFlight:
     def open(self) -> None:
         self._hard = asyncio.get_running_loop().create_future()
 
+    @property
+    def hard_stopped(self) -> bool:
+        """Whether a hard stop came (no new call may start)."""
+        return self._hard is not None and self._hard.done()
+
     def drop(self) -> None:
         """The hard stop: cancel every call in flight, and every wait (once open)."""
         if self._hard is not None and not self._hard.done():

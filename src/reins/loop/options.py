@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from reins.errors import ConfigError
 from reins.quest import RETRY_POLICIES
 from reins.turn.drivers import DRIVERS
+from reins.workspace.spec import SANDBOX
 
 DEFAULT_BREAKER = 5
 DEFAULT_JUDGE_BREAKER = 3
@@ -20,6 +21,8 @@ MAX_BACKOFF = 30.0
 DEFAULT_ROUND = 1000
 DEFAULT_POLL = 5.0
 MAX_POLL = 60.0
+DEFAULT_AGENT_IDLE = 600.0
+DEFAULT_AGENT_TIMEOUT = 1800.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,20 +32,30 @@ class Budget:
 
     ``max_items`` counts the items this run takes up, ``max_turns`` the turns it records
     (generation errors included: each is a turn).
+
+    A coding agent is held to ``max_tokens`` and ``max_cost`` as it runs: the agents in flight
+    are killed once the run's spending reaches a cap, so the overshoot is at most what they
+    spend between two usage events. ``max_item_tokens`` and ``max_item_cost`` cap each item
+    over every turn of its log (every run's): an agent that reaches one is killed, and an item
+    that reached one is set aside (TODO, tries unchanged) before anything more is spent on it.
     """
 
     max_items: int | None = None
     max_turns: int | None = None
     max_tokens: int | None = None
     max_cost: float | None = None
+    max_item_tokens: int | None = None
+    max_item_cost: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("max_items", "max_turns", "max_tokens"):
+        for name in ("max_items", "max_turns", "max_tokens", "max_item_tokens"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ConfigError(f"{name} must be a whole number ≥ 1, not {value!r}")
-        if self.max_cost is not None and not (self.max_cost > 0 and math.isfinite(self.max_cost)):
-            raise ConfigError(f"max_cost must be a positive number, not {self.max_cost!r}")
+        for name in ("max_cost", "max_item_cost"):
+            value = getattr(self, name)
+            if value is not None and not (value > 0 and math.isfinite(value)):
+                raise ConfigError(f"{name} must be a positive number, not {value!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +92,11 @@ class LoopOptions:
         round_size: batch rounds only: items one round takes, sent as one provider batch.
         poll: batch rounds only: seconds before the first poll of a batch; each wait is half
             as long again as the last, up to a minute.
+        agent_idle: a coding agent that prints nothing for this many seconds is killed.
+        agent_timeout: a coding agent's run that takes longer than this is killed.
+        sandbox: how coding agents are confined (``none``, ``bwrap``); None: the quest's.
+        worktrees: the folder of the items' worktrees when the quest's workspace names none
+            (None: ``.reins-worktrees/<quest>`` beside the repository).
     """
 
     concurrency: int = 1
@@ -98,6 +116,10 @@ class LoopOptions:
     export_every: float = 1.0
     round_size: int = DEFAULT_ROUND
     poll: float = DEFAULT_POLL
+    agent_idle: float = DEFAULT_AGENT_IDLE
+    agent_timeout: float = DEFAULT_AGENT_TIMEOUT
+    sandbox: str | None = None
+    worktrees: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.concurrency, int) or self.concurrency < 1:
@@ -114,7 +136,7 @@ class LoopOptions:
             raise ConfigError(f"a driver name is one word without @ or #, not {self.driver!r}")
         if not isinstance(self.round_size, int) or self.round_size < 1:
             raise ConfigError(f"round_size must be a whole number ≥ 1, not {self.round_size!r}")
-        for name in ("timeout", "lease_ttl", "export_every", "poll"):
+        for name in ("timeout", "lease_ttl", "export_every", "poll", "agent_idle", "agent_timeout"):
             value = getattr(self, name)
             if not (value > 0 and math.isfinite(value)):
                 raise ConfigError(f"{name} must be a positive number of seconds, not {value!r}")
@@ -122,6 +144,8 @@ class LoopOptions:
             raise ConfigError("heartbeat must be positive and shorter than lease_ttl")
         if not self.error_backoff >= 0:
             raise ConfigError("error_backoff must be zero or more seconds")
+        if self.sandbox is not None and self.sandbox not in SANDBOX:
+            raise ConfigError(f"sandbox must be one of {', '.join(SANDBOX)}, not {self.sandbox!r}")
         object.__setattr__(self, "escalate_on", frozenset(self.escalate_on))
 
     @property

@@ -219,6 +219,11 @@ def batch_line(e: BatchEvent) -> str:
 
 def aside_text(e: AsideEvent) -> str:
     """Why an item was set aside, and what became of it."""
+    if e.errors == 0:  # not errors: the item's own budget is spent
+        return (
+            f"set aside {e.key!r} for the rest of this run: {e.error}. It stays TODO, tries "
+            f"{e.tries}/{e.max_tries}; the other items go on"
+        )
     errors = f"{e.errors} generation error{'' if e.errors == 1 else 's'}"
     return (
         f"set aside {e.key!r} for the rest of this run: {errors} in a row (the last: "

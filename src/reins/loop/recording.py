@@ -9,8 +9,10 @@ ledger thread, claimed for the lease the slot holds.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, cast
 
 from reins.backends.base import Backend
 from reins.loop.generate import GenerationError, usage_of
@@ -23,6 +25,10 @@ from reins.turn.failures import GenerationFailure, Result
 from reins.turn.judge import judge
 from reins.turn.record import Origin, Recorded, record
 from reins.values import Completion, Prompt
+
+if TYPE_CHECKING:
+    from reins.coders.protocol import Agent
+    from reins.loop.workshop import AgentTurn
 
 DRIVER = DRIVERS["loop"]
 # A gate slower than this (seconds) is judged on its own threads, not the ledger thread.
@@ -68,6 +74,63 @@ class Recorder:
             notes=DRIVER.notes(seed=prompt.seed, escalated_by=cause, model=model),
             gate_digest=self.quest.gate_digest,
         )
+
+    async def turn(
+        self,
+        owner: str,
+        item: Item,
+        result: Completion | GenerationError | AgentTurn,
+        prompt: Prompt,
+        generator: Backend | Agent,
+        started_at: str,
+        cause: str | None,
+    ) -> Recorded:
+        """Judge (unless it failed) and record one turn's result, however it was generated."""
+        if not isinstance(result, Completion | GenerationError):
+            return await self.agent(owner, item, result, prompt, started_at, cause)
+        backend = cast(Backend, generator)
+        origin = self.origin(prompt, backend, result, started_at, cause)
+        if isinstance(result, GenerationError):
+            return await self.failed(owner, item, result, origin)
+        return await self.judged(owner, item, result, origin)
+
+    async def agent(
+        self,
+        owner: str,
+        item: Item,
+        made: AgentTurn,
+        prompt: Prompt,
+        started_at: str,
+        cause: str | None,
+    ) -> Recorded:
+        """Record a coding agent's turn: judged in its worktree, or its generation error.
+
+        The attempt notes the item's branch, the commit of this turn's work and the base;
+        its usage is what the agent's stream reported (a killed agent's too)."""
+        notes = DRIVER.notes(seed=prompt.seed, escalated_by=cause, model=made.model)
+        if made.tree is not None:
+            notes = dataclasses.replace(
+                notes, branch=made.tree.branch, commit=made.commit, base=made.tree.base
+            )
+        origin = Origin(
+            policy=self.policy,
+            prompt_digest=prompt.digest(),
+            usage=made.usage,
+            started_at=started_at,
+            notes=notes,
+            gate_digest=self.quest.gate_digest,
+        )
+        if made.submission is None:
+            failure = GenerationFailure(made.error or "the agent made nothing")
+            return await self.db(self._record, owner, item, failure, origin)
+        assert made.tree is not None
+        tree, text = made.tree, made.submission
+        assert self._judges is not None
+        # An agent's gate runs its tests: never on the ledger thread.
+        verdict, raw = await asyncio.get_running_loop().run_in_executor(
+            self._judges, lambda: judge(self.quest, item, text, workspace=tree)
+        )
+        return await self.db(self._record, owner, item, verdict, origin, raw)
 
     async def failed(
         self, owner: str, item: Item, error: GenerationError, origin: Origin

@@ -19,6 +19,7 @@ from reins.quest import Quest
 from reins.store.protocol import Store
 
 if TYPE_CHECKING:
+    from reins.coders.protocol import Agent
     from reins.store.jobs import BatchJob
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -30,15 +31,18 @@ REPEAT_WINDOW = 1.0
 async def drive(
     store: Store,
     quest: Quest,
-    backend: Backend,
+    backend: Backend | Agent,
     *,
-    strong: Backend | None = None,
+    strong: Backend | Agent | None = None,
     options: LoopOptions | None = None,
     reporter: Reporter | None = None,
     stop: asyncio.Event | None = None,
     handle_signals: bool = False,
 ) -> Summary:
     """Run the loop over ``store`` until nothing is left, a cap, the breaker, or a stop.
+
+    ``backend`` is a text backend, or for a quest with a workspace a coding agent
+    (:class:`reins.coders.protocol.Agent`), run in a git worktree per item.
 
     While it runs, the loop owns ``store``: every call goes through its ledger thread, so do
     not use the same store object elsewhere meanwhile (open another one).
@@ -128,9 +132,9 @@ class _Signals:
 def run(
     store: Store,
     quest: Quest,
-    backend: Backend,
+    backend: Backend | Agent,
     *,
-    strong: Backend | None = None,
+    strong: Backend | Agent | None = None,
     options: LoopOptions | None = None,
     reporter: Reporter | None = None,
     handle_signals: bool = True,

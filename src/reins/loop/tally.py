@@ -148,12 +148,18 @@ class Tally:
         )
 
 
-def budget_message(budget: Budget, reason: StopReason) -> str:
+def budget_message(budget: Budget, reason: StopReason, *, killed: bool = False) -> str:
+    """Why the run stopped at a cap; ``killed``: its coding agents were killed at it."""
     cap = {
         StopReason.MAX_TURNS: f"{budget.max_turns} turn(s)",
         StopReason.MAX_TOKENS: f"{budget.max_tokens} token(s)",
         StopReason.MAX_COST: f"a cost of {budget.max_cost}",
     }[reason]
+    if killed:
+        return (
+            f"the budget of {cap} is spent; the agents in flight were killed at it and their "
+            "turns recorded as generation errors"
+        )
     return f"the budget of {cap} is spent; turns in flight were finished and recorded"
 
 

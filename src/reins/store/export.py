@@ -25,9 +25,14 @@ BATCH_SIZE = 1_000
 
 
 def record_of(entry: ExportEntry) -> dict[str, Any]:
-    """The JSONL record of a terminal item (the shape is documented in the README)."""
+    """The JSONL record of a terminal item (the shape is documented in the README).
+
+    An item a coding agent worked in a workspace also has ``workspace``: the branch that holds
+    its change, the commit on it, the base commit and the patch from the base (as the
+    submission shows it: bounded; the branch holds all of it).
+    """
     item, attempt = entry.item, entry.attempt
-    return {
+    record = {
         "key": item.key,
         "state": item.state.value,
         "tries": item.tries,
@@ -43,6 +48,17 @@ def record_of(entry: ExportEntry) -> dict[str, Any]:
         "locked_at": item.locked_at,
         "payload": item.payload,
     }
+    notes = attempt.notes if attempt else None
+    if notes is not None and notes.branch:
+        from reins.workspace.submission import patch_of
+
+        record["workspace"] = {
+            "branch": notes.branch,
+            "commit": notes.commit,
+            "base": notes.base,
+            "patch": patch_of(attempt.submission if attempt else None),
+        }
+    return record
 
 
 def export(store: Store, out: str | os.PathLike[str]) -> int:

@@ -109,7 +109,9 @@ class Notes:
 
     ``via`` is the driver table's row; ``nonce`` makes a retried record idempotent (a record
     whose commit was lost with the connection is found again, not written twice); ``batch``
-    names the provider batch a batch round sent the turn in.
+    names the provider batch a batch round sent the turn in. A coding
+    agent's turn notes its workspace: the item's ``branch``, the ``commit`` on it that holds
+    the turn's work and the ``base`` commit its diff is taken from.
     """
 
     via: str = "manual"
@@ -119,6 +121,9 @@ class Notes:
     line: int | None = None
     nonce: str | None = None
     batch: str | None = None  # the provider's batch id, for a turn answered through a batch
+    branch: str | None = None
+    commit: str | None = None
+    base: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

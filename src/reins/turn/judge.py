@@ -6,11 +6,14 @@ The judge's own failures — a ``prepare``, rule, ground or AI check that raises
 
 from __future__ import annotations
 
+import dataclasses
+
 from reins.errors import JudgeError, cause_of
 from reins.gate import Context, Fact, Outcome, Verdict, excerpt
 from reins.quest import Quest
 from reins.store.model import Item
 from reins.turn.failures import JudgeFailure
+from reins.values import Worktree
 
 DEFAULT_LIMIT = 1024 * 1024
 
@@ -45,9 +48,17 @@ def decode(raw: bytes | str, *, limit: int = DEFAULT_LIMIT) -> tuple[str, Verdic
 
 
 def judge(
-    quest: Quest, item: Item, raw: bytes | str, *, limit: int = DEFAULT_LIMIT
+    quest: Quest,
+    item: Item,
+    raw: bytes | str,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    workspace: Worktree | None = None,
 ) -> tuple[Verdict | JudgeFailure, str]:
     """Judge one submission for ``item``. Deterministic; never raises for a bad submission.
+
+    ``workspace``: the item's worktree, where a coding agent made the submission; the gate's
+    context carries it, so a check can run the tests there.
 
     Returns:
         The verdict, or the judge's own failure (a ``prepare``, rule, ground or AI check that
@@ -71,6 +82,8 @@ def judge(
     if not isinstance(prepared, Context):
         cause = f"returned {excerpt(repr(prepared), 80)}, not a Context or a Verdict"
         return JudgeFailure(PREPARE_RULE, cause), text
+    if workspace is not None:
+        prepared = dataclasses.replace(prepared, workspace=workspace)
     try:
         verdict = quest.judge.evaluate(prepared)
     except JudgeError as exc:

@@ -162,7 +162,8 @@ def record(
     n, o = origin.notes, origin
     notes = Notes(
         via=n.via, seed=n.seed, escalated_by=n.escalated_by, model=n.model, line=n.line,
-        nonce=os.urandom(8).hex(), batch=n.batch,
+        nonce=os.urandom(8).hex(), batch=n.batch, branch=n.branch, commit=n.commit,
+        base=n.base,
     )  # fmt: skip
     origin = Origin(
         policy=o.policy, prompt_digest=o.prompt_digest, usage=o.usage, started_at=o.started_at,

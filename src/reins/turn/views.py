@@ -60,6 +60,10 @@ def log_text(item: Item, attempts: Sequence[Attempt], *, full: bool = False) -> 
             out.append(f"  error: {a.error}")
         if a.note:
             out.append(f"  note: {a.note}")
+        n = a.notes
+        if n.branch:  # a coding agent's turn: where its work is
+            commit = f" at {n.commit[:12]}" if n.commit else ""
+            out.append(f"  workspace: branch {n.branch}{commit} (base {(n.base or '')[:12]})")
         if a.root_cause:
             out.append(f"  root cause: {a.root_cause}")
         for f in a.facts:

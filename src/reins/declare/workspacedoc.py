@@ -1,0 +1,49 @@
+"""quest.toml's ``[workspace]`` table → a :class:`~reins.workspace.spec.Workspace`.
+
+Each value is checked where it is written: a bad one is a DocumentError at its line. Folders
+(``repo``, ``worktrees``) are relative to the quest folder, and made absolute here, so the quest
+means the same repository from whatever folder a command runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from pathlib import Path
+from typing import Any, Protocol
+
+from reins.errors import DocumentError
+from reins.workspace.spec import Workspace, WorkspaceValueError, check_field
+
+TABLE = "workspace"
+KEYS = tuple(f.name for f in fields(Workspace))
+
+
+class Doc(Protocol):
+    """What the table is read from (:class:`reins.declare.questdoc.Doc` is one)."""
+
+    data: dict[str, Any]
+
+    def get(self, table: str, key: str, kind: type, default: Any) -> Any: ...
+
+    def error(self, table: str, key: str, message: str) -> DocumentError: ...
+
+
+def read_workspace(doc: Doc, folder: Path) -> Workspace | None:
+    """The quest's workspace, or None when quest.toml has no ``[workspace]`` table."""
+    if TABLE not in doc.data:
+        return None
+    values: dict[str, Any] = {}
+    for key in KEYS:
+        value = doc.get(TABLE, key, str, None)
+        if value is None:
+            continue
+        try:
+            check_field(key, value)
+        except WorkspaceValueError as exc:
+            raise doc.error(TABLE, key, f"{key}: {exc.message}") from None
+        values[key] = value
+    for key in ("repo", "worktrees"):
+        if key in values:
+            values[key] = str((folder / values[key]).resolve())
+    values.setdefault("repo", str(folder))
+    return Workspace(**values)

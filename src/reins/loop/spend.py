@@ -1,0 +1,29 @@
+"""What an item has cost over its whole log, and whether that reached the item's own caps.
+
+The item's caps (``--max-item-tokens``, ``--max-item-cost``) count every turn of its log, so a
+restarted run, or the next one, knows what the item cost before it spends more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reins.coders.protocol import Spent
+from reins.loop.options import Budget
+from reins.store.model import Attempt
+
+
+def item_spent(log: Sequence[Attempt]) -> Spent:
+    """What every turn of an item's log cost."""
+    tokens_in = sum(a.usage.input_tokens or 0 for a in log)
+    tokens_out = sum(a.usage.output_tokens or 0 for a in log)
+    return Spent(tokens_in, tokens_out, sum(a.usage.cost or 0.0 for a in log))
+
+
+def item_over(budget: Budget, spent: Spent) -> str | None:
+    """The item's cap that ``spent`` reached, said for a person, or None."""
+    if budget.max_item_tokens is not None and spent.tokens >= budget.max_item_tokens:
+        return f"the item's budget of {budget.max_item_tokens} tokens is spent (--max-item-tokens)"
+    if budget.max_item_cost is not None and (spent.cost or 0.0) >= budget.max_item_cost:
+        return f"the item's budget of a cost of {budget.max_item_cost:g} is spent (--max-item-cost)"
+    return None
