@@ -7,8 +7,9 @@ STAMP  := $(VENV)/.installed
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
 NODE_STAMP := node_modules/.installed
+AIDER_VENV := .venv-aider
 
-.PHONY: demo test lint typecheck unit bench fuzz clean
+.PHONY: demo test lint typecheck unit bench fuzz clean aider
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +33,15 @@ $(NODE_STAMP): package.json package-lock.json
 	else \
 	  echo "make: npm not found: the tests of the real agent CLIs will be skipped"; \
 	fi
+
+# aider (PyPI aider-chat, pinned) for tests/test_agents_aider.py, in a virtual environment of
+# its own: it pins its ~100 dependencies exactly (~1 minute, ~700 MB). `make test` does not
+# build it (the tests skip without it); CI does (.ci/run), and there they fail without it.
+$(AIDER_VENV)/bin/aider:
+	$(PYTHON) -m venv $(AIDER_VENV)
+	$(AIDER_VENV)/bin/python -m pip install --quiet 'aider-chat==0.86.2'
+
+aider: $(AIDER_VENV)/bin/aider
 
 demo: $(STAMP)
 	@bash examples/demo.sh
@@ -57,4 +67,4 @@ fuzz: $(STAMP)
 	REINS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -q -p no:cacheprovider tests/test_hostile.py
 
 clean:
-	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache build dist
+	rm -rf $(VENV) $(AIDER_VENV) node_modules .pytest_cache .mypy_cache .ruff_cache build dist

@@ -17,7 +17,7 @@ import pytest
 from tests.kit.modelserver import Ask, Call, Reply, Tokens
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex"}
+PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "aider": "aider-chat"}
 
 # The right body of each function of the coding pack (textkit/__init__.py).
 RIGHT = {
@@ -32,14 +32,20 @@ TOKENS = Tokens(input=1000, output=50, cache_read=200, cache_write=100)
 
 
 def need(name: str) -> str:
-    """The path of the CLI ``name`` (claude, codex) in the repository's node_modules."""
-    path = ROOT / "node_modules" / ".bin" / name
+    """The path of the CLI ``name`` (claude, codex in the repository's node_modules; aider in
+    its own virtual environment, ``.venv-aider``)."""
+    if name == "aider":
+        path = ROOT / ".venv-aider" / "bin" / "aider"
+        how = "run `make aider` (pip install aider-chat==0.86.2 into .venv-aider, ~1 minute)"
+    else:
+        path = ROOT / "node_modules" / ".bin" / name
+        how = (
+            "run `npm ci` in the repository (needs Node and npm; `make test` does it when they "
+            "are there)"
+        )
     if path.exists() and os.access(path, os.X_OK):
         return str(path)
-    why = (
-        f"{PACKAGES[name]} is not installed in {ROOT / 'node_modules'}: run `npm ci` in the "
-        "repository (needs Node and npm; `make test` does it when they are there)"
-    )
+    why = f"{PACKAGES[name]} is not installed at {path}: {how}"
     if os.environ.get("CI"):
         pytest.fail(why)
     pytest.skip(why)
@@ -66,11 +72,16 @@ def pack_model(ask: Ask) -> Reply:
     """Works an item of the coding pack: wrongly at first, rightly once the facts are in.
 
     To Claude Code: Read the file, Edit the function, then say what it did. To Codex: one
-    shell command (``exec_command``) that rewrites the function, then say what it did.
+    shell command (``exec_command``) that rewrites the function, then say what it did. To
+    aider: what it did, and a SEARCH/REPLACE block of the function.
     """
     name, facts = task(ask)
     body = RIGHT[name] if facts else WRONG
     said = Reply(text=("Fixed" if facts else "Wrote") + f" textkit.{name}.", tokens=TOKENS)
+    if ask.api == "chat":  # aider: a SEARCH/REPLACE block on the file it was given
+        old, new = edited(ask.user, name, body)
+        block = f"textkit/__init__.py\n```python\n<<<<<<< SEARCH\n{old}\n=======\n{new}\n"
+        return Reply(text=f"{said.text}\n\n{block}>>>>>>> REPLACE\n```\n", tokens=TOKENS)
     assert ask.cwd is not None, "the CLI named no working folder"
     path = os.path.join(ask.cwd, "textkit", "__init__.py")
     tags = [r.tag for r in ask.results]

@@ -158,9 +158,10 @@ def chat_completion(server: Ids, model: str, reply: Reply) -> dict[str, Any]:
             }
         ],
         "usage": {
-            "prompt_tokens": t.input,
+            "prompt_tokens": t.input + t.cache_read + t.cache_write,
             "completion_tokens": t.output,
-            "total_tokens": t.input + t.output,
+            "total_tokens": t.input + t.cache_read + t.cache_write + t.output,
+            "prompt_tokens_details": {"cached_tokens": t.cache_read},
         },
     }
 
