@@ -11,7 +11,7 @@ import pytest
 from reins.coders.aider import AiderAgent
 from reins.coders.claude import ClaudeCodeAgent
 from reins.coders.codex import CodexAgent
-from reins.coders.protocol import Session
+from reins.coders.protocol import Agent, Session
 from reins.errors import Exit
 from reins.values import Prompt
 from tests.codingkit import FILE_HOLDS_KEY, cli, quest_repo
@@ -83,9 +83,10 @@ def test_the_prompt_and_the_key_stay_out_of_argv_and_out_of_the_config(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret-a")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-o")
     session = Session(Prompt("MANUAL", "TASK TEXT"), str(tmp_path), str(tmp_path / "home"))
-    agents = [
+    codex = CodexAgent("gpt-5.5", {"bin": "/bin/true", "base_url": "http://127.0.0.1:9/v1"})
+    agents: list[Agent] = [
         ClaudeCodeAgent("default", {"bin": "/bin/true", "base_url": "http://127.0.0.1:9"}),
-        CodexAgent("gpt-5.5", {"bin": "/bin/true", "base_url": "http://127.0.0.1:9/v1"}),
+        codex,
         AiderAgent("openai/x", {"bin": "/bin/true", "price_in": "1"}),
     ]
     for agent in agents:
@@ -94,6 +95,6 @@ def test_the_prompt_and_the_key_stay_out_of_argv_and_out_of_the_config(
         assert "TASK" not in written and "MANUAL" not in written and "sk-secret" not in written
         assert launch.stdin == "MANUAL\n\nTASK TEXT"
         assert {"OPENAI_API_KEY", "ANTHROPIC_API_KEY"} & set(launch.pass_env)
-    config = agents[1].launch(session).files[".codex/config.toml"]
+    config = codex.launch(session).files[".codex/config.toml"]
     assert 'base_url = "http://127.0.0.1:9/v1"' in config
     assert 'env_key = "OPENAI_API_KEY"' in config and 'wire_api = "responses"' in config
