@@ -7,7 +7,8 @@ budget enforced by a kill."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -40,11 +41,6 @@ def claude() -> str:
 
 def spec(server: ModelServer, program: str, extra: str = "") -> str:
     return f"claude-code:default?base_url={server.url}&bin={program}&retries=0{extra}"
-
-
-def serve(script: object) -> Iterator[ModelServer]:
-    with ModelServer(script) as server:  # type: ignore[arg-type]
-        yield server
 
 
 def test_fail_then_facts_then_pass_through_claude_code_on_the_coding_pack(
@@ -83,6 +79,33 @@ def test_fail_then_facts_then_pass_through_claude_code_on_the_coding_pack(
     # The key is nowhere in the ledger, nor in what the loop printed.
     assert KEY.encode() not in (here / "play.reins.db").read_bytes()
     assert KEY not in out.output + out.stderr
+
+
+def write_key(ask: Ask) -> Reply:
+    """Writes k.txt with the Write tool, then says so."""
+    if ask.results:
+        return Reply(text="wrote k.txt")
+    assert ask.cwd is not None
+    return Reply(calls=(Call("Write", {"file_path": f"{ask.cwd}/k.txt", "content": "k\n"}),))
+
+
+@pytest.mark.parametrize(("permissions", "sandbox"), [("edits", "none"), ("bypass", "bwrap")])
+def test_claude_code_works_with_edits_allowed_only_and_under_bubblewrap(
+    here: Path, claude: str, permissions: str, sandbox: str
+) -> None:
+    if sandbox == "bwrap" and shutil.which("bwrap") is None and not os.environ.get("CI"):
+        pytest.skip("bubblewrap (bwrap) is not installed")
+    quest_repo(here / "q", ["k"], FILE_HOLDS_KEY)
+    assert cli("-q", "q", "scan").exit_code == 0
+    with ModelServer(write_key) as server:
+        model = spec(server, claude, f"&permissions={permissions}")
+        out = cli("-q", "q", "loop", "--model", model, "--sandbox", sandbox)
+    assert out.exit_code == 0, out.output + out.stderr
+    with SQLiteStore.open(here / "q.reins.db") as led:
+        item, log = led.snapshot("k")
+    assert item.state is State.PASS and log[-1].submission
+    assert log[-1].submission.startswith("wrote k.txt")
+    assert git(here / "q", "show", "reins/k:k.txt") == "k\n"
 
 
 def test_an_api_error_is_a_generation_error_quoting_the_cli(here: Path, claude: str) -> None:
