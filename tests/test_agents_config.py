@@ -4,6 +4,7 @@ prompt and the key out of the argument list and out of the files they write."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,13 @@ def test_the_prompt_and_the_key_stay_out_of_argv_and_out_of_the_config(
     config = codex.launch(session).files[".codex/config.toml"]
     assert 'base_url = "http://127.0.0.1:9/v1"' in config
     assert 'env_key = "OPENAI_API_KEY"' in config and 'wire_api = "responses"' in config
+
+
+def test_reins_backends_says_when_an_agent_s_program_is_not_found(here: Path) -> None:
+    out = cli("backends", "--agents", "codex", "cmd")
+    assert "codex  (reins.coders.codex:CodexAgent)" in out.stdout
+    assert "  program: not found on PATH nor in a node_modules/.bin" in out.stdout
+    rows = {r["name"]: r for r in json.loads(cli("backends", "--agents", "--json").stdout)}
+    assert (rows["codex"]["found"], rows["codex"]["program"]) == (False, None)
+    assert rows["cmd"]["found"] is None  # runs the program its spec names
+    assert {"claude-code", "codex", "aider"} <= set(rows)
