@@ -132,7 +132,7 @@ def test_a_stalled_server_is_killed_by_the_idle_watchdog_leaving_no_process(
     assert cli("-q", "q", "scan").exit_code == 0
     with ModelServer(lambda ask: Reply(text="never sent", stall=120)) as server:
         out = cli(
-            "-q", "q", "loop", "--model", spec(server, claude), "--agent-idle", "3",
+            "-q", "q", "loop", "--model", spec(server, claude), "--agent-idle", "6",
             "--set-aside-after", "1",
         )  # fmt: skip
         assert server.asks, "the CLI never asked the model"
@@ -140,7 +140,7 @@ def test_a_stalled_server_is_killed_by_the_idle_watchdog_leaving_no_process(
     with SQLiteStore.open(here / "q.reins.db") as led:
         item, log = led.snapshot("k")
     assert item.tries == 0 and [a.kind for a in log] == [AttemptKind.GENERATION_ERROR]
-    assert "claude-code: no output for 3 s (--agent-idle): killed" in (log[0].error or "")
+    assert "claude-code: no output for 6 s (--agent-idle): killed" in (log[0].error or "")
     assert survivors(str(here)) == [] and running(claude) == []
 
 
@@ -158,7 +158,7 @@ def test_a_bash_tool_in_a_session_of_its_own_is_killed_with_the_cli(
 
     with ModelServer(script) as server:
         out = cli(
-            "-q", "q", "loop", "--model", spec(server, claude), "--agent-idle", "3",
+            "-q", "q", "loop", "--model", spec(server, claude), "--agent-idle", "6",
             "--set-aside-after", "1",
         )  # fmt: skip
     assert out.exit_code == Exit.SET_ASIDE, out.output + out.stderr

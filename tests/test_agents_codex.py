@@ -132,7 +132,7 @@ def test_a_server_that_never_answers_is_killed_by_the_idle_watchdog(here: Path, 
     stall = Reply(text="never sent", stall=120, stall_before_headers=True)
     with ModelServer(lambda ask: stall) as server:
         out = cli(
-            "-q", "q", "loop", "--model", spec(server.url, codex), "--agent-idle", "3",
+            "-q", "q", "loop", "--model", spec(server.url, codex), "--agent-idle", "6",
             "--set-aside-after", "1",
         )  # fmt: skip
         assert server.asks, "the CLI never asked the model"
@@ -140,7 +140,7 @@ def test_a_server_that_never_answers_is_killed_by_the_idle_watchdog(here: Path, 
     with SQLiteStore.open(here / "q.reins.db") as led:
         item, log = led.snapshot("k")
     assert item.tries == 0 and [a.kind for a in log] == [AttemptKind.GENERATION_ERROR]
-    assert "codex: no output for 3 s (--agent-idle): killed" in (log[0].error or "")
+    assert "codex: no output for 6 s (--agent-idle): killed" in (log[0].error or "")
     assert survivors(str(here)) == [] and running(codex) == []
 
 
