@@ -10,7 +10,7 @@ import pytest
 
 from reins.coders import tree
 from reins.coders.cmd import CmdAgent
-from reins.coders.protocol import Ending, Launch, Session, Spent
+from reins.coders.protocol import Done, Ending, Launch, Session, Spent
 from reins.coders.runner import Limits, Outcome, Switch, run_agent
 from reins.errors import ConfigError
 from reins.values import Prompt
@@ -196,3 +196,49 @@ def test_an_adapter_gets_its_files_its_variables_and_its_reported_totals(tmp_pat
     out = asyncio.run(run_agent(_Files(script), session(tmp_path)))
     assert out.message == "x = 1\nquiet"
     assert (out.usage, out.model) == (Spent(7, 3, 0.5), "m1")
+
+
+class _Result:
+    """An adapter whose agent's last word is a ``RESULT`` line (as Claude Code's result)."""
+
+    name = "said-done"
+
+    def __init__(self, script: Path) -> None:
+        self.script = script
+
+    def launch(self, session: Session) -> Launch:
+        return Launch(argv=(str(self.script),))
+
+    def parser(self) -> _ResultParser:
+        return _ResultParser()
+
+
+class _ResultParser:
+    def __init__(self) -> None:
+        self.said = ""
+
+    def line(self, text: str) -> list[Done]:
+        if text.startswith("RESULT "):
+            self.said = text.removeprefix("RESULT ")
+            return [Done()]
+        return []
+
+    def end(self, returncode: int, stderr: str) -> Ending:
+        return Ending(self.said)
+
+
+def test_an_agent_that_hangs_after_its_last_word_is_ended_and_its_work_kept(
+    tmp_path: Path,
+) -> None:
+    pidfile = tmp_path / "pid"
+    script = agent(
+        tmp_path / "a.py",
+        "import os, time\n"
+        f"open({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
+        "print('RESULT all done', flush=True)\n"
+        "time.sleep(300)\n",
+    )
+    limits = Limits(idle=120, wall=120, grace=1, linger=0.5)
+    out = asyncio.run(run_agent(_Result(script), session(tmp_path), limits=limits))
+    assert (out.error, out.killed, out.message) == (None, None, "all done")
+    assert gone(int(pidfile.read_text()))

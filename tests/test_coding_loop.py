@@ -143,7 +143,9 @@ def test_reins_backends_lists_the_agents_apart_from_the_text_backends() -> None:
     rows = {r["name"]: r for r in json.loads(out.stdout)}
     assert rows["cmd"]["target"] == "reins.coders.cmd:CmdAgent" and "env" in rows["cmd"]["options"]
     assert "ollama" not in rows
-    assert "coding agents, for a quest with a [workspace]: cmd" in cli("backends").stdout
+    [line] = [ln for ln in cli("backends").stdout.splitlines() if ln.startswith("coding agents")]
+    assert line.startswith("coding agents, for a quest with a [workspace]: ")
+    assert {"claude-code", "cmd", "codex"} <= set(line.split(": ", 1)[1].split(" (")[0].split(", "))
 
 
 APPENDS = """

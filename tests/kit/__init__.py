@@ -13,6 +13,8 @@ What a test imports::
     from tests.kit.mcpclient import connect, call  # an MCP session (needs the mcp extra)
     from tests.kit.web import web_ledger, client  # the dashboard in TestClient (web extra)
     from tests.kit.browser import launch, served  # Chromium on ``reins serve`` (slow)
+    from tests.kit.modelserver import ...  # a scripted model server for the real agent CLIs
+    from tests.kit.agentclis import ...  # finds those CLIs (``npm ci`` of package.json)
 
 and ``tests.kit.checkfuncs:NAME`` names a function for the ``python`` check. The fixtures:
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from reins.cli.app import emit_json
-from reins.cli.shapes.setup import BackendRow, PriceRow
+from reins.cli.shapes.setup import AgentRow, BackendRow, PriceRow
 from reins.cli.work import json_option
 
 
@@ -67,20 +67,25 @@ def _price_lines(prices: tuple[PriceRow, ...]) -> list[str]:
     return lines
 
 
-def describe_agents() -> list[BackendRow]:
-    """Each registered coding agent, as :func:`describe` gives a backend."""
+def describe_agents() -> list[AgentRow]:
+    """Each registered coding agent, as :func:`describe` gives a backend, and whether the
+    program it runs is found (an adapter of a CLI says where, with a ``locate()``)."""
     from reins.coders import registry
     from reins.errors import ReinsError
 
-    rows: list[BackendRow] = []
+    rows: list[AgentRow] = []
     for name in registry.names():
         target = registry.target(name)
         try:
             factory = registry.factory(name)
         except ReinsError as exc:
-            rows.append(BackendRow(name, target, "", {}, str(exc)))
-        else:
-            rows.append(BackendRow(name, target, _summary(factory), dict(factory.options), None))
+            rows.append(AgentRow(name, target, "", {}, str(exc)))
+            continue
+        locate = getattr(factory, "locate", None)
+        program = locate() if callable(locate) else None
+        found = None if not callable(locate) else program is not None
+        summary, options = _summary(factory), dict(factory.options)
+        rows.append(AgentRow(name, target, summary, options, None, program, found))
     return rows
 
 
@@ -98,7 +103,7 @@ def backends(names: tuple[str, ...], agents: bool, as_json: bool) -> None:
     the coding agents instead: on a quest with a [workspace], --model names one of them
     (cmd:PROGRAM, say), which works in a git worktree per item.
     """
-    rows = describe_agents() if agents else describe()
+    rows: list[AgentRow | BackendRow] = [*(describe_agents() if agents else describe())]
     if names:
         if agents:
             from reins.coders.registry import factory as agent_factory
@@ -122,6 +127,12 @@ def backends(names: tuple[str, ...], agents: bool, as_json: bool) -> None:
         if row.error:
             click.echo(f"  unavailable: {row.error}")
             continue
+        if isinstance(row, AgentRow) and row.found is not None:
+            click.echo(
+                f"  program: {row.program}"
+                if row.found
+                else "  program: not found on PATH nor in a node_modules/.bin (install it; ?bin=)"
+            )
         options = row.options
         width = max((len(k) for k in options), default=0)
         for key in sorted(options):

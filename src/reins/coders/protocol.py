@@ -8,8 +8,9 @@ An adapter (``cmd:``, and the adapters of real CLIs) says two things, and nothin
   own environment (API keys) and the files to write below HOME first (a config file);
 - how to read its output: :meth:`Agent.parser` gives a fresh :class:`Parser` per run, which
   turns each line of stdout, as it arrives, into events (:class:`Spent`: tokens and cost used
-  since the last one; :class:`Abort`: the agent is stuck, kill it now), and the end of the run
-  into an :class:`Ending` (the final message, or the error).
+  since the last one; :class:`Abort`: the agent is stuck, kill it now; :class:`Done`: it has
+  said its last word, so a CLI that then hangs instead of exiting is ended, not waited for),
+  and the end of the run into an :class:`Ending` (the final message, or the error).
 
 Everything else is done once, by :func:`reins.coders.runner.run_agent`, for every agent: stdin
 closed after the prompt (never an argument), a clean environment, the working folder, the
@@ -30,6 +31,7 @@ __all__ = [
     "Abort",
     "Agent",
     "AgentFactory",
+    "Done",
     "Ending",
     "Event",
     "Launch",
@@ -89,11 +91,18 @@ class Launch:
 @dataclass(frozen=True, slots=True)
 class Spent:
     """Usage the agent's own event stream reported: an increment while it runs (what a
-    :class:`Parser` yields), or a run's totals (an :class:`Ending`'s ``usage``)."""
+    :class:`Parser` yields), or a run's totals (an :class:`Ending`'s ``usage``).
+
+    ``input_tokens`` counts every prompt token the provider billed, cached or not;
+    ``cache_read_tokens`` and ``cache_write_tokens`` are the part of them its prompt cache read
+    and wrote (zero where the agent does not say).
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cost: float | None = None
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def tokens(self) -> int:
@@ -106,7 +115,11 @@ class Spent:
             else (self.cost or 0.0) + (other.cost or 0.0)
         )
         return Spent(
-            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens, cost
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            cost,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
         )
 
 
@@ -118,7 +131,14 @@ class Abort:
     reason: str
 
 
-Event = Spent | Abort
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The agent has said its last word (Claude Code's ``result`` line): the run is over, and
+    reins ends the agent if it has not exited :attr:`~reins.coders.runner.Limits.linger`
+    seconds later (CLIs have hung after their result). Not an error: the work is judged."""
+
+
+Event = Spent | Abort | Done
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,9 @@
   usage event its stream reports), when its adapter reads it as stuck (:class:`Abort`), and
   when the run is stopped (``switch``). A kill ends the whole process tree
   (:mod:`reins.coders.tree`) and is a generation error: no try used.
+- An agent that has said its last word (:class:`Done`, Claude Code's result line) and does not
+  exit within ``linger`` seconds is ended the same way, but that is no error: its work is
+  judged (CLIs have hung after their result).
 - The agent dies with reins (``PR_SET_PDEATHSIG`` on Linux); what it left behind is ended at
   the next run on its worktree.
 """
@@ -28,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from reins.coders import tree
-from reins.coders.protocol import Abort, Agent, Ending, Launch, Session, Spent
+from reins.coders.protocol import Abort, Agent, Done, Ending, Launch, Session, Spent
 
 DEFAULT_IDLE = 600.0
 """Seconds without output before an agent is killed: more than its longest tool run (a test
@@ -36,6 +39,8 @@ suite, an install), since agents print nothing while a tool runs."""
 DEFAULT_WALL = 1800.0
 """Seconds one run of an agent may take in all."""
 KILL_GRACE = 3.0
+LINGER = 10.0
+"""Seconds an agent may take to exit after its last word (:class:`Done`) before it is ended."""
 TICK = 0.1
 MAX_LINE = 1024 * 1024
 STDERR_TAIL = 8192
@@ -55,11 +60,13 @@ Wrap = Callable[[Sequence[str]], list[str]]
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """The watchdogs of a run: seconds without output, seconds in all, the grace of a kill."""
+    """The watchdogs of a run: seconds without output, seconds in all, the grace of a kill,
+    and how long an agent that has said its last word may take to exit."""
 
     idle: float = DEFAULT_IDLE
     wall: float = DEFAULT_WALL
     grace: float = KILL_GRACE
+    linger: float = LINGER
 
 
 class Switch:
@@ -122,6 +129,7 @@ class _Run:
         self.parser = agent.parser()
         self.spent = Spent()
         self.killed: tuple[str, str] | None = None  # (kind, message)
+        self.done: float | None = None  # when the agent said its last word (Done)
         self.marker = f"{session.cwd}#{secrets.token_hex(6)}"
         self.started = self.last = time.monotonic()
         self.stderr = bytearray()
@@ -205,7 +213,10 @@ class _Run:
                 pending = {waited} | ({stop} if stop is not None else set())
                 await asyncio.wait(pending, timeout=TICK, return_when=asyncio.FIRST_COMPLETED)
                 self._check(stop)
-                if self.killed is not None:
+                lingered = self.done is not None and time.monotonic() - self.done >= (
+                    self.limits.linger
+                )
+                if self.killed is not None or lingered:
                     await asyncio.to_thread(
                         tree.kill_tree, proc.pid, self.marker, grace=self.limits.grace
                     )
@@ -283,6 +294,8 @@ class _Run:
         for event in events:
             if isinstance(event, Abort):
                 self.kill("abort", f"{self.agent.name}: {event.reason}: killed")
+            elif isinstance(event, Done):
+                self.done = self.done or time.monotonic()
             elif isinstance(event, Spent):
                 self.spent = self.spent + event
                 reason = self.guard(self.spent) if self.guard is not None else None
@@ -301,10 +314,13 @@ class _Run:
     def _outcome(self, code: int | None, ending: Ending) -> Outcome:
         usage = self.spent
         if ending.usage is not None:
+            told = ending.usage
             usage = Spent(
-                max(usage.input_tokens, ending.usage.input_tokens),
-                max(usage.output_tokens, ending.usage.output_tokens),
-                _larger(usage.cost, ending.usage.cost),
+                max(usage.input_tokens, told.input_tokens),
+                max(usage.output_tokens, told.output_tokens),
+                _larger(usage.cost, told.cost),
+                max(usage.cache_read_tokens, told.cache_read_tokens),
+                max(usage.cache_write_tokens, told.cache_write_tokens),
             )
         kind, error = self.killed if self.killed is not None else (None, ending.error)
         return Outcome(

@@ -73,6 +73,21 @@ class BackendRow(Plain):
 
 
 @dataclass(frozen=True, slots=True)
+class AgentRow(Plain):
+    """An installed coding agent, as :class:`BackendRow` a backend, and the program it runs:
+    its path where found (``found`` true), None where not found (``found`` false) or where the
+    agent names no program of its own (``cmd``: ``found`` None)."""
+
+    name: str
+    target: str | None
+    summary: str
+    options: dict[str, str]
+    error: str | None
+    program: str | None = None
+    found: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Installed(Plain):
     """``hook install``: the client, the project, the files changed."""
 
