@@ -42,9 +42,9 @@ def test_each_line_is_a_turn_and_lines_for_one_key_are_successive_tries(
     out = cli("replay", "--from", str(file))
     assert out.exit_code == 0, out.output
     assert out.stdout.splitlines() == [
-        "a -> FAIL (state TODO, tries 1/3)",
-        "b -> REVIEW (state REVIEW, tries 0/3)",
-        "a -> PASS (state PASS, tries 1/3)",
+        "a -> FAIL on answer 1 of 3 (state TODO, 2 answers left)",
+        "b -> REVIEW on answer 1 of 3 (state REVIEW)",
+        "a -> PASS on answer 2 of 3 (state PASS)",
         "replayed 3 line(s): 3 recorded (FAIL 1, PASS 1, REVIEW 1)",
     ]
     with SQLiteStore.open(path) as led:
@@ -104,7 +104,7 @@ def test_bad_lines_unknown_keys_and_locked_items_are_skipped_and_reported(
     out = cli("replay", "--from", str(file))
     assert out.exit_code == Exit.REPLAY_INCOMPLETE
     assert out.stdout.splitlines() == [
-        "a -> PASS (state PASS, tries 0/3)",
+        "a -> PASS on answer 1 of 3 (state PASS)",
         "replayed 7 line(s): 1 recorded, 4 bad-line, 1 unknown-key, 1 locked (PASS 1)",
     ]
     err = out.stderr

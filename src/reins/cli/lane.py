@@ -61,17 +61,20 @@ def items(
 
     The last line (or "next" in JSON) is the cursor of the next page: pass it to --after.
     """
+    from reins.gate.wording import failures_of, state_short
     from reins.store.query import PageQuery
 
     wanted = PageQuery.parse({"state": state, "rule": rule, "after": after, "limit": limit})
     page = env.ledger().page(wanted)
+    allowed = _allowed(env)
     if as_json:
-        emit_json(Page(tuple(ItemRow.of(i) for i in page.items), page.next))
+        emit_json(Page(tuple(ItemRow.of(i, allowed) for i in page.items), page.next))
         return
     for i in page.items:
         cause = f"  root cause {i.root_cause}" if i.root_cause else ""
         again = f"  round {i.round}" if i.round > 1 else ""
-        click.echo(f"{i.key}  {i.state}  tries {i.tries}{again}{cause}")
+        used = failures_of(i.tries, allowed)
+        click.echo(f"{i.key}  {state_short(i.state)}  {used}{again}{cause}")
     if page.next is not None:
         click.echo(f"# more: --after {page.next}")
 
@@ -100,7 +103,8 @@ def review(env: Env, rule: str | None, limit: str, as_json: bool) -> None:
         last = log[-1] if log else None
         found.append((item, last))
     if as_json:
-        emit_json(Page(tuple(ReviewRow.of_last(i, last) for i, last in found), page.next))
+        rows = tuple(ReviewRow.of_last(i, last, _allowed(env)) for i, last in found)
+        emit_json(Page(rows, page.next))
         return
     if not found:
         click.echo("nothing to review")
@@ -257,12 +261,18 @@ def _report(env: Env, done: list[Recorded], as_json: bool) -> None:
     if published and not as_json:
         click.echo(f"exported {published} record(s) to {env.results_path}", err=True)
     if as_json:
-        emit_json([Acted.of_recorded(r) for r in done])
+        emit_json([Acted.of_recorded(r, _allowed(env)) for r in done])
         return
     for r in done:
         click.echo(r.text, nl=False)
     if not done:
         click.echo("no item matched")
+
+
+def _allowed(env: Env) -> int | None:
+    """The quest's answers allowed (``max_tries``), or None when no quest is configured."""
+    quest = env.quest_if_given()
+    return quest.max_tries if quest is not None else None
 
 
 COMMANDS = (items, review, resolve, reopen, rejudge)

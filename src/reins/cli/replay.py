@@ -104,7 +104,7 @@ def replay(
         policy=retry,
         limit=env.settings.max_submission,
         results=results,
-        on_result=_shower(as_json),
+        on_result=_shower(as_json, quest.max_tries),
         dry_run=dry_run,
     )
     _tell(summary, results, as_json)
@@ -116,13 +116,13 @@ def replay(
         sys.exit(Exit.REPLAY_INCOMPLETE)
 
 
-def _shower(as_json: bool) -> Callable[[ReplayResult], None]:
+def _shower(as_json: bool, allowed: int) -> Callable[[ReplayResult], None]:
     """What is written for each line as it is replayed."""
     from reins.turn.replay import Replayed
 
     def show(result: ReplayResult) -> None:
         if as_json:
-            emit_json(replayed(result))
+            emit_json(replayed(result, allowed))
         elif result.recorded is not None:
             click.echo(result.recorded.text.split("\n", 1)[0])
         else:  # a dry run's verdict is data; a skipped line is a message

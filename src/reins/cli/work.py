@@ -168,7 +168,10 @@ def _peek(env: Env, driver: str, as_json: bool) -> None:
     if as_json:
         emit_json(Peeked.of(item, prompt))
         return
-    click.echo(f"# item {item.key} · turn {item.turns + 1} · peek: not leased")
+    from reins.gate.wording import answer_of
+
+    asked = answer_of(item.tries + 1, env.quest.max_tries)
+    click.echo(f"# item {item.key} · {asked} · turn {item.turns + 1} · peek: not leased")
     click.echo(prompt.text().rstrip("\n"))
 
 
@@ -255,11 +258,12 @@ def submit(
 ) -> None:
     """Judge a submission for item KEY and record the turn.
 
-    Prints the verdict: outcome, root cause, and each fact as where / expected / actual —
-    the same text the next prompt feeds back. Exits 0 on PASS, 4 on a FAIL with tries left,
+    Prints the verdict: outcome and the answer it judged (answer 2 of 3), root cause, and
+    each fact as where / expected / actual — the same text the next prompt feeds back.
+    Exits 0 on PASS, 4 on a FAIL with answers left,
     11 when the item locked without a pass (DONE, REVIEW, SKIPPED, BLOCKED), 5 when it was
     locked already, 6 when another driver holds it, 10 when the gate itself failed (a judge
-    error: recorded, no try used — fix the gate and submit again). A submission that is
+    error: recorded, no answer counted — fix the gate and submit again). A submission that is
     empty, larger than max_submission (1 MiB by default) or not UTF-8 is refused with exit 2:
     nothing is recorded, no try is used and the lease is kept.
     """

@@ -32,7 +32,8 @@ def tripped(tally: Tally, options: LoopOptions, last: Attempt) -> tuple[StopReas
     if breaker is None or count < breaker:
         return None
     return reason, (
-        f"{what} (the last: {last.error}). They used no try and locked nothing. {advice}, "
+        f"{what} (the last: {last.error}). They count as no answers and locked nothing. "
+        f"{advice}, "
         "then run the loop again."
     )
 

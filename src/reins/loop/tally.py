@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from reins.gate.wording import judged_answer
 from reins.loop.events import Status, StopReason, Summary, TurnEvent, some
 from reins.loop.options import Budget
 from reins.store.model import AttemptKind, State, Stats
@@ -112,8 +113,8 @@ class Tally:
                 reason = StopReason.SET_ASIDE
                 message = (
                     f"{remaining} item(s) left; set aside this run after generation errors in a "
-                    f"row: {some(set_aside)}. They are TODO with their tries unchanged: see why "
-                    "with `reins log KEY`, then run again"
+                    f"row: {some(set_aside)}. They are TODO, their failures used unchanged: see "
+                    "why with `reins log KEY`, then run again"
                 )
             else:
                 reason = StopReason.LEASED
@@ -182,6 +183,7 @@ def turn_event(
         latency=a.usage.latency,
         error=a.error,
         feedback=a.feedback,
+        answer=judged_answer(a.outcome, a.tries_after) if a.judged else None,
     )
 
 
