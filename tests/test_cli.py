@@ -179,7 +179,8 @@ def test_next_says_when_nothing_is_left(cli: Cli) -> None:
     cli("scan", "a")
     cli("submit", "-k", "a", input="good")
     out = cli("next")
-    assert out.exit_code == 3 and "nothing left" in out.stdout
+    # a message for people, not a prompt: stdout stays empty (the exit code says it)
+    assert out.exit_code == 3 and "nothing left" in out.stderr and out.stdout == ""
     assert json.loads(cli("next", "--json").stdout)["key"] is None
 
 

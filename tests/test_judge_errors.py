@@ -374,8 +374,8 @@ def test_the_loop_stops_after_three_judge_errors_in_a_row_with_exit_10(
     with registered(w=fake):
         out = cli("loop", "--model", "fake:w")
     assert out.exit_code == 10, out.output
-    assert "judge breaker: 3 judge errors in a row" in out.stdout
-    assert "quest.prepare: OSError: dictionary file missing" in out.stdout
+    assert "judge breaker: 3 judge errors in a row" in out.stderr  # a message for people
+    assert "quest.prepare: OSError: dictionary file missing" in out.stderr
     assert len(fake.calls) == 3
     recorded = attempts(folder)
     assert [kind for _, kind, _, _ in recorded] == ["judge_error"] * 3

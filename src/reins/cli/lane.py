@@ -36,7 +36,10 @@ rule_option = click.option("--rule", "-r", help="Only items whose last root caus
 
 @click.command()
 @click.option(
-    "--state", "-s", metavar="STATE", help=f"Only items in this state: {', '.join(STATES)}."
+    "--state",
+    "-s",
+    metavar="STATE",
+    help=f"Only items in this state, in any case: {', '.join(STATES)}.",
 )
 @rule_option
 @click.option("--after", metavar="CURSOR", help="Cursor from the previous page.")
@@ -107,7 +110,7 @@ def review(env: Env, rule: str | None, limit: str, as_json: bool) -> None:
         emit_json(Page(rows, page.next))
         return
     if not found:
-        click.echo("nothing to review")
+        click.echo("nothing to review", err=True)
         return
     for item, last in found:
         click.echo(f"[?] {item.key}  root cause {item.root_cause or '-'}")
@@ -140,7 +143,12 @@ def resolve(env: Env, key: str, decision: str | None, note: str, by: str, as_jso
 @click.command()
 @click.argument("keys", nargs=-1)
 @click.option("--reason", required=True, help="Why: recorded on each reopened item.")
-@click.option("--state", "-s", type=click.Choice(LOCKED), help="Reopen every item in this state.")
+@click.option(
+    "--state",
+    "-s",
+    type=click.Choice(LOCKED, case_sensitive=False),
+    help="Reopen every item in this state (any case).",
+)
 @rule_option
 @by_option
 @json_option
@@ -176,7 +184,12 @@ def reopen(
 
 
 @click.command()
-@click.option("--state", "-s", type=click.Choice(LOCKED), help="Only items in this state.")
+@click.option(
+    "--state",
+    "-s",
+    type=click.Choice(LOCKED, case_sensitive=False),
+    help="Only items in this state (any case).",
+)
 @rule_option
 @click.option("--apply", "apply_", is_flag=True, help="Record the changed verdicts.")
 @click.option("--note", "-n", default="re-judged with the current gate", show_default=True)
@@ -219,7 +232,10 @@ def rejudge(
         mark = f"  → {c.new_state}" if c.applied else ""
         click.echo(f"{c.key}  {c.state}: {was} → {now}{mark}")
     if not apply_:
-        click.echo(f"{len(changes)} item(s) would change; run again with --apply to record them")
+        click.echo(
+            f"{len(changes)} item(s) would change; run again with --apply to record them",
+            err=True,
+        )
 
 
 def _rejudge(
@@ -266,7 +282,7 @@ def _report(env: Env, done: list[Recorded], as_json: bool) -> None:
     for r in done:
         click.echo(r.text, nl=False)
     if not done:
-        click.echo("no item matched")
+        click.echo("no item matched", err=True)
 
 
 def _allowed(env: Env) -> int | None:

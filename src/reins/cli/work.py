@@ -115,12 +115,13 @@ def next_(env: Env, driver: str, lease: float | None, peek: bool, as_json: bool)
         stats = ledger.stats()
         if as_json:
             emit_json(NothingLeft(stats.remaining, stats.leased))
-        elif stats.remaining:
+        elif stats.remaining:  # a message, not a prompt: stdout stays empty
             click.echo(
-                f"nothing free: the {stats.remaining} item(s) left are leased to other drivers"
+                f"nothing free: the {stats.remaining} item(s) left are leased to other drivers",
+                err=True,
             )
         else:
-            click.echo(f"nothing left: all {stats.total} item(s) are locked")
+            click.echo(f"nothing left: all {stats.total} item(s) are locked", err=True)
         sys.exit(Exit.NOTHING_LEFT)
     item, log = ledger.snapshot(held.item.key)
     prompt = compose(quest, item, log)
@@ -161,7 +162,7 @@ def _peek(env: Env, driver: str, as_json: bool) -> None:
         if as_json:
             emit_json(NothingToPeek())
         else:
-            click.echo("nothing free to peek at")
+            click.echo("nothing free to peek at", err=True)
         sys.exit(Exit.NOTHING_LEFT)
     item, log = store.snapshot(found.key)
     prompt = compose(env.quest, item, log)
