@@ -219,7 +219,8 @@ def make_group(
         metavar="REF",
         envvar="REINS_QUEST",
         hidden=quest is not None,
-        help="Quest: package.module:attr or an installed quest name [env REINS_QUEST].",
+        help="Quest: a folder, an installed quest or pack name, or package.module:attr "
+        "[env REINS_QUEST].",
     )
     @click.option(
         "--ledger",
@@ -236,7 +237,7 @@ def make_group(
 
         Seed a quest's items with `scan`; a person or agent takes one with `next` and
         answers with `submit`; the gate judges every answer and the ledger records it.
-        FAIL facts go back for the next try; locked items never change again.
+        FAIL facts go back for the next answer; locked items never change again.
         """
         from reins.cli.config import Config, Settings, read_config
         from reins.errors import ConfigError
