@@ -95,10 +95,9 @@ def replay(
 ) -> None:
     """Judge recorded outputs: each line goes through the same turn as a submission.
 
-    A benchmark's own file replays as it is: --key-field and --output-field name its fields
-    (`--key-field id --output-field response`), or --match FIELD finds each line's item by a
-    payload field, such as the prompt's text (`--match prompt --output-field response` reads
-    IFEval's and IFBench's {"prompt", "response"} files).
+    A benchmark's own file replays as it is: --key-field and --output-field name its fields;
+    --match FIELD finds each line's item by a payload field (`--match prompt --output-field
+    response` reads IFEval's and IFBench's {"prompt", "response"} files).
 
     Lines run in order, so several lines for one key are its successive answers. An output
     already judged for its item (in the item's current round) is not judged again, so a file
@@ -118,14 +117,9 @@ def replay(
     if max_tries is not None:
         quest = dataclasses.replace(quest, max_tries=max_tries)
     ledger = env.ledger()
-    index = match_index(ledger, match) if match else {}
-    fields = Fields(key_field, output_field, match, index)
+    fields = Fields(key_field, output_field, match, match_index(ledger, match) if match else {})
     if check_determinism:
-        import io
-
-        data = source.read()
-        _check_first(env, data, fields)
-        source = io.BytesIO(data)
+        source = _check_first(env, source, fields)
     results = None if no_export or dry_run or not env.settings.auto_export else env.results_path
     summary = replay_lines(
         ledger,
@@ -186,13 +180,17 @@ def _tell(summary: ReplaySummary, results: Path | None, as_json: bool) -> None:
         click.echo(f"exported {summary.exported} record(s) to {results}", err=True)
 
 
-def _check_first(env: Env, data: bytes, fields: Fields) -> None:
-    """Judge the file's outputs in fresh processes; stop before recording if a rule wavers."""
+def _check_first(env: Env, source: BinaryIO, fields: Fields) -> BinaryIO:
+    """Judge the file's outputs in fresh processes; stop before recording if a rule wavers.
+    The file read, to replay next."""
+    import io
+
     from reins.cli.gate import outputs
     from reins.turn.determinism import check
 
     if not env.settings.quest_ref:
         raise click.UsageError("--check-determinism runs the quest in fresh processes: --quest")
+    data = source.read()
     entries = outputs(env, data.splitlines(), 10**9, fields)
     found = check(env.settings.quest_ref, entries, folder=env.settings.quest_folder)
     for d in found:
@@ -200,6 +198,7 @@ def _check_first(env: Env, data: bytes, fields: Fields) -> None:
     if found:
         click.echo("nothing was recorded: make the gate deterministic first", err=True)
         sys.exit(Exit.UNSOUND)
+    return io.BytesIO(data)
 
 
 COMMANDS = (replay,)
