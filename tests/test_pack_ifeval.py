@@ -376,3 +376,33 @@ def test_the_gpt4_file_replays_end_to_end_through_the_cli(tmp_path: Path, cli: C
     assert status["counts"]["PASS"] == 415
     assert status["counts"]["REVIEW"] == 429 - 415 + len(RANDOM_KEYS)
     assert status["counts"]["TODO"] == 541 - 415 - 16
+
+
+def test_the_offline_nltk_helper_serves_another_nltk_checker_with_no_download(
+    tmp_path: Path,
+) -> None:
+    """A user wrapping another NLTK-based checker (IFBench's) calls the public helper first:
+    NLTK splits sentences from a fresh cache, and nltk.download is never reached."""
+    import subprocess
+    import sys
+
+    script = (
+        "import nltk\n"
+        "def refuse(*a, **k):\n"
+        "    raise SystemExit('nltk.download was called')\n"
+        "nltk.download = refuse\n"
+        "from reins.packs.ifeval import offline_nltk\n"
+        "folder = offline_nltk()\n"
+        "assert offline_nltk() == folder and nltk.data.path.count(str(folder)) == 1\n"
+        "print(folder)\n"
+        "print(nltk.sent_tokenize('Dr. Smith arrived. He sat down.'))\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env.pop("NLTK_DATA", None)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    folder, sentences = done.stdout.splitlines()
+    assert Path(folder).is_relative_to(tmp_path / "cache" / "reins")
+    assert sentences == "['Dr. Smith arrived.', 'He sat down.']"

@@ -156,8 +156,9 @@ def loop(env: Env, /, as_json: bool, **flags: Any) -> None:
     uses no try either; after --judge-breaker of them in a row the loop stops. Ctrl-C stops
     cleanly (the same signal again within a second is the same request; a later second
     Ctrl-C interrupts at once), and a rerun resumes where the ledger stands (items set aside
-    are tried again). Prints a live status line on a terminal, a line per turn otherwise, one
-    JSON event per turn (and per item set aside) with --json, and a summary.
+    are tried again). On stderr: a live status line on a terminal, a line per turn otherwise,
+    and a summary. With --json, stdout holds the result: one JSON event per turn (and per
+    item set aside, and per note), the summary last.
 
     When the items left are all leased to other drivers, it waits for their leases to run out
     (saying so every 10 s), or with --no-wait stops.
@@ -285,14 +286,17 @@ class LoopFlags:
 
 
 def _reporter(as_json: bool) -> Reporter:
+    """Where the run shows itself. With ``--json`` its events are the result, data on stdout;
+    without, every line (each turn, notes, the summary) is for people, on stderr, and stdout
+    stays empty: the result is the ledger and the exit code."""
     from reins.loop import JsonReporter, LineReporter, TtyReporter
 
-    out, err = sys.stdout, sys.stderr
+    err = sys.stderr
     if as_json:
-        return JsonReporter(out)
+        return JsonReporter(sys.stdout)
     if err.isatty():
-        return TtyReporter(out, err)
-    return LineReporter(out, err)
+        return TtyReporter(err, err)
+    return LineReporter(err, err)
 
 
 def exit_code(summary: Summary) -> Exit:

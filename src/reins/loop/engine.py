@@ -288,7 +288,8 @@ class Engine:
                 recorded = await self.recorder.judged(owner, item, result, origin)
         except (LeaseConflict, NotTodo):
             return None  # the item moved under us (a lease lost while stalled): leave it
-        self._count(recorded, prompt, backend, cause)
+        down = isinstance(result, GenerationError) and result.unreachable
+        self._count(recorded, prompt, backend, cause, unreachable=down)
         return recorded
 
     def _tripped(self, recorded: Recorded) -> bool:
@@ -313,9 +314,15 @@ class Engine:
         return True
 
     def _count(
-        self, recorded: Recorded, prompt: Prompt, backend: Backend, cause: str | None
+        self,
+        recorded: Recorded,
+        prompt: Prompt,
+        backend: Backend,
+        cause: str | None,
+        *,
+        unreachable: bool = False,
     ) -> None:
-        self.tally.count(recorded, cause)
+        self.tally.count(recorded, cause, unreachable=unreachable)
         move_to_locked(self.stats, recorded.item.state)
         event = turn_event(
             recorded,

@@ -68,7 +68,9 @@ class Saved(Plain):
 
 @dataclass(frozen=True, slots=True)
 class Status(Plain):
-    """``status``: the ledger's kept counters."""
+    """``status``: the ledger's kept counters. ``tries`` and ``failures_used`` are one
+    histogram (items by failures used), under its old name and its name now;
+    ``answers_allowed`` is the quest's ``max_tries`` (None without a quest)."""
 
     ledger: str
     counts: dict[str, int]
@@ -84,16 +86,26 @@ class Status(Plain):
     older_gate: int | None
     exported: int
     usage: Usage
+    failures_used: dict[str, int]
+    answers_allowed: int | None
 
     @classmethod
-    def of(cls, location: str, stats: Stats, older_gate: int | None, exported: int) -> Status:
+    def of(
+        cls,
+        location: str,
+        stats: Stats,
+        older_gate: int | None,
+        exported: int,
+        allowed: int | None = None,
+    ) -> Status:
+        histogram = {str(k): v for k, v in sorted(stats.tries.items())}
         return cls(
             location,
             {s.value: n for s, n in stats.counts.items()},
             stats.total,
             stats.remaining,
             stats.leased,
-            {str(k): v for k, v in sorted(stats.tries.items())},
+            histogram,
             {r: RuleCount(fired, root) for r, (fired, root) in stats.rules.items()},
             stats.attempts,
             dict(sorted(stats.kinds.items())),
@@ -102,6 +114,8 @@ class Status(Plain):
             older_gate,
             exported,
             Usage.of(stats),
+            dict(histogram),
+            allowed,
         )
 
 

@@ -41,9 +41,25 @@ def connect(target: Target) -> Connection[Any]:
     except psycopg.Error as exc:
         raise LedgerError(
             f"cannot connect to PostgreSQL at {target.server}: {target.scrub(_first_line(exc))}"
+            + refused_hint(target, str(exc))
         ) from exc
     adapt.install(conn)
     return conn
+
+
+# What libpq says when nothing listens where it was sent: a TCP port, or a socket file.
+_NOT_LISTENING = ("Connection refused", "No such file or directory", "failed to resolve host")
+
+
+def refused_hint(target: Target, text: str) -> str:
+    """What to do when no PostgreSQL server answered at the ledger's host and port."""
+    if not any(sign in text for sign in _NOT_LISTENING):
+        return ""
+    return (
+        f". Is a PostgreSQL server running, and listening on host {target.host} port "
+        f"{target.port}? Start it (pg_ctl start, or the system's service), or fix the host "
+        "and port in the ledger's URL (--ledger, REINS_LEDGER or reins.toml)"
+    )
 
 
 class Database:

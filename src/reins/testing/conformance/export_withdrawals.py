@@ -27,8 +27,8 @@ from reins.testing.harness import StoreHarness
 from reins.values import readable_json
 
 __all__ = [
-    "test_a_lock_reopened_while_its_batch_is_written_is_withdrawn_after_it",
     "test_a_lock_a_person_decided_and_then_reopened_before_an_export_is_withdrawn",
+    "test_a_lock_reopened_while_its_batch_is_written_is_withdrawn_after_it",
     "test_a_rejudge_that_fails_withdraws_the_lock_with_its_verdict",
     "test_a_reopened_lock_is_withdrawn_once_and_exported_again_when_it_locks",
     "test_a_withdrawal_goes_to_the_file_that_holds_the_lock",
