@@ -66,14 +66,11 @@ run reins -q ifeval status
 # One item that passed after a FAIL: what the gate said, and what the model answered next. (The
 # gate checks what its rules say and nothing else: IFEval's checkers read the instructions
 # followed, not whether the answer is any good.)
-key="$("$BIN/python" - <<'PY'
-from reins import SQLiteStore, State
-from reins.store.walk import iter_items
-
-with SQLiteStore.open("ifeval.reins.db") as ledger:
-    print(next((i.key for i in iter_items(ledger, state=State.PASS) if i.tries > 0), ""))
-PY
-)"
+# Through the CLI's --json, the surface programs are given, not the library's inner modules.
+key="$("$BIN/reins" -q ifeval items --state PASS --limit 10000 --json | "$BIN/python" -c '
+import json, sys
+print(next((i["key"] for i in json.load(sys.stdin)["items"] if i["failures_used"] > 0), ""))
+')"
 if [[ -n "$key" ]]; then
   run reins -q ifeval log "$key"
 fi
