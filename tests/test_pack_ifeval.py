@@ -31,7 +31,7 @@ from reins.store.model import Item, State
 from reins.turn.failures import JudgeFailure
 from reins.turn.judge import judge
 from reins.values import Fact
-from tests.kit import ROOT, Cli
+from tests.kit import ROOT
 
 PACK = ROOT / "src" / "reins" / "packs" / "ifeval"
 DATA = Path(__file__).with_name("data") / "ifeval"
@@ -361,21 +361,6 @@ def test_the_punkt_model_written_is_nltk_s_english_punkt_tab() -> None:
     assert params.collocations == set(model.COLLOCATIONS)
     assert params.sent_starters == set(model.SENT_STARTERS)
     assert dict(params.ortho_context) == dict(model.ORTHO_CONTEXT)
-
-
-def test_the_gpt4_file_replays_end_to_end_through_the_cli(tmp_path: Path, cli: Cli) -> None:
-    """reins -q ifeval scan, then replay of the GPT-4 file: the official figures in the ledger."""
-    lines = "".join(json.dumps(line) + "\n" for line in replay_lines(INPUTS, RESPONSES))
-    (tmp_path / "gpt4.jsonl").write_text(lines, encoding="utf-8")
-    cli.quest = "ifeval"
-    assert cli("scan").exit_code == 0
-    out = cli("replay", "--from", "gpt4.jsonl")
-    assert out.exit_code in (0, 4), out.output
-    status = json.loads(cli("status", "--json").output)
-    # 415 strict passes; 429 loose passes among the settled prompts, plus the 2 random ones
-    assert status["counts"]["PASS"] == 415
-    assert status["counts"]["REVIEW"] == 429 - 415 + len(RANDOM_KEYS)
-    assert status["counts"]["TODO"] == 541 - 415 - 16
 
 
 def test_the_offline_nltk_helper_serves_another_nltk_checker_with_no_download(
