@@ -20,6 +20,7 @@ from reins import load_quest
 from reins.errors import ConfigError, DocumentError
 from reins.figures import Figure, LedgerView
 from tests.kit import TINY, Cli
+from tests.kit.quests import LENIENT
 from tests.kit.declare_checks import (
     CAPITALS_GATE,
     CAPITALS_ITEMS,
@@ -44,6 +45,7 @@ def answered(view: LedgerView) -> list[Figure]:
 
 
 COUNTED = dataclasses.replace(TINY, figures=answered)
+LENIENT_COUNTED = dataclasses.replace(LENIENT, figures=answered)
 TWICE = dataclasses.replace(TINY, figures=lambda view: [Figure("x", 1), Figure("x", 2)])
 
 
@@ -111,6 +113,28 @@ def test_the_html_report_shows_the_figures(cli: Cli) -> None:
     page = (cli.folder / "r.html").read_text(encoding="utf-8")
     assert "<h2>tiny figures</h2>" in page
     assert '<td><code>pass_share</code></td><td class="n">100.0000%</td>' in page
+
+
+def _figures(cli: Cli, quest: str = "COUNTED") -> dict[str, str]:
+    found = json.loads(cli("report", "--json", quest=f"tests.test_quest_figures:{quest}").stdout)
+    return {name: f["text"] for name, f in found["quest_figures"].items()}
+
+
+def test_a_re_judge_replaces_the_verdict_a_person_s_decision_does_not(cli: Cli) -> None:
+    """The answer that counts is the gate's latest word on it: a re-judge under a changed gate
+    is, a reviewer's accept is not."""
+    assert cli("scan").exit_code == 0
+    for key in ("a", "b"):
+        assert cli("submit", "-k", key, input="meh").exit_code == 11  # REVIEW, one fact
+    assert cli("resolve", "b", "--accept", "--note", "fine", "--by", "bo").exit_code == 0
+    before = {"pass_share": "0.0000%", "judged": "2", "facts_left": "2"}
+    assert _figures(cli) == before
+    # the lenient gate has no "meh" rule: re-judged, both answers pass with no fact
+    assert (
+        cli("rejudge", "--apply", quest="tests.test_quest_figures:LENIENT_COUNTED").exit_code == 0
+    )
+    after = {"pass_share": "100.0000%", "judged": "2", "facts_left": "0"}
+    assert _figures(cli, "LENIENT_COUNTED") == after
 
 
 def test_a_quest_without_figures_reports_as_before(cli: Cli) -> None:

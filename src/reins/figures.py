@@ -23,6 +23,7 @@ from reins.errors import ConfigError
 from reins.values import JSON, Fact
 
 if TYPE_CHECKING:
+    from reins.store.model import Attempt
     from reins.store.protocol import Store
 
 __all__ = ["SHOWN", "Answer", "Figure", "FigureFunction", "ItemView", "LedgerView", "compute"]
@@ -95,7 +96,9 @@ class Answer:
 @dataclass(frozen=True, slots=True)
 class ItemView:
     """One item as a quest's figures read it: its key, state and payload, and its latest
-    judged answer (None: not judged yet; errors and a person's actions are not answers)."""
+    judged answer (None: not judged yet). A re-judge, the current gate's verdict on the same
+    answer, takes the place of the verdict it replaced; generation and judge errors and a
+    person's accept, reject or reopen are not verdicts."""
 
     key: str
     state: str
@@ -116,22 +119,31 @@ class LedgerView:
 
         Read a page at a time: the last attempt of each item in one indexed read per item,
         and the whole log only of an item whose last attempt is not a judged one."""
-        from reins.store.model import AttemptKind
         from reins.store.walk import chunks, iter_items
 
         for page in chunks(iter_items(self._store), 1_000):
             last = self._store.last_attempts([item.key for item in page])
             for item in page:
                 attempt = last.get(item.key)
-                if attempt is not None and attempt.kind is not AttemptKind.JUDGED:
+                if attempt is not None and not _a_verdict(attempt):
                     log = self._store.snapshot(item.key)[1]
-                    attempt = next((a for a in reversed(log) if a.kind is AttemptKind.JUDGED), None)
+                    attempt = next((a for a in reversed(log) if _a_verdict(a)), None)
                 answer = None
                 if attempt is not None:
                     answer = Answer(
                         attempt.turn, attempt.outcome or "", attempt.facts, attempt.submission
                     )
                 yield ItemView(item.key, item.state.value, item.payload, answer)
+
+
+def _a_verdict(attempt: Attempt) -> bool:
+    """A judged turn, or a re-judge (the current gate's verdict on the same answer, which a
+    person applied): the gate's word on an answer. Accept, reject and reopen are not."""
+    from reins.store.model import AttemptKind
+
+    if attempt.kind is AttemptKind.HUMAN:
+        return attempt.action == "rejudge" and attempt.outcome is not None
+    return attempt.kind is AttemptKind.JUDGED
 
 
 FigureFunction: TypeAlias = Callable[[LedgerView], Sequence[Figure]]
