@@ -17,10 +17,13 @@ from typing import Any
 
 import pytest
 
-from reins.packs.ifeval.official import load
-from reins.packs.ifeval.replayfile import replay_lines
 from tests.kit import Cli
-from tests.test_pack_ifeval import INPUTS, RANDOM_KEYS, RESPONSES
+from tests.kit.ifeval import INPUTS, RANDOM_KEYS, RESPONSES, need_the_extra
+
+need_the_extra()
+
+from reins.packs.ifeval.official import load  # noqa: E402 - after the extra is known present
+from reins.packs.ifeval.replayfile import replay_lines  # noqa: E402
 
 FIGURES = (
     "prompt_level_strict_acc",

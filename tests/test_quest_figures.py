@@ -20,7 +20,6 @@ from reins import load_quest
 from reins.errors import ConfigError, DocumentError
 from reins.figures import Figure, LedgerView
 from tests.kit import TINY, Cli
-from tests.kit.quests import LENIENT
 from tests.kit.declare_checks import (
     CAPITALS_GATE,
     CAPITALS_ITEMS,
@@ -28,6 +27,7 @@ from tests.kit.declare_checks import (
     register,
     write_quest,
 )
+from tests.kit.quests import LENIENT
 
 
 def answered(view: LedgerView) -> list[Figure]:
