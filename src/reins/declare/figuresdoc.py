@@ -2,8 +2,8 @@
 
 ``figures = "module:function"`` names a function of :class:`reins.figures.LedgerView` that
 returns :class:`reins.figures.Figure` values. It is imported and its signature checked when
-the document loads, so a typo fails at ``reins check`` (file:line:column), not at the end of a
-run; it is called only by ``report``.
+the document loads, so a typo fails the first command that loads the quest (at file:line:column),
+not the ``report`` at the end of a run; it is called only by ``report``.
 """
 
 from __future__ import annotations
