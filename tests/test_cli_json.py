@@ -310,7 +310,9 @@ def test_report(cli: Cli) -> None:
         "usage",
         "cache_hit_rate",
         "saved",
+        "quest_figures",
     ]
+    assert report["quest_figures"] == {}  # the tiny quest declares no figures of its own
     assert list(report["rules"]["not-bad"]) == ["fired", "root_cause"]
     assert list(report["usage"]) == list(doc(cli("status", "--json"))["usage"])
     assert list(report["saved"]) == ["total", "cache", "batch"]

@@ -11,12 +11,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from reins.errors import ConfigError
 from reins.gate import CatalogEntry, Context, Rule, Verdict, evaluate
 from reins.store.model import Item
 from reins.values import JSON
+
+if TYPE_CHECKING:
+    from reins.figures import FigureFunction
 
 RETRY_POLICIES = ("facts", "facts+previous", "fresh")
 
@@ -90,6 +93,10 @@ class Quest:
         allow_proposals: coding agents on the MCP server may add TODO items (``propose_item``);
             the gate judges them like any other. Off by default: remaining work then only
             grows by a person's reopen.
+        figures: the quest's own figures for ``reins report`` (:mod:`reins.figures`): called
+            with a read-only view of the ledger (each item, its payload and its latest judged
+            answer), it returns :class:`~reins.figures.Figure` values, which ``report``
+            prints after its own lines.
     """
 
     name: str
@@ -107,6 +114,7 @@ class Quest:
     gate_version: str = ""
     examples: Sequence[Example] = ()
     allow_proposals: bool = False
+    figures: FigureFunction | None = None
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("-", "").replace("_", "").isalnum():
@@ -124,6 +132,8 @@ class Quest:
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise ConfigError(f"quest {self.name}: duplicate rule ids {', '.join(dupes)}")
+        if self.figures is not None and not callable(self.figures):
+            raise ConfigError(f"quest {self.name}: figures must be a function of the ledger's view")
         object.__setattr__(self, "escalate_on", frozenset(self.escalate_on))
         object.__setattr__(self, "examples", tuple(self.examples))
         for ex in self.examples:

@@ -13,6 +13,7 @@ What a test imports::
     from tests.kit.mcpclient import connect, call  # an MCP session (needs the mcp extra)
     from tests.kit.web import web_ledger, client  # the dashboard in TestClient (web extra)
     from tests.kit.browser import launch, served  # Chromium on ``reins serve`` (slow)
+    from tests.kit.ifeval import INPUTS, RESPONSES, need_the_extra  # the GPT-4 IFEval run
 
 and ``tests.kit.checkfuncs:NAME`` names a function for the ``python`` check. The fixtures:
 

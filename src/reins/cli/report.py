@@ -14,6 +14,7 @@ from reins.quest import RETRY_POLICIES
 from reins.store.walk import passes_by_try
 
 if TYPE_CHECKING:
+    from reins.figures import Figure
     from reins.quest import Quest
     from reins.store.protocol import Store
     from reins.web.board import Board
@@ -76,8 +77,10 @@ def report(
     Text (or --json) gives counts per state (DONE: out of tries, not passed), work remaining,
     how many items passed on each answer (answer 1 is what a one-shot run gets; the later
     answers are what the ratchet bought), the answer on which the gate locked each item, and
-    the rules fired most. With --html FILE, a self-contained HTML page to mail or attach to a
-    PR: it needs no network to view.
+    the rules fired most; then the quest's own figures, when it declares some (the ifeval
+    pack's prompt- and instruction-level accuracy, say; --json: under quest_figures). With
+    --html FILE, a self-contained HTML page to mail or attach to a PR: it needs no network to
+    view.
 
     With --retry-compare POLICY… --model SPEC, the same items run again under each policy on
     one backend, each on its own temporary ledger (yours is not touched), and the passes by try
@@ -94,11 +97,36 @@ def report(
 
     b = board(store, quest)
     passes = passes_by_try(store, quest.max_tries if quest else DEFAULT_TRIES)
+    own = quest_figures(store, quest)
     if as_json:
-        emit_json(Figures.of(b, passes, TOP_RULES))
+        emit_json(Figures.of(b, passes, TOP_RULES, own))
         return
     for line in _figure_lines(b, passes):
         click.echo(line)
+    if quest is not None:
+        for line in own_lines(quest.name, own):
+            click.echo(line)
+
+
+def quest_figures(store: Store, quest: Quest | None) -> tuple[Figure, ...]:
+    """The quest's own figures (``Quest.figures``), or none."""
+    if quest is None or quest.figures is None:
+        return ()
+    from reins.figures import compute
+
+    return compute(quest.figures, store, quest.name)
+
+
+def own_lines(name: str, figures: tuple[Figure, ...]) -> Iterator[str]:
+    """The quest's figures after report's own lines: name, value as shown, label and note."""
+    if not figures:
+        return
+    yield f"{name} figures"
+    names = max(len(f.name) for f in figures)
+    values = max(len(f.text) for f in figures)
+    for f in figures:
+        said = f.label + (f" ({f.note})" if f.label and f.note else f.note)
+        yield f"  {f.name:<{names}}  {f.text:>{values}}" + (f"  {said}" if said else "")
 
 
 def _html(store: Store, quest: Quest | None, path: str, as_json: bool) -> None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from reins.cli.shapes import Plain
 
 if TYPE_CHECKING:
+    from reins.figures import Figure
     from reins.loop.compare import PolicyRun
     from reins.store.model import Stats
     from reins.web.board import Board
@@ -120,10 +121,27 @@ class Status(Plain):
 
 
 @dataclass(frozen=True, slots=True)
+class QuestFigure(Plain):
+    """One of the quest's own figures: its value (unrounded), how it is shown and the text
+    shown, what it is and what it was counted over."""
+
+    value: int | float
+    shown: str
+    text: str
+    label: str
+    note: str
+
+    @classmethod
+    def of(cls, f: Figure) -> QuestFigure:
+        return cls(f.value, f.shown, f.text, f.label, f.note)
+
+
+@dataclass(frozen=True, slots=True)
 class Figures(Plain):
     """``report``: counts, passes by try, tries to lock, the rules fired most, and spend: the
     usage totals, the share of input tokens read from the prompt cache (None: no input
-    recorded) and what the cache and batches saved."""
+    recorded) and what the cache and batches saved; then the quest's own figures by name, in
+    the quest's order (empty when it declares none)."""
 
     counts: dict[str, int]
     total: int
@@ -135,9 +153,12 @@ class Figures(Plain):
     usage: Usage
     cache_hit_rate: float | None
     saved: Saved
+    quest_figures: dict[str, QuestFigure]
 
     @classmethod
-    def of(cls, b: Board, passes: tuple[int, ...], top: int) -> Figures:
+    def of(
+        cls, b: Board, passes: tuple[int, ...], top: int, own: tuple[Figure, ...] = ()
+    ) -> Figures:
         s = b.spend
         return cls(
             {c.state: c.n for c in b.counts},
@@ -150,6 +171,7 @@ class Figures(Plain):
             Usage.of(s),
             s.cache_hit_rate,
             Saved.of(s),
+            {f.name: QuestFigure.of(f) for f in own},
         )
 
 
