@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reins.store.jobs import BatchJob, BatchRequest, JobState
-from reins.store.model import Attempt, AttemptKind, Item, Mark, Notes, State, Usage
+from reins.store.model import Attempt, AttemptKind, Draft, Item, Mark, Notes, State, Usage
 from reins.values import Fact
 
 # Column order shared by both engines' attempt tables.
@@ -250,8 +250,9 @@ def usage_totals(a: Attempt) -> tuple[int, int, float, int, int, float, float]:
     )
 
 
-def fired_rules(a: Attempt) -> dict[str, tuple[int, int]]:
-    """Per rule on the attempt's facts: (times fired, 1 if it is the root cause else 0)."""
+def fired_rules(a: Attempt | Draft) -> dict[str, tuple[int, int]]:
+    """Per rule on the attempt's (or the draft's) facts: (times fired, 1 if it is the root
+    cause else 0)."""
     counts: dict[str, int] = {}
     for fact in a.facts:
         if fact.rule:
