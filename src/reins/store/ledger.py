@@ -97,6 +97,21 @@ class Ledger(Generic[DB]):
         t = time.time() if now is None else now
         return self._sql.leases.lease(self._db, owner, ttl=ttl, now=t, excluding=excluding)
 
+    def lease_many(
+        self,
+        owners: Sequence[str],
+        *,
+        ttl: float,
+        now: float | None = None,
+        excluding: Collection[str] = (),
+    ) -> list[tuple[Lease, list[Attempt]]]:
+        if len(set(owners)) != len(owners):
+            raise LedgerError(f"lease_many names an owner twice: {list(owners)!r}")
+        if not owners:
+            return []
+        t = time.time() if now is None else now
+        return self._sql.leases.lease_many(self._db, owners, ttl=ttl, now=t, excluding=excluding)
+
     def heartbeat(self, key: str, owner: str, *, ttl: float, now: float | None = None) -> bool:
         t = time.time() if now is None else now
         return self._sql.leases.heartbeat(self._db, key, owner, ttl=ttl, now=t)
