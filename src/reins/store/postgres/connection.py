@@ -186,10 +186,17 @@ class Session:
         # if the connection is lost now, whether it landed is unknown.
         self.committing = False
 
-    def rows(self, query: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[Any]:
-        """The rows of one statement."""
+    def rows(
+        self,
+        query: str,
+        params: Sequence[Any] | Mapping[str, Any] = (),
+        *,
+        prepare: bool | None = None,
+    ) -> list[Any]:
+        """The rows of one statement; ``prepare=False``: never a prepared statement (preparing
+        one costs a round trip of its own, once per connection)."""
         self.committing = self.committing or not self.in_transaction
-        return self.cur.execute(query, params).fetchall()
+        return self.cur.execute(query, params, prepare=prepare).fetchall()
 
     def count(self, query: str, params: Sequence[Any] = ()) -> int:
         """How many rows one statement changed."""

@@ -46,7 +46,9 @@ def record(db: Database, draft: Draft, claim: Claim, *, now: float) -> tuple[Ite
     args = _turn_args(draft, claim, now, stamp)
 
     def turn(s: Session) -> tuple[Item, Attempt]:
-        rows = s.rows(_TURN, args)
+        # Not prepared: a call is parsed in microseconds (the function's own statements are
+        # planned once per session), and preparing it would make a turn two round trips.
+        rows = s.rows(_TURN, args, prepare=False)
         if not rows:
             raise NotFound(f"no item with key {draft.key!r} in {db.location}")
         row = rows[0]
