@@ -74,7 +74,9 @@ class Engine:
         self.owner_prefix = (
             f"{self.options.driver}@{socket.gethostname()}:{os.getpid()}.{secrets.token_hex(2)}"
         )
-        self.db = LedgerThread()
+        # Calls side by side where the store allows them (see reins.store.ledger.Ledger).
+        at_once = getattr(store, "calls_at_once", 1)
+        self.db = LedgerThread(max(1, min(self.options.concurrency, at_once)))
         self.recorder = Recorder(
             store, quest, self.db, driver=self.options.driver, policy=self.policy
         )

@@ -59,6 +59,13 @@ class Ledger(Generic[DB]):
     def adopted(self) -> bool:
         return self._adopted
 
+    @property
+    def calls_at_once(self) -> int:
+        """How many calls may run at once on this ledger from different threads: the engine
+        handle's ``calls_at_once`` (PostgreSQL: its pool's size), else one (SQLite: one
+        connection). The loop runs that many ledger threads."""
+        return int(getattr(self._db, "calls_at_once", 1))
+
     def close(self) -> None:
         self._db.close()
 

@@ -1,8 +1,8 @@
 """Connections to a PostgreSQL ledger: a small pool, one short transaction per call.
 
 Every store call runs one function with a :class:`Session` on a pooled connection, in as few
-round trips as it can: most calls are one statement (a transaction of its own), a turn is two
-(``BEGIN`` and the locking read; the writes and ``COMMIT``), reads of several statements are one
+round trips as it can: most calls are one statement (a transaction of its own), a turn and a
+lease too (a server-side function, a statement with CTEs), reads of several statements are one
 ``REPEATABLE READ READ ONLY`` batch. A connection lost before a commit was sent is replaced and
 the call made again, whatever the call: nothing can have landed. One lost while committing is
 made again only when the call is idempotent (reads, leases, heartbeats, and ``record``, whose
@@ -48,6 +48,9 @@ def connect(target: Target) -> Connection[Any]:
 
 class Database:
     """The pool of one ledger, and the transactions every store module runs through it."""
+
+    # Calls from different threads each take a connection of the pool (see Ledger).
+    calls_at_once = POOL_SIZE
 
     def __init__(self, target: Target) -> None:
         self.target = target
@@ -101,7 +104,9 @@ class Database:
             session: Session | None = None
             try:
                 with self.pool.connection() as conn:
-                    if _dead(conn) and stale < POOL_SIZE:
+                    # A call that may be made again finds a dead connection by using it (and
+                    # is retried): the check costs a system call per call.
+                    if not idempotent and _dead(conn) and stale < POOL_SIZE:
                         stale += 1
                         tries -= 1
                         conn.close()  # the pool drops it on return
