@@ -19,8 +19,9 @@ What a turn costs the server is read from the server's own statistics around one
 each loop setting: ``pg_stat_database`` (``xact_commit``, ``xact_rollback``: every call the
 engine makes is one transaction and one round trip since schema v5), ``pg_stat_statements``
 (the calls of every statement: a lease's statement is the one calling ``set_config``, which
-turns ``synchronous_commit`` off for its transaction, so its commit does not wait for the disk; a read-only statement waits for
-nothing; every other statement is a write whose commit waits for the WAL flush) and
+turns ``synchronous_commit`` off for its transaction, so its commit does not wait for the
+disk; a statement that writes (a turn, a heartbeat, a release) waits for the WAL flush; reads
+wait for nothing) and
 ``pg_stat_wal`` (``wal_sync``: the flushes the server made, fewer than the commits that waited
 when several commits share one flush).
 """
