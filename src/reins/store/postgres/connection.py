@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import select
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import psycopg
-from psycopg import ClientCursor, Connection, errors
+from psycopg import ClientCursor, Connection, Cursor, errors
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -184,7 +185,12 @@ class Session:
 
     def __init__(self, conn: Connection[Any]) -> None:
         self.conn = conn
-        self.cur = conn.cursor()
+        # One cursor per connection, kept while the connection lives: making one per call
+        # copies the connection's adapters every time.
+        cur = _CURSORS.get(conn)
+        if cur is None or cur.closed:
+            cur = _CURSORS[conn] = conn.cursor()
+        self.cur = cur
         self._client: ClientCursor[Any] | None = None
         self.in_transaction = False
         # A commit may have been sent (an explicit COMMIT, or a write outside a transaction):
@@ -238,6 +244,9 @@ class Session:
             if not self.cur.nextset():
                 break
         return results[(1 if begin else 0) : len(results) - (1 if commit else 0)]
+
+
+_CURSORS: weakref.WeakKeyDictionary[Connection[Any], Cursor[Any]] = weakref.WeakKeyDictionary()
 
 
 def _dead(conn: Connection[Any]) -> bool:

@@ -22,6 +22,7 @@ from reins.store.codec import (
     LOAD_COLUMNS,
     attempt_of,
     attempt_row,
+    dump_json,
     facts_json,
     fired_rules,
     item_of,
@@ -31,14 +32,15 @@ from reins.store.codec import (
 )
 from reins.store.engine import Entry
 from reins.store.model import Attempt, Claim, Draft, Item
+from reins.store.postgres import adapt
 from reins.store.postgres.connection import Database, Session
 
 _ITEM_PLACES = ", ".join(["%s"] * len(LOAD_COLUMNS.split(",")))
 _ARGS = ", ".join(["%s"] * (1 + len(ATTEMPT_COLUMNS.split(",")) + 3))
 _APPEND = f"SELECT reins_append({_ARGS})"
 # reins_turn's arguments: the claim and the transition (8), the draft's columns (26), its rules
-# (3); see _turn_args.
-_TURN = f"SELECT * FROM reins_turn({', '.join(['%s'] * 37)})"
+# (as JSON, or NULL); see _turn_args.
+_TURN = f"SELECT * FROM reins_turn({', '.join(['%s'] * 35)})"
 
 
 def record(db: Database, draft: Draft, claim: Claim, *, now: float) -> tuple[Item, Attempt]:
@@ -72,7 +74,12 @@ def record(db: Database, draft: Draft, claim: Claim, *, now: float) -> tuple[Ite
 def _turn_args(draft: Draft, claim: Claim, now: float, stamp: str) -> tuple[Any, ...]:
     """The arguments of ``reins_turn``, in its order."""
     t, u = draft.transition, draft.usage
-    rules = sorted(fired_rules(draft).items())
+    # One text for the rules fired (three arrays cost the client more to send than the
+    # server to read back), none at all when no rule fired.
+    # (A rule's name is escaped as every text is, which JSON alone would not carry: a NUL.)
+    fired = fired_rules(draft)
+    named = [[adapt.encode(r), n, root] for r, (n, root) in sorted(fired.items())]
+    rules = dump_json(named) if fired else None
     return (
         draft.key,
         claim.turns,
@@ -108,9 +115,7 @@ def _turn_args(draft: Draft, claim: Claim, now: float, stamp: str) -> tuple[Any,
         u.cache_write_tokens,
         u.batch,
         u.list_cost,
-        [r for r, _ in rules],
-        [fired for _, (fired, _) in rules],
-        [root for _, (_, root) in rules],
+        rules,
     )
 
 

@@ -33,10 +33,13 @@ CREATE FUNCTION reins_turn(
     p_cost double precision, p_latency double precision, p_started_at text,
     p_recorded_at text, p_extra text, p_gate_digest text, p_action text, p_note text,
     p_cache_read_tokens bigint, p_cache_write_tokens bigint, p_batch boolean,
-    p_list_cost double precision, p_rules text[], p_fired bigint[], p_roots bigint[]
+    p_list_cost double precision, p_rules text
 ) RETURNS TABLE ({_ITEM}) LANGUAGE plpgsql AS $$
 DECLARE
     i items%ROWTYPE;
+    v_rules text[] := '{{}}';
+    v_fired bigint[] := '{{}}';
+    v_roots bigint[] := '{{}}';
     human boolean := p_kind = 'human';
     live boolean;
     keep boolean;
@@ -69,12 +72,18 @@ BEGIN
                 WHERE b.id = i.export_batch
                 ON CONFLICT (key) DO UPDATE SET value = excluded.value;
         END IF;
+        IF p_rules IS NOT NULL THEN  -- [[rule, fired, root], ...]: one text, not 3 arrays
+            SELECT array_agg(e->>0 ORDER BY n), array_agg((e->>1)::bigint ORDER BY n),
+                   array_agg((e->>2)::bigint ORDER BY n)
+            INTO v_rules, v_fired, v_roots
+            FROM json_array_elements(p_rules::json) WITH ORDINALITY AS r(e, n);
+        END IF;
         PERFORM reins_append(i.id, i.turns + 1, p_kind, p_driver, p_state, v_tries,
             p_outcome, p_root_cause, p_facts, p_feedback, p_submission, p_error, p_policy,
             p_backend, p_prompt_digest, p_input_tokens, p_output_tokens, p_cost, p_latency,
             p_started_at, p_recorded_at, p_extra, p_gate_digest, p_action, p_note, v_round,
             p_cache_read_tokens, p_cache_write_tokens, p_batch, p_list_cost,
-            p_rules, p_fired, p_roots);
+            v_rules, v_fired, v_roots);
         UPDATE items SET state = p_state, tries = v_tries, turns = i.turns + 1,
             updated_at = p_recorded_at,
             locked_at = CASE WHEN p_state <> 'TODO' THEN p_recorded_at END,
