@@ -97,6 +97,7 @@ class Engine:
         self.stats: Stats | None = None
         self._started = time.monotonic()
         self._waiting_since_note = float("-inf")
+        self._expiry: tuple[float, float | None] = (float("-inf"), None)
 
     # -- stopping --------------------------------------------------------------------------
 
@@ -198,7 +199,7 @@ class Engine:
         Returns False when no TODO item is left, or with ``wait`` off (``--no-wait``) when
         every one left is held longer than a loop lease lasts: this run is done.
         """
-        expires = await self.db(self.store.soonest_expiry, excluding=self.taker.owners)
+        expires = await self._soonest_expiry()
         if expires is None:
             return False
         wait = expires - time.time()
@@ -214,6 +215,15 @@ class Engine:
             )
         # Live drivers keep renewing; poll until their items lock or a lease runs out.
         return await self._sleep(min(max(wait, 0.0) + 0.05, POLL))
+
+    async def _soonest_expiry(self) -> float | None:
+        """When the first lease of another driver runs out; read once per POLL for all the
+        slots that wait."""
+        at, value = self._expiry
+        if time.monotonic() - at >= POLL:
+            value = await self.db(self.store.soonest_expiry, excluding=self.taker.owners)
+            self._expiry = (time.monotonic(), value)
+        return value
 
     async def _sleep(self, seconds: float) -> bool:
         """Sleep unless a hard stop comes first; True when the sleep ran its course."""

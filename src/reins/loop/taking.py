@@ -13,6 +13,7 @@ log: still one call instead of two) and holds nothing in advance.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from collections.abc import Collection
 
@@ -21,6 +22,9 @@ from reins.store.model import Attempt, Item
 from reins.store.protocol import Store
 
 Taken = tuple[str, Item, list[Attempt]]  # the owner that holds the lease, the item, its log
+# After a refill found nothing free, slots asking within this many seconds are told so without
+# asking the ledger again (each of them polls while other drivers hold the last items).
+EMPTY_FOR = 0.2
 
 
 class Taker:
@@ -37,6 +41,7 @@ class Taker:
         self._loose: set[str] = set()  # owners done with an item whose lease may stand
         self._ready: deque[Taken] = deque()
         self._lock = asyncio.Lock()
+        self._empty_at = float("-inf")
 
     async def take(self, *, excluding: Collection[str], room: int | None) -> Taken | None:
         """An item for a slot, leased to a free owner of the pool; None if none is free.
@@ -44,7 +49,7 @@ class Taker:
         ``room``: how many more items the run may start (a budget), None for no cap.
         """
         async with self._lock:  # one refill at a time: two would lease to the same owners
-            if not self._ready:
+            if not self._ready and time.monotonic() - self._empty_at >= EMPTY_FOR:
                 free = [o for o in self.owners if o not in self.held]
                 want = self.batch if room is None else min(self.batch, room)
                 owners = free[: max(1, want)]
@@ -55,6 +60,8 @@ class Taker:
                     owner = lease.item.lease_owner or ""
                     self.held[owner] = lease.item.key
                     self._ready.append((owner, lease.item, log))
+                if not got:
+                    self._empty_at = time.monotonic()
             return self._ready.popleft() if self._ready else None
 
     def done(self, owner: str, *, holding: bool) -> None:
