@@ -15,10 +15,10 @@ UPDATE SKIP LOCKED``, several in one statement for the loop, and commit without 
 the disk (:mod:`reins.store.postgres.leases` says why that is safe); a turn is one statement,
 the server-side ``reins_turn``, which locks its item ``FOR UPDATE``, checks the claim and the
 ratchet, and writes the attempt, the item and the counters, committing durably. Triggers
-enforce the ratchet and keep the status counters as in SQLite. A connection lost in the middle of a turn is
-retried once on a fresh connection with the same draft, whose nonce finds a turn that did
-commit; failing that, the error names the server (never the password) and says the turn is
-either wholly recorded or absent.
+enforce the ratchet and keep the status counters as in SQLite. A connection lost in the
+middle of a turn is retried once on a fresh connection with the same draft, whose nonce finds a
+turn that did commit; failing that, the error names the server (never the password) and says
+the turn is either wholly recorded or absent.
 
 Needs ``psycopg[binary,pool]`` (the extra ``reins-quest[postgres]``).
 """
