@@ -292,7 +292,7 @@ def test_the_ratchet_trigger_wants_a_human_attempt_at_the_next_turn(
     assert store.snapshot("a") == before and store.check() == []
 
 
-@pytest.mark.parametrize("version", [2, 3])
+@pytest.mark.parametrize("version", [2, 3, 4])
 def test_a_migrated_ledger_keeps_one_function_of_each_name(
     postgres_harness: Any, version: int
 ) -> None:
