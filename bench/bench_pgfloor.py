@@ -184,7 +184,9 @@ def main() -> int:
     med = {k: statistics.median(v) for k, v in runs.items()}
     # Each round's ratio is of two runs side by side on the same server: the median of those.
     ratio = {
-        n: statistics.median(lp / pg for lp, pg in zip(runs[f"loop{n}"], runs[f"pg{n}"]))
+        n: statistics.median(
+            lp / pg for lp, pg in zip(runs[f"loop{n}"], runs[f"pg{n}"], strict=True)
+        )
         for n in (1, 8)
     }
     table.append(
