@@ -131,6 +131,79 @@ def per_turn(url: str, location: str, items: int, processes: int) -> dict[str, f
     return out
 
 
+SETTINGS = {
+    "fsync": "on",
+    "full_page_writes": "on",
+    "synchronous_commit": "on",
+    "shared_preload_libraries": "pg_stat_statements",
+    "max_connections": "100",
+}
+
+
+def measure(
+    cluster: Any, rounds: int, seconds: int, items: int
+) -> tuple[dict[str, list[float]], list[str], dict[int, dict[str, float]]]:
+    """Each round's four runs side by side, the table of them, and the per-turn counts."""
+    url = cluster.url
+    with __import__("psycopg").connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    init = [str(Path(str(cluster.bin)) / "pgbench"), "-h", "127.0.0.1", "-p", str(cluster.port)]
+    subprocess.run([*init, "-U", "postgres", "-i", "-q", "-s", str(SCALE), "postgres"],
+                   check=True, capture_output=True)  # fmt: skip
+    runs: dict[str, list[float]] = {"pg1": [], "loop1": [], "pg8": [], "loop8": []}
+    table = ["", "| round | pgbench 1 | loop 1 | ratio | pgbench 8 | loop 8 | ratio | load |"]
+    table.append("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    names = iter(range(1000))
+    for r in range(rounds):
+        runs["pg1"].append(pgbench(cluster, 1, seconds))
+        runs["loop1"].append(throughput(f"{url}?schema=floor_{next(names)}", items, 1)[0])
+        runs["pg8"].append(pgbench(cluster, 8, seconds))
+        runs["loop8"].append(throughput(f"{url}?schema=floor_{next(names)}", items, 8)[0])
+        p1, l1, p8, l8 = (runs[k][-1] for k in ("pg1", "loop1", "pg8", "loop8"))
+        row = (
+            f"| {r + 1} | {p1:.0f} | {l1:.0f} | {l1 / p1:.2f} | {p8:.0f} | {l8:.0f} | "
+            f"{l8 / p8:.2f} | {os.getloadavg()[0]:.1f} |"
+        )
+        table.append(row)
+        print(row, flush=True)
+    counts = {n: per_turn(url, f"{url}?schema=floor_{next(names)}", items, n) for n in (1, 8)}
+    return runs, table, counts
+
+
+def summary(
+    runs: dict[str, list[float]], counts: dict[int, dict[str, float]]
+) -> tuple[list[str], list[str], list[str]]:
+    """The medians' row, the per-turn table and the goals."""
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    # Each round's ratio is of two runs side by side on the same server: the median of those.
+    ratio = {
+        n: statistics.median(
+            lp / pg for lp, pg in zip(runs[f"loop{n}"], runs[f"pg{n}"], strict=True)
+        )
+        for n in (1, 8)
+    }
+    medians = [
+        f"| median | {med['pg1']:.0f} | {med['loop1']:.0f} | **{ratio[1]:.2f}** | "
+        f"{med['pg8']:.0f} | {med['loop8']:.0f} | **{ratio[8]:.2f}** | |"
+    ]
+    cost = ["", "| per turn | 1 process | 8 processes |", "|---|---:|---:|"]
+    for key, label in (
+        ("xacts", "transactions (= round trips)"),
+        ("statements", "statements"),
+        ("durable", "commits that wait for the disk"),
+        ("async", "lease commits that do not wait"),
+        ("wal_sync", "WAL flushes (fsync)"),
+    ):
+        cost.append(f"| {label} | {counts[1][key]:.3f} | {counts[8][key]:.3f} |")
+    goals = [""] + [
+        f"- {n} process(es) ÷ pgbench at {n} client(s): {ratio[n]:.2f} (goal ≥ {GOALS[n]}: "
+        f"{'met' if ratio[n] >= GOALS[n] else 'missed'})"
+        for n in (8, 1)
+    ]
+    goals.append(f"- load average at the end: {os.getloadavg()[0]:.1f}")
+    return medians, cost, goals
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="1 round, shorter runs")
@@ -147,71 +220,13 @@ def main() -> int:
         f"{items} items (2 turns each), concurrency 8 per process",
     ]
     print("\n".join(lines), flush=True)
-    settings = {
-        "fsync": "on",
-        "full_page_writes": "on",
-        "synchronous_commit": "on",
-        "shared_preload_libraries": "pg_stat_statements",
-        "max_connections": "100",
-    }
-    runs: dict[str, list[float]] = {"pg1": [], "loop1": [], "pg8": [], "loop8": []}
-    table = ["", "| round | pgbench 1 | loop 1 | ratio | pgbench 8 | loop 8 | ratio | load |"]
-    table.append("|---:|---:|---:|---:|---:|---:|---:|---:|")
-    with TempCluster(settings=settings) as cluster:
-        url = cluster.url
-        with __import__("psycopg").connect(url, autocommit=True) as conn:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
-        exe = str(Path(str(cluster.bin)) / "pgbench")
-        init = [exe, "-h", "127.0.0.1", "-p", str(cluster.port), "-U", "postgres"]
-        subprocess.run([*init, "-i", "-q", "-s", str(SCALE), "postgres"], check=True,
-                       capture_output=True)  # fmt: skip
-        names = iter(range(1000))
-        for r in range(rounds):
-            runs["pg1"].append(pgbench(cluster, 1, seconds))
-            loc = f"{url}?schema=floor_{next(names)}"
-            runs["loop1"].append(throughput(loc, items, 1)[0])
-            runs["pg8"].append(pgbench(cluster, 8, seconds))
-            loc = f"{url}?schema=floor_{next(names)}"
-            runs["loop8"].append(throughput(loc, items, 8)[0])
-            p1, l1, p8, l8 = (runs[k][-1] for k in ("pg1", "loop1", "pg8", "loop8"))
-            row = (
-                f"| {r + 1} | {p1:.0f} | {l1:.0f} | {l1 / p1:.2f} | {p8:.0f} | {l8:.0f} | "
-                f"{l8 / p8:.2f} | {os.getloadavg()[0]:.1f} |"
-            )
-            table.append(row)
-            print(row, flush=True)
-        counts = {n: per_turn(url, f"{url}?schema=floor_{next(names)}", items, n) for n in (1, 8)}
-    med = {k: statistics.median(v) for k, v in runs.items()}
-    # Each round's ratio is of two runs side by side on the same server: the median of those.
-    ratio = {
-        n: statistics.median(
-            lp / pg for lp, pg in zip(runs[f"loop{n}"], runs[f"pg{n}"], strict=True)
-        )
-        for n in (1, 8)
-    }
-    table.append(
-        f"| median | {med['pg1']:.0f} | {med['loop1']:.0f} | **{ratio[1]:.2f}** | "
-        f"{med['pg8']:.0f} | {med['loop8']:.0f} | **{ratio[8]:.2f}** | |"
-    )
-    cost = ["", "| per turn | 1 process | 8 processes |", "|---|---:|---:|"]
-    for key, label in (
-        ("xacts", "transactions (= round trips)"),
-        ("statements", "statements"),
-        ("durable", "commits that wait for the disk"),
-        ("async", "lease commits that do not wait"),
-        ("wal_sync", "WAL flushes (fsync)"),
-    ):
-        cost.append(f"| {label} | {counts[1][key]:.3f} | {counts[8][key]:.3f} |")
-    goals = [""] + [
-        f"- {n} process(es) ÷ pgbench at {n} client(s): {ratio[n]:.2f} (goal ≥ {GOALS[n]}: "
-        f"{'met' if ratio[n] >= GOALS[n] else 'missed'})"
-        for n in (8, 1)
-    ]
-    goals.append(f"- load average at the end: {os.getloadavg()[0]:.1f}")
-    print("\n".join(cost + goals))
+    with TempCluster(settings=SETTINGS) as cluster:
+        runs, table, counts = measure(cluster, rounds, seconds, items)
+    medians, cost, goals = summary(runs, counts)
+    print("\n".join(medians + cost + goals))
     report = ["# PostgreSQL against pgbench (bench_pgfloor.py)", "", "```", *lines, "```"]
     if not args.quick:
-        (HERE / "PGFLOOR.md").write_text("\n".join(report + table + cost + goals) + "\n")
+        (HERE / "PGFLOOR.md").write_text("\n".join(report + table + medians + cost + goals) + "\n")
     return 0
 
 

@@ -66,8 +66,10 @@ BEGIN
         v_round := CASE WHEN p_new_round THEN i.round + 1 ELSE i.round END;
         keep := p_state = 'TODO' AND NOT human AND i.lease_owner IS NOT DISTINCT FROM p_holder;
         judged := p_kind = 'judged' OR (human AND p_outcome IS NOT NULL);
-        IF i.export_batch IS NOT NULL AND i.state <> 'TODO' AND p_state = 'TODO' THEN
+        IF i.export_batch IS NOT NULL AND i.state <> 'TODO' AND (human OR p_state <> 'TODO')
+        THEN
             -- a withdrawal owed to the file the lock went to, read before its mark goes
+            -- (reins.store.withdrawal.owed: a person moved an exported lock)
             INSERT INTO meta (key, value) SELECT p_owe, b.path FROM export_batches b
                 WHERE b.id = i.export_batch
                 ON CONFLICT (key) DO UPDATE SET value = excluded.value;

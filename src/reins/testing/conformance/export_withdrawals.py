@@ -28,6 +28,7 @@ from reins.values import readable_json
 
 __all__ = [
     "test_a_lock_reopened_while_its_batch_is_written_is_withdrawn_after_it",
+    "test_a_lock_resolved_after_its_export_and_reopened_before_the_next_is_withdrawn",
     "test_a_rejudge_that_fails_withdraws_the_lock_with_its_verdict",
     "test_a_reopened_lock_is_withdrawn_once_and_exported_again_when_it_locks",
     "test_a_withdrawal_goes_to_the_file_that_holds_the_lock",
@@ -39,6 +40,32 @@ __all__ = [
 
 def _states(out: Path, key: str) -> list[tuple[str, int]]:
     return [(r["state"], r["round"]) for r in jsonl(out) if r["key"] == key]
+
+
+def test_a_lock_resolved_after_its_export_and_reopened_before_the_next_is_withdrawn(
+    store_harness: StoreHarness, tmp_path: Path
+) -> None:
+    """A REVIEW lock in the file, rejected (its mark cleared: exported again as DONE), then
+    reopened before the next export: the file's last word on it is a withdrawal, not REVIEW.
+    Resolved and exported before a reopen, the new lock supersedes it and nothing is owed."""
+    out = tmp_path / "r.jsonl"
+    with opened(store_harness) as store:
+        lock(store, "a", "REVIEW")
+        lock(store, "b", "REVIEW")
+        assert export(store, out) == 2
+        act(store, human("a", State.DONE, "reject"))
+        act(store, reopen("a"))
+        act(store, human("b", State.PASS, "accept"))
+        assert export(store, out) == 2  # a's withdrawal, b's new lock
+        last = {r["key"]: r for r in jsonl(out)}
+        assert (last["a"]["state"], last["a"]["action"], last["a"]["round"]) == (
+            "TODO",
+            "reopen",
+            2,
+        )
+        assert (last["b"]["state"], last["b"]["action"]) == ("PASS", "accept")
+        assert export(store, out) == 0 and store.meta("export.withdraw.b") is None
+        assert_sound(store)
 
 
 def test_a_reopened_lock_is_withdrawn_once_and_exported_again_when_it_locks(

@@ -225,8 +225,10 @@ class LedgerMachine(MachineState):
         )
         assert (attempt.turn, after.turns) == (m.turns + 1, m.turns + 1)
         assert after.lease_owner is None and not after.exported
-        if not after.state.terminal and (key in self.exported or key in self.crashed):
-            self.owed.add(key)  # its lock may be in the file: withdrawn by the next export
+        if key in self.exported or key in self.crashed:
+            # Its lock may be in the file: withdrawn by the next export if it is TODO by then
+            # (a reopen now, or after a resolve), dropped if it is still locked.
+            self.owed.add(key)
         self.exported.discard(key)  # its mark is cleared: exported again once it is locked
         self.crashed.discard(key)  # and no longer in the batch a dead writer left open
         self.last = ("bob", d, claim, attempt)
