@@ -30,6 +30,7 @@ from reins.loop.ledger_thread import LedgerThread
 from reins.loop.options import MAX_BACKOFF, LoopOptions
 from reins.loop.progress import NullReporter, Reporter, clock
 from reins.loop.recording import DRIVER, Recorder
+from reins.loop.taking import Taker
 from reins.loop.tally import Tally, budget_message, move_to_locked, turn_event
 from reins.quest import Quest
 from reins.store.codec import now_iso
@@ -73,13 +74,21 @@ class Engine:
         self.owner_prefix = (
             f"{self.options.driver}@{socket.gethostname()}:{os.getpid()}.{secrets.token_hex(2)}"
         )
-        self.db = LedgerThread()
+        # Calls side by side where the store allows them (see reins.store.ledger.Ledger).
+        at_once = getattr(store, "calls_at_once", 1)
+        self.db = LedgerThread(max(1, min(self.options.concurrency, at_once)))
         self.recorder = Recorder(
             store, quest, self.db, driver=self.options.driver, policy=self.policy
         )
         self.inflight = InFlight()
         self.failure: Exception | None = None
-        self.held: dict[str, str] = {}  # lease owner → key
+        self.taker = Taker(
+            store,
+            self.db,
+            self.owner_prefix,
+            concurrency=self.options.concurrency,
+            ttl=self.options.lease_ttl,
+        )
         self.set_aside: list[str] = []  # keys this run no longer leases, in order
         self.reason: StopReason | None = None
         self.message = ""
@@ -88,6 +97,7 @@ class Engine:
         self.stats: Stats | None = None
         self._started = time.monotonic()
         self._waiting_since_note = float("-inf")
+        self._expiry: tuple[float, float | None] = (float("-inf"), None)
 
     # -- stopping --------------------------------------------------------------------------
 
@@ -132,10 +142,7 @@ class Engine:
                     "(--strong): every turn uses the primary one"
                 )
             keeper = asyncio.create_task(keep(self, self.options))
-            slots = [
-                asyncio.create_task(self._slot(f"{self.owner_prefix}#{i}"))
-                for i in range(self.options.concurrency)
-            ]
+            slots = [asyncio.create_task(self._slot()) for _ in range(self.options.concurrency)]
             await asyncio.gather(*slots)
         finally:
             if keeper is not None:
@@ -153,50 +160,37 @@ class Engine:
         return summary
 
     async def _wind_up(self) -> None:
-        owners = [f"{self.owner_prefix}#{i}" for i in range(self.options.concurrency)]
-
         def release() -> None:
-            for owner in owners:
+            for owner in self.taker.holding():  # in flight, leased in advance, or left held
                 self.store.release_all(owner)
 
         await self.db(release)
         await self.export_locked(final=True)
         self.stats = await self.db(self.store.stats)
 
-    async def _slot(self, owner: str) -> None:
+    async def _slot(self) -> None:
         try:
             while not self.stopping:
                 b = self.options.budget
                 if b.max_items is not None and self.tally.items_started >= b.max_items:
                     return
                 self.tally.items_started += 1
-                taken = await self.db(self._take, owner)
+                room = None if b.max_items is None else b.max_items - self.tally.items_started + 1
+                # A leased item and its log, in one ledger call (see reins.loop.taking).
+                taken = await self.taker.take(excluding=self.set_aside, room=room)
                 if taken is None:
                     self.tally.items_started -= 1
                     if await self._wait_for_expiring_lease():
                         continue
                     return
-                item, log = taken
-                self.held[owner] = item.key
+                owner, item, log = taken
+                holding = True
                 try:
-                    await self._work(owner, item, log)
+                    holding = await self._work(owner, item, log)
                 finally:
-                    self.held.pop(owner, None)
+                    self.taker.done(owner, holding=holding)
         except Exception as exc:
             self.fail(exc)
-
-    def _take(self, owner: str) -> tuple[Item, list[Attempt]] | None:
-        """Lease the next free item and read its log (on the ledger thread, one hop)."""
-        ttl, aside = self.options.lease_ttl, tuple(self.set_aside)
-        # `excluding` only when needed: a Store written before it still runs a loop.
-        lease = (
-            self.store.lease(owner, ttl=ttl, excluding=aside)
-            if aside
-            else self.store.lease(owner, ttl=ttl)
-        )
-        if lease is None:
-            return None
-        return self.store.snapshot(lease.item.key)
 
     async def _wait_for_expiring_lease(self) -> bool:
         """Nothing is free: wait for another driver's lease to run out (it may have crashed,
@@ -205,7 +199,7 @@ class Engine:
         Returns False when no TODO item is left, or with ``wait`` off (``--no-wait``) when
         every one left is held longer than a loop lease lasts: this run is done.
         """
-        expires = await self.db(self.store.soonest_expiry, excluding=tuple(self.held))
+        expires = await self._soonest_expiry()
         if expires is None:
             return False
         wait = expires - time.time()
@@ -222,14 +216,24 @@ class Engine:
         # Live drivers keep renewing; poll until their items lock or a lease runs out.
         return await self._sleep(min(max(wait, 0.0) + 0.05, POLL))
 
+    async def _soonest_expiry(self) -> float | None:
+        """When the first lease of another driver runs out; read once per POLL for all the
+        slots that wait."""
+        at, value = self._expiry
+        if time.monotonic() - at >= POLL:
+            value = await self.db(self.store.soonest_expiry, excluding=self.taker.owners)
+            self._expiry = (time.monotonic(), value)
+        return value
+
     async def _sleep(self, seconds: float) -> bool:
         """Sleep unless a hard stop comes first; True when the sleep ran its course."""
         if not await self.inflight.sleep(seconds):
             return False
         return seconds <= 0 or not self.stopping
 
-    async def _work(self, owner: str, item: Item, log: list[Attempt]) -> None:
+    async def _work(self, owner: str, item: Item, log: list[Attempt]) -> bool:
         """Turns of one leased item until it locks, the lease is lost, or the run stops.
+        Whether ``owner`` may still hold the lease (the run gives it back at its end).
 
         ``item`` and ``log`` are what the ledger holds: read when the lease was taken, then
         what each record transaction wrote. Another driver cannot write meanwhile (the lease),
@@ -240,12 +244,12 @@ class Engine:
             spent = self.tally.budget_spent(self.options.budget)
             if spent is not None:
                 self.stop(spent, budget_message(self.options.budget, spent))
-                return
+                return True
             if item.state.terminal or item.lease_owner != owner:
-                return  # another driver locked or took it
+                return False  # it locked (which ends the lease), or another driver took it
             recorded = await self._turn(owner, item, log)
             if recorded is None:
-                return
+                return True
             item, log = recorded.item, [*log, recorded.attempt]
             if recorded.attempt.judged:
                 failures = generation_failures = 0
@@ -253,17 +257,18 @@ class Engine:
             # A generation or judge error: no try used. A breaker may trip, the item may be
             # set aside; else back off.
             if self._tripped(recorded):
-                return
+                return True
             if recorded.attempt.kind is AttemptKind.GENERATION_ERROR:
                 generation_failures += 1
                 if await self._set_aside(owner, recorded, generation_failures):
-                    return
+                    return False  # given back
             else:
                 generation_failures = 0  # the generator answered; the judge failed
             failures += 1
             pause = min(self.options.error_backoff * 2 ** (failures - 1), MAX_BACKOFF)
             if not await self._sleep(pause):
-                return
+                return True
+        return True
 
     async def _turn(self, owner: str, item: Item, log: list[Attempt]) -> Recorded | None:
         """One turn of a leased item, recorded and counted. None when a hard stop dropped its
@@ -347,7 +352,7 @@ class Engine:
 
     async def renew(self) -> None:
         """Renew the lease of every item in flight (on the ledger thread)."""
-        held, ttl = dict(self.held), self.options.lease_ttl
+        held, ttl = dict(self.taker.held), self.options.lease_ttl
 
         def beat() -> None:
             for owner, key in held.items():
