@@ -79,9 +79,13 @@ def seed(location: str, items: int) -> None:
         store.add((s.key, s.payload) for s in counter.seed([str(items)]))
 
 
-def throughput(location: str, items: int, processes: int) -> tuple[float, float]:
-    """Turns per second of ``processes`` loops on a fresh ledger; and client CPU ms per turn."""
-    seed(location, items)
+def throughput(
+    location: str, items: int, processes: int, *, seeded: bool = False
+) -> tuple[float, float]:
+    """Turns per second of ``processes`` loops on a fresh ledger (``seeded``: made already);
+    and client CPU ms per turn."""
+    if not seeded:
+        seed(location, items)
     start_at = time.time() + 2.0 + 0.4 * processes
     argv = [sys.executable, str(Path(__file__).resolve()), "--child", "--location", location]
     procs = [

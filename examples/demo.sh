@@ -2,11 +2,11 @@
 # `make demo`: the main job, for real. A sample of IFEval prompts (the `ifeval` pack, judged by
 # Google's official checkers) is worked unattended by a small language model that runs in this
 # process (SmolLM2-135M-Instruct through llama.cpp); the gate, never the model, decides what is
-# done. Try 1 is what a one-shot run of the same model gets; tries 2 and 3 are what the ratchet
-# bought, by sending the gate's facts back. Everything happens in a temporary folder.
+# done. Answer 1 is what a one-shot run of the same model gets; answers 2 and 3 are what the
+# ratchet bought, by sending the gate's facts back. Everything happens in a temporary folder.
 #
 #   DEMO_MODEL=SPEC  another model spec (default below), e.g. openai:…?base_url=…
-#   DEMO_ITEMS=N     how many prompts (default 30: about 3 minutes on 2 cores)
+#   DEMO_ITEMS=N     how many prompts, at most 30 (default 30: about 3 minutes on 2 cores)
 #   KEEP=1           keep the temporary folder and say where it is
 set -euo pipefail
 
@@ -33,48 +33,25 @@ run() {
   "$BIN/$1" "${@:2}"
 }
 
-# The fixed sample: the first $ITEMS prompts of the pack, in its own order, that are shorter
-# than 300 characters and ask for nothing longer than the output cap allows (no "at least N
-# words/sentences/paragraphs" or repeat-the-prompt instructions). Chosen by rule, not by result.
-"$BIN/python" - "$ITEMS" <<'PY'
-import json
-import sys
-
-from reins.packs import folder
-
-LONG = {
-    "length_constraints:number_paragraphs",
-    "length_constraints:number_sentences",
-    "length_constraints:nth_paragraph_first_word",
-    "combination:repeat_prompt",
-    "combination:two_responses",
-    "detectable_format:multiple_sections",
-}
-
-
-def short(item: dict) -> bool:
-    if len(item["prompt"]) >= 300 or LONG & set(item["instruction_id_list"]):
-        return False
-    for name, kwargs in zip(item["instruction_id_list"], item["kwargs"]):
-        if name == "length_constraints:number_words" and kwargs.get("relation") != "less than":
-            return False
-    return True
-
-
-with open(folder("ifeval") / "items.jsonl", encoding="utf-8") as f:
-    items = [json.loads(line) for line in f]
-sample = [i for i in items if short(i)][: int(sys.argv[1])]
-with open("sample.jsonl", "w", encoding="utf-8") as out:
-    out.writelines(json.dumps(i) + "\n" for i in sample)
-PY
+# The fixed sample shipped with the pack (sample.jsonl, beside its items.jsonl): the first 30
+# prompts of the pack, in its own order, that are shorter than 300 characters and ask for
+# nothing longer than the output cap allows (no "at least N words/sentences/paragraphs" or
+# repeat-the-prompt instructions). Chosen by rule, not by result. DEMO_ITEMS=N takes its first N.
+SAMPLE=sample.jsonl
+if [[ "$ITEMS" != 30 ]]; then
+  "$BIN/python" -c 'import sys; from reins.packs import folder
+lines = (folder("ifeval") / "sample.jsonl").read_text(encoding="utf-8").splitlines(True)
+sys.stdout.write("".join(lines[: int(sys.argv[1])]))' "$ITEMS" > first.jsonl
+  SAMPLE=first.jsonl
+fi
 
 started=$SECONDS
 say "In $WORK: $ITEMS short IFEval prompts from the ifeval pack (reins packs lists the others)."
-run reins -q ifeval scan sample.jsonl
+run reins -q ifeval scan "$SAMPLE"
 
 say "The gate has one rule per IFEval instruction, run by Google's official checkers (reins -q ifeval rules)."
 say "The unattended loop: the model answers, the gate judges, the ledger records each turn."
-say "A FAIL's facts go back into the next prompt; after 3 tries an item is DONE, unsolved."
+say "A FAIL's facts go back into the next prompt; after 3 failed answers an item is DONE, unsolved."
 code=0
 run reins -q ifeval loop --model "$MODEL" --concurrency 1 --no-export || code=$?
 if [[ $code -ne 0 ]]; then
@@ -82,21 +59,18 @@ if [[ $code -ne 0 ]]; then
   exit "$code"
 fi
 
-say "What the ratchet bought: passes by try. Try 1 is a one-shot run of the same model."
+say "What the ratchet bought: passes on each answer. Answer 1 is a one-shot run of the same model."
 run reins -q ifeval report
 run reins -q ifeval status
 
 # One item that passed after a FAIL: what the gate said, and what the model answered next. (The
 # gate checks what its rules say and nothing else: IFEval's checkers read the instructions
 # followed, not whether the answer is any good.)
-key="$("$BIN/python" - <<'PY'
-from reins import SQLiteStore, State
-from reins.store.walk import iter_items
-
-with SQLiteStore.open("ifeval.reins.db") as ledger:
-    print(next((i.key for i in iter_items(ledger, state=State.PASS) if i.tries > 0), ""))
-PY
-)"
+# Through the CLI's --json, the surface programs are given, not the library's inner modules.
+key="$("$BIN/reins" -q ifeval items --state PASS --limit 10000 --json | "$BIN/python" -c '
+import json, sys
+print(next((i["key"] for i in json.load(sys.stdin)["items"] if i["failures_used"] > 0), ""))
+')"
 if [[ -n "$key" ]]; then
   run reins -q ifeval log "$key"
 fi

@@ -15,7 +15,7 @@ from reins.coders.codex import CodexAgent
 from reins.coders.protocol import Agent, Session
 from reins.errors import Exit
 from reins.values import Prompt
-from tests.codingkit import FILE_HOLDS_KEY, cli, quest_repo
+from tests.kit.codingkit import FILE_HOLDS_KEY, cli, quest_repo
 
 KEYS = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "OPENAI_API_KEY")
 

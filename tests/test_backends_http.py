@@ -407,13 +407,16 @@ def test_bad_json_is_retried_then_reported(http_server: FakeServer) -> None:
     assert info.value.retryable and len(http_server.seen) == 2
 
 
-def test_a_refused_connection_is_transient() -> None:
+def test_a_refused_first_connection_says_the_server_is_not_running() -> None:
+    """Nothing ever answered there: not retried for a minute, but said at once, with what to
+    check (a refusal after the server answered is an outage, retried: test_cli_helps)."""
     probe = FakeServer()  # bind a port, then free it: nothing listens there
     url = probe.url
     probe.httpd.server_close()
     with pytest.raises(BackendError, match="ConnectError") as info:
         run(registry.resolve(f"openai:m?base_url={url}&retries=1&{FAST}"))
-    assert info.value.retryable
+    assert info.value.unreachable and not info.value.retryable
+    assert f"is the server running and listening at {url}" in str(info.value)
 
 
 # -- the limiter, seen from the server -----------------------------------------------------

@@ -107,7 +107,7 @@ def test_a_batch_refused_when_made_is_a_generation_error_and_nothing_stays_lease
     server.fake.fault("POST", create, 400, times=10)
     out = run(server, provider, ledger, "--breaker", "2")
     assert out.exit_code == Exit.BREAKER, out.output
-    assert "injected fault" in out.stdout
+    assert "injected fault" in out.stderr
     with SQLiteStore.open(ledger) as led:
         assert led.stats().kinds == {"generation_error": 2} and led.stats().leased == 0
         [job] = led.jobs(open_only=False)

@@ -165,7 +165,7 @@ def test_the_breaker_stops_the_run_after_the_round_and_records_no_more_errors(
     server.fake.answer = lambda ask: Fail(500, "overloaded")
     out = batch_loop(server, provider, "--breaker", "3", ledger=big)
     assert out.exit_code == Exit.BREAKER, out.output
-    assert "circuit breaker: generation errors on 3 items in a row" in out.stdout
+    assert "circuit breaker: generation errors on 3 items in a row" in out.stderr
     assert created(server, provider) == 1
     with SQLiteStore.open(big) as led:
         stats = led.stats()
@@ -191,8 +191,8 @@ def test_the_judge_breaker_stops_recording_and_a_rerun_records_the_rest(
     server.fake.answer = lambda ask: "explode"
     out = batch_loop(server, provider, "--judge-breaker", "2", ledger=big)
     assert out.exit_code == Exit.JUDGE_ERROR, out.output
-    assert "judge breaker: 2 judge errors in a row" in out.stdout
-    assert "still open" in out.stdout and "run the same command again" in out.stdout
+    assert "judge breaker: 2 judge errors in a row" in out.stderr
+    assert "still open" in out.stderr and "run the same command again" in out.stderr
     with SQLiteStore.open(big) as led:
         assert led.stats().kinds == {"judge_error": 2}
         [job] = led.jobs()

@@ -27,7 +27,7 @@ def test_next_prints_the_full_prompt_and_leases_the_item(cli: Cli) -> None:
     cli("scan")
     out = cli("next")
     assert out.exit_code == 0
-    assert "# item a · turn 1 · tries 0/3 · leased to tester" in out.stdout
+    assert "# item a · answer 1 of 3 · turn 1 · leased to tester" in out.stdout
     assert "Answer in one word.\n\nSay 'good' for a." in out.stdout
     other = json.loads(cli("next", "--driver", "other", "--json").stdout)
     assert other["key"] == "b"
@@ -52,7 +52,10 @@ def test_submit_exit_codes_tell_locked_retry_and_not_todo_apart(cli: Cli) -> Non
     assert cli("submit", "-k", "b", input="bad").exit_code == 4
     assert cli("submit", "-k", "b", input="bad").exit_code == 4
     done = cli("submit", "-k", "b", input="bad")
-    assert done.exit_code == 11 and "b -> FAIL (state DONE, tries 3/3)" in done.stdout
+    assert (
+        done.exit_code == 11
+        and "b -> FAIL on answer 3 of 3 (state DONE — out of tries, not passed)" in done.stdout
+    )
     missing = cli("submit", "-k", "zzz", input="good")
     assert missing.exit_code == 2 and "no item with key 'zzz'" in missing.stderr
     usage = cli("submit", input="good")
@@ -67,7 +70,7 @@ def test_submit_exits_11_when_the_item_locks_without_a_pass(
 ) -> None:
     cli("scan")
     out = cli("submit", "-k", "a", input=answer)
-    assert out.exit_code == 11 and f"(state {state}, tries 0/3)" in out.stdout
+    assert out.exit_code == 11 and f"on answer 1 of 3 (state {state})" in out.stdout
     again = cli("submit", "-k", "a", input="good")
     assert again.exit_code == 5 and f"is {state}, not TODO" in again.stderr
 
@@ -177,7 +180,8 @@ def test_next_says_when_nothing_is_left(cli: Cli) -> None:
     cli("scan", "a")
     cli("submit", "-k", "a", input="good")
     out = cli("next")
-    assert out.exit_code == 3 and "nothing left" in out.stdout
+    # a message for people, not a prompt: stdout stays empty (the exit code says it)
+    assert out.exit_code == 3 and "nothing left" in out.stderr and out.stdout == ""
     assert json.loads(cli("next", "--json").stdout)["key"] is None
 
 
@@ -198,7 +202,11 @@ def test_status_todo_renders_a_checklist(cli: Cli) -> None:
     cli("submit", "-k", "a", input="good")
     cli("next", "--driver", "bob")
     lines = cli("status", "--todo").stdout.splitlines()
-    assert lines == ["[x] a  (PASS)", "[>] b  (tries 0, bob is on it)", "[ ] c  (tries 0)"]
+    assert lines == [
+        "[x] a  (PASS)",
+        "[>] b  (answer 1 of 3 next, bob is on it)",
+        "[ ] c  (answer 1 of 3 next)",
+    ]
 
 
 def test_rules_log_and_turn(cli: Cli) -> None:
@@ -255,7 +263,10 @@ def test_reins_toml_supplies_defaults(cli: Cli, tmp_path: Path) -> None:
     cli("scan", quest=None)
     assert (tmp_path / "custom.db").exists()
     out = cli("submit", "-k", "a", input="bad", quest=None)
-    assert out.exit_code == 11 and "state DONE, tries 1/1" in out.stdout
+    assert (
+        out.exit_code == 11
+        and "FAIL on answer 1 of 1 (state DONE — out of tries, not passed)" in out.stdout
+    )
     (tmp_path / "reins.toml").write_text('[reins]\nqeust = "x"\n')
     bad = cli("status", quest=None)
     assert bad.exit_code == 2 and "unknown key(s) qeust" in bad.stderr

@@ -22,7 +22,18 @@ from reins.testing import FakeBackend
 from tests.kit import TINY_REF, Cli
 from tests.kit.loopkit import registered
 
-ITEM = ["key", "state", "tries", "turns", "round", "root_cause", "leased_to", "locked_at"]
+ITEM = [
+    "key",
+    "state",
+    "tries",
+    "turns",
+    "round",
+    "root_cause",
+    "leased_to",
+    "locked_at",
+    "failures_used",
+    "answers_allowed",
+]
 FACT = ["rule", "where", "expected", "actual", "level"]
 ATTEMPT = [
     "turn",
@@ -53,6 +64,7 @@ ATTEMPT = [
     "cache_write_tokens",
     "batch",
     "list_cost",
+    "answer",
 ]
 SUBMITTED = [
     "key",
@@ -67,6 +79,9 @@ SUBMITTED = [
     "error",
     "feedback",
     "exported",
+    "answer",
+    "answers_allowed",
+    "failures_used",
 ]
 CHANGE = ["key", "state", "was", "was_root_cause", "now", "root_cause", "error", "applied"]
 
@@ -107,7 +122,11 @@ def test_next_leased_and_peeked(cli: Cli) -> None:
         "system",
         "user",
         "prompt_digest",
+        "answer",
+        "answers_allowed",
+        "failures_used",
     ]
+    assert (leased["answer"], leased["answers_allowed"], leased["failures_used"]) == (1, 3, 0)
 
 
 def test_next_with_nothing_left(cli: Cli) -> None:
@@ -130,6 +149,13 @@ def test_submit(cli: Cli) -> None:
     submitted = doc(out)
     assert list(submitted) == SUBMITTED
     assert list(submitted["facts"][0]) == FACT
+    # the new names beside the old keys: the first answer judged, a failure used of three
+    assert (submitted["tries"], submitted["max_tries"]) == (1, 3)
+    assert (submitted["answer"], submitted["failures_used"], submitted["answers_allowed"]) == (
+        1,
+        1,
+        3,
+    )
 
 
 def test_an_error(cli: Cli) -> None:
@@ -167,7 +193,10 @@ def test_status(cli: Cli) -> None:
         "older_gate",
         "exported",
         "usage",
+        "failures_used",
+        "answers_allowed",
     ]
+    assert status["failures_used"] == status["tries"] and status["answers_allowed"] == 3
     assert list(status["rules"]["not-bad"]) == ["fired", "root_cause"]
     assert list(status["usage"]) == [
         "input_tokens",
@@ -179,13 +208,26 @@ def test_status(cli: Cli) -> None:
         "list_cost",
     ]
     board = doc(cli("status", "--todo", "--json"))
-    assert [list(row) for row in board] == [["key", "state", "tries", "leased_to"]] * 3
+    row = ["key", "state", "tries", "leased_to", "failures_used", "answers_allowed"]
+    assert [list(r) for r in board] == [row] * 3
 
 
 def test_log(cli: Cli) -> None:
     log = doc(cli("log", "a", "--json"))
-    assert list(log) == ["key", "state", "tries", "round", "payload", "proposed_by", "attempts"]
+    assert list(log) == [
+        "key",
+        "state",
+        "tries",
+        "round",
+        "payload",
+        "proposed_by",
+        "attempts",
+        "failures_used",
+        "answers_allowed",
+    ]
     assert [list(a) for a in log["attempts"]] == [ATTEMPT, ATTEMPT]
+    # a FAIL on answer 1, then a REVIEW on answer 2
+    assert [a["answer"] for a in log["attempts"]] == [1, 2]
     assert list(log["attempts"][0]["facts"][0]) == FACT
 
 
@@ -240,6 +282,9 @@ def test_replay(cli: Cli, tmp_path: Path) -> None:
         "turn",
         "root_cause",
         "feedback",
+        "answer",
+        "failures_used",
+        "answers_allowed",
     ]
     assert list(skipped) == ["line", "key", "status", "message"]
     assert list(summary) == [
@@ -265,7 +310,9 @@ def test_report(cli: Cli) -> None:
         "usage",
         "cache_hit_rate",
         "saved",
+        "quest_figures",
     ]
+    assert report["quest_figures"] == {}  # the tiny quest declares no figures of its own
     assert list(report["rules"]["not-bad"]) == ["fired", "root_cause"]
     assert list(report["usage"]) == list(doc(cli("status", "--json"))["usage"])
     assert list(report["saved"]) == ["total", "cache", "batch"]

@@ -19,7 +19,8 @@ from click.testing import CliRunner
 from reins.cli import make_group
 from reins.packs import folders
 from reins.store.open import open_store
-from reins.store.sqlite.schema import SCHEMA_VERSION as CURRENT  # PostgreSQL's is the same
+from reins.store.postgres.schema import SCHEMA_VERSION as POSTGRES_VERSION
+from reins.store.sqlite.schema import SCHEMA_VERSION as SQLITE_VERSION
 from reins.testing.harness import SQLiteHarness, StoreHarness
 from tests.kit import TINY, Cli
 
@@ -237,24 +238,29 @@ def _mislabel(harness: StoreHarness, location: str) -> None:
         harness.execute(location, "UPDATE reins_schema SET version = 2")
 
 
+def _current(harness: StoreHarness) -> int:
+    """The schema version of the harness's engine (each engine counts its own)."""
+    return SQLITE_VERSION if harness.name == "sqlite" else POSTGRES_VERSION
+
+
 def test_a_ledger_claiming_an_older_schema_is_refused_untouched_and_says_what_to_do(
     cli: Cli, store_harness: StoreHarness
 ) -> None:
     location = seeded(cli, store_harness)
     _mislabel(store_harness, location)
     same = untouched(store_harness, location)
+    current = _current(store_harness)
     for command in (["status"], ["scan", "z"], ["ledger", "check"]):
         out = cli("--ledger", location, *command)
         assert out.exit_code == 1, out.output
         (line,) = out.stderr.splitlines()
         assert "says schema version 2" in line and "later version's" in line
-        assert f"its tables are those of version {CURRENT}" in line and "left untouched" in line
+        assert f"its tables are those of version {current}" in line and "left untouched" in line
         fix = (
-            f"PRAGMA user_version = {CURRENT}"
+            f"PRAGMA user_version = {current}"
             if store_harness.name == "sqlite"
-            else "SET version = "
+            else f"SET version = {current}"
         )
-        fix += "" if store_harness.name == "sqlite" else str(CURRENT)
         assert fix in line
         assert same()
 
@@ -269,7 +275,7 @@ def test_a_failed_migration_leaves_the_ledger_untouched_and_says_what_to_do(
         out = cli("--ledger", location, *command)
         assert out.exit_code == 1, out.output
         (line,) = out.stderr.splitlines()
-        assert f"migrating it from schema version 2 to {CURRENT} failed" in line
+        assert f"migrating it from schema version 2 to {_current(store_harness)} failed" in line
         assert "is mine" in line
         assert "rolled back" in line and "Fix the cause" in line
         assert same()

@@ -14,7 +14,7 @@ from reins.coders.protocol import Done, Ending, Launch, Session, Spent
 from reins.coders.runner import Limits, Outcome, Switch, run_agent
 from reins.errors import ConfigError
 from reins.values import Prompt
-from tests.codingkit import agent
+from tests.kit.codingkit import agent
 
 
 def session(tmp_path: Path, text: str = "do the task") -> Session:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from reins import SQLiteStore, State
-from tests.codingkit import FILE_HOLDS_KEY, agent, checkout_state, cli, git, quest_repo
+from tests.kit.codingkit import FILE_HOLDS_KEY, agent, checkout_state, cli, git, quest_repo
 
 if shutil.which("bwrap") is None and not os.environ.get("CI"):
     pytest.skip("bubblewrap (bwrap) is not installed", allow_module_level=True)

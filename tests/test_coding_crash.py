@@ -15,7 +15,7 @@ import pytest
 
 from reins import SQLiteStore, State
 from reins.coders import tree
-from tests.codingkit import FILE_HOLDS_KEY, agent, cli, git, quest_repo
+from tests.kit.codingkit import FILE_HOLDS_KEY, agent, cli, git, quest_repo
 
 pytestmark = pytest.mark.slow
 

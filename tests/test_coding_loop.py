@@ -14,7 +14,7 @@ import pytest
 from reins import SQLiteStore, State
 from reins.errors import Exit
 from reins.store import AttemptKind
-from tests.codingkit import (
+from tests.kit.codingkit import (
     FILE_HOLDS_KEY,
     agent,
     checkout_state,

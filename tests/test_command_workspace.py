@@ -17,7 +17,7 @@ from reins.gate.rule import Context
 from reins.values import Fact, Worktree
 from reins.workspace.spec import Workspace
 from reins.workspace.trees import Worktrees
-from tests.codingkit import PYTHON, make_repo
+from tests.kit.codingkit import PYTHON, make_repo
 
 PROJECT = {
     "calc.py": "def add(a, b):\n    return a - b\n",

@@ -32,7 +32,7 @@ GOLDEN_USER = (
     "Say 'good' for a.\n\n"
     "Never answer 'bad'.\n\n"
     "## Your last submission failed the gate\n\n"
-    "a -> FAIL (state TODO, tries 1/3)\n"
+    "a -> FAIL on answer 1 of 3 (state TODO, 2 answers left)\n"
     "root cause: not-bad\n"
     "  - not-bad: answer\n"
     '      expected: "good"\n'
@@ -95,7 +95,7 @@ def test_a_quest_started_by_the_loop_is_continued_by_hand_with_the_same_prompts(
     assert_same(printed, peek_loop_prompt(ledger_path)[0])
     by_hand(cli, ledger_path, "bad")  # turn 2: by hand, answering what next printed
     printed = next_prompt(cli, ledger_path)
-    assert printed["turn"] == 3 and "tries 2/3" in printed["user"]
+    assert printed["turn"] == 3 and "FAIL on answer 2 of 3" in printed["user"]
     assert_same(printed, by_loop(ledger_path, "good"))  # turn 3: the loop again
     with SQLiteStore.open(ledger_path) as led:
         log = led.snapshot("a")[1]
@@ -145,7 +145,7 @@ def test_the_prompt_is_the_same_after_a_process_restart(ledger_path: Path, cli: 
     )
     other = json.loads(out.stdout)
     assert (other["system"], other["user"]) == (printed["system"], printed["user"])
-    assert "a -> FAIL (state TODO, tries 2/3)\n" in other["user"]
+    assert "a -> FAIL on answer 2 of 3 (state TODO, 1 answer left)\n" in other["user"]
     assert 'actual:   "so bad"' in other["user"]
     assert "explode" not in other["user"] and "quest.prepare" not in other["user"]
     assert other["seed"] == call_seed("a", 4) == peek_loop_prompt(ledger_path)[1]

@@ -166,7 +166,7 @@ def test_render_shows_outcome_root_cause_and_facts_on_one_line_each() -> None:
     )
     text = render("k", v, state="TODO", tries=1, max_tries=3)
     assert text == (
-        "k -> FAIL (state TODO, tries 1/3)\n"
+        "k -> FAIL on answer 1 of 3 (state TODO, 2 answers left)\n"
         "root cause: r\n"
         "  - r: w\n"
         '      expected: "two\\nlines"\n'

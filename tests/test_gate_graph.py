@@ -184,7 +184,7 @@ def test_the_walkthrough_text_is_exact() -> None:
     assert verdict.feedback == WALKTHROUGH
     printed = render("k", verdict, state="TODO", tries=1, max_tries=3)
     assert printed.splitlines()[:3] == [
-        "k -> FAIL (state TODO, tries 1/3)",
+        "k -> FAIL on answer 1 of 3 (state TODO, 2 answers left)",
         "  FAIL. Root cause: fmt (FAIL, upstream of 2 rules).",
         "    fmt at answer[0]",
     ]

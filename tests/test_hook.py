@@ -130,7 +130,10 @@ def test_it_blocks_with_the_board_and_the_next_step_while_items_are_free(tmp_pat
     make_ledger(tmp_path / "tiny.reins.db")
     reason = blocked(hook(tmp_path, FIRST_STOP))
     assert reason.startswith("reins: 3 of 3 item(s) are still to do, and you cannot declare")
-    assert "[ ] a  (tries 0)\n[ ] b  (tries 0)\n[ ] c  (tries 0)\n" in reason
+    assert (
+        "[ ] a  (answer 1 of 3 next)\n[ ] b  (answer 1 of 3 next)\n[ ] c  (answer 1 of 3 next)\n"
+        in reason
+    )
     assert "Next: Take the next item (MCP tool next_item, or `reins next`)" in reason
     assert "(stop hook: block 1 of 3 in a row" in reason
 
@@ -141,7 +144,7 @@ def test_it_names_the_item_the_agent_holds(tmp_path: Path) -> None:
     with SQLiteStore.open(tmp_path / "tiny.reins.db") as led:
         led.lease("ann", ttl=600)
     reason = blocked(hook(tmp_path, FIRST_STOP))
-    assert "[>] a  (tries 0, ann is on it)" in reason
+    assert "[>] a  (answer 1 of 3 next, ann is on it)" in reason
     assert "Next: Finish 'a' and submit it" in reason
 
 
@@ -341,7 +344,7 @@ def test_it_finds_the_driver_of_the_mcp_session_its_agent_started(tmp_path: Path
 
     anyio.run(session)
     assert "Next: Finish 'b' and submit it" in reasons[0]
-    assert "[ ] b  (tries 0)" in reasons[1] and "Next: Take the next item" in reasons[1]
+    assert "[ ] b  (answer 1 of 3 next)" in reasons[1] and "Next: Take the next item" in reasons[1]
 
 
 # -- install / uninstall ------------------------------------------------------------------

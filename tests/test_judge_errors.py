@@ -202,7 +202,7 @@ def test_a_judge_error_is_recorded_without_a_try_a_lock_or_a_prompt(
     assert "Traceback" not in a.error and 'File "' not in a.error
     assert a.submission == answer and a.gate_digest == quest.gate_digest
     assert recorded.text.startswith(f"a -> judge error: {where}: ")
-    assert "no try was used and nothing locked" in recorded.text
+    assert "it counts as no answer (no failure used) and nothing locked" in recorded.text
 
     item, log = ledger.snapshot("a")
     assert log[-1] == a
@@ -348,7 +348,7 @@ def test_submit_reports_a_judge_error_with_exit_10_and_charges_nothing(
     assert out.stdout.startswith(
         "a -> judge error: quest.prepare: OSError: dictionary file missing\n"
     )
-    assert "no try was used and nothing locked" in out.stdout
+    assert "it counts as no answer (no failure used) and nothing locked" in out.stdout
     assert "Traceback" not in out.output
     assert attempts(folder) == [("a", "judge_error", State.TODO, 0)]
     assert items(folder) == [(State.TODO, 0)] * 3
@@ -374,8 +374,8 @@ def test_the_loop_stops_after_three_judge_errors_in_a_row_with_exit_10(
     with registered(w=fake):
         out = cli("loop", "--model", "fake:w")
     assert out.exit_code == 10, out.output
-    assert "judge breaker: 3 judge errors in a row" in out.stdout
-    assert "quest.prepare: OSError: dictionary file missing" in out.stdout
+    assert "judge breaker: 3 judge errors in a row" in out.stderr  # a message for people
+    assert "quest.prepare: OSError: dictionary file missing" in out.stderr
     assert len(fake.calls) == 3
     recorded = attempts(folder)
     assert [kind for _, kind, _, _ in recorded] == ["judge_error"] * 3

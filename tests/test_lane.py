@@ -67,7 +67,8 @@ def test_review_lists_doubt_and_resolve_settles_it_by_a_person(cli: Cli) -> None
         ("REVIEW", None, 1),
         ("PASS", "accept", 2),
     ]
-    assert cli("review").stdout == "nothing to review\n"
+    empty = cli("review")
+    assert empty.stdout == "" and empty.stderr == "nothing to review\n"
 
 
 def test_only_a_review_item_is_resolved_and_a_decision_is_required(cli: Cli) -> None:

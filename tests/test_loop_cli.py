@@ -18,7 +18,7 @@ from reins.quest import RETRY_POLICIES
 from reins.store.walk import iter_items
 from reins.testing import FakeBackend
 from tests.kit import Cli
-from tests.kit.loopkit import SLOW_LOOP, make_ledger, registered
+from tests.kit.loopkit import SLOW_LOOP, first_turn, make_ledger, registered
 
 
 @pytest.fixture
@@ -50,9 +50,13 @@ def test_plain_lines_when_not_a_terminal_and_a_summary(path: Path, cli: Cli) -> 
     with registered(w=FakeBackend({"a": ["bad", "good"], "b": ["good"], "c": ["good"]})):
         out = cli("loop", "--model", "fake:w", "--no-export")
     assert out.exit_code == 0
-    lines = out.stdout.splitlines()
-    assert lines[0] == "turn 1 · a · FAIL (not-bad) → TODO, tries 1/3 · fake"
+    assert out.stdout == ""  # without --json every line is for people: stderr
+    lines = out.stderr.splitlines()
+    turns = [line for line in lines if line.startswith("turn ")]
+    assert turns[0] == "turn 1 · a · FAIL (not-bad) → TODO, 1 of 3 failures used · fake"
+    assert "turn 2 · a · PASS on answer 2 of 3 → PASS · fake" in lines
     assert "loop done: every item is locked" in lines
+    assert "  locked this run: PASS 3; 0 of 3 item(s) left" in lines
     assert not Path("tiny-results.jsonl").exists()
 
 
@@ -60,8 +64,8 @@ def test_the_breaker_has_its_own_exit_code_and_says_what_to_do(path: Path, cli: 
     with registered(w=FakeBackend(lambda c: "good", failure_rate=1.0)):
         out = cli("loop", "--model", "fake:w", "--breaker", "2")
     assert out.exit_code == Exit.BREAKER
-    assert "circuit breaker: generation errors on 2 items in a row" in out.stdout
-    assert "Check the backend" in out.stdout
+    assert "circuit breaker: generation errors on 2 items in a row" in out.stderr
+    assert "Check the backend" in out.stderr
     with SQLiteStore.open(path) as led:
         assert led.stats().tries == {0: 3}
 
@@ -73,14 +77,14 @@ def test_items_all_leased_elsewhere_exit_3(path: Path, cli: Cli) -> None:
     with registered(w=FakeBackend([])):
         out = cli("loop", "--model", "fake:w", "--no-wait")
     assert out.exit_code == Exit.NOTHING_LEFT
-    assert "3 item(s) left, all leased to other drivers" in out.stdout
+    assert "3 item(s) left, all leased to other drivers" in out.stderr
 
 
 def test_caps_and_the_retry_policy_reach_the_run(path: Path, cli: Cli) -> None:
     fake = FakeBackend(lambda c: "bad")
     with registered(w=fake):
         out = cli("loop", "--model", "fake:w", "--max-turns", "2", "--retry", "fresh")
-    assert out.exit_code == 0 and "loop max-turns" in out.stdout
+    assert out.exit_code == 0 and "loop max-turns" in out.stderr
     assert "## Your last" not in fake.calls[1].prompt.user
     with SQLiteStore.open(path) as led:
         assert [a.policy for a in led.snapshot("a")[1]] == ["fresh", "fresh"]
@@ -139,15 +143,16 @@ def test_a_signal_stops_the_loop_cleanly_with_a_summary(
         text=True,
     )
     deadline = time.monotonic() + 20
-    assert proc.stdout is not None
-    first = proc.stdout.readline()  # a turn was recorded: the loop is in full swing
-    assert first.startswith("turn 1"), first + (proc.stderr.read() if proc.stderr else "")
+    assert proc.stderr is not None
+    first = first_turn(proc.stderr)  # a turn was recorded: the loop is in full swing
+    assert first.startswith("turn 1"), first + (proc.stdout.read() if proc.stdout else "")
     time.sleep(0.1)
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
     assert proc.returncode == code, err
-    assert f"loop interrupted: stopped by {sig.name}" in out
-    assert "none half-recorded, leases released" in out
+    # the summary is for people: on stderr, and nothing on stdout without --json
+    assert f"loop interrupted: stopped by {sig.name}" in err and out == ""
+    assert "none half-recorded, leases released" in err
     with SQLiteStore.open(path) as led:
         stats = led.stats()
         assert stats.leased == 0 and 0 < stats.attempts < 50

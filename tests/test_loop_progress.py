@@ -32,7 +32,7 @@ def status(**over: object) -> Status:
 
 def test_the_status_line_shows_done_left_counts_rate_tokens_cost_and_time() -> None:
     assert status_line(status()) == (
-        "12/40 done · 28 left · PASS 9 REVIEW 1 DONE 2 · 37 turns (3 generation errors)"
+        "12/40 done · 28 left · PASS 9 REVIEW 1 unsolved (DONE) 2 · 37 turns (3 generation errors)"
         " · 8.0 turns/s · 12,345 tokens · cost 0.0123 · 0:04 · 4 in flight"
     )
     quiet = status(generation_errors=0, input_tokens=0, output_tokens=0, cost=0.0)
@@ -75,8 +75,8 @@ def test_json_events_and_plain_lines_tell_the_same_turns(tmp_path: Path) -> None
     assert [e["event"] for e in parsed] == ["turn", "turn", "summary"]
     assert parsed[0]["root_cause"] == "not-bad" and parsed[1]["state"] == "PASS"
     assert lines.getvalue().splitlines()[:2] == [
-        "turn 1 · a · FAIL (not-bad) → TODO, tries 1/3 · fake",
-        "turn 2 · a · PASS → PASS, tries 1/3 · fake",
+        "turn 1 · a · FAIL (not-bad) → TODO, 1 of 3 failures used · fake",
+        "turn 2 · a · PASS on answer 2 of 3 → PASS · fake",
     ]
 
 
@@ -97,8 +97,8 @@ def test_a_judge_error_is_its_own_kind_of_turn_in_lines_and_events(tmp_path: Pat
     assert parsed[2]["judge_errors"] == 1 and parsed[2]["generation_errors"] == 0
     assert lines.getvalue().splitlines()[:2] == [
         "turn 1 · a · judge error: quest.prepare: RuntimeError: prepare blew up"
-        " · the gate failed, no try used · fake",
-        "turn 2 · a · PASS → PASS, tries 0/3 · fake",
+        " · the gate failed, no answer counted · fake",
+        "turn 2 · a · PASS on answer 1 of 3 → PASS · fake",
     ]
 
 

@@ -58,6 +58,8 @@ def test_an_item_that_never_generates_is_set_aside_and_the_others_are_worked(
             "error": "fake: the prompt exceeds the context window (262,390 tokens)",
             "tries": 0,
             "max_tries": 3,
+            "failures_used": 0,
+            "answers_allowed": 3,
         }
     ]
     summary = seen[-1]
@@ -77,9 +79,9 @@ def test_the_loop_says_which_items_it_set_aside_and_why(tmp_path: Path, cli: Cli
         out = cli("loop", "--model", "fake:w", "--no-export", "--set-aside-after", "1")
     assert out.exit_code == Exit.SET_ASIDE, out.output
     assert "set aside 'k03' for the rest of this run: 1 generation error in a row" in out.stderr
-    assert "context window" in out.stderr and "tries 0/3" in out.stderr
-    assert "loop set-aside: 2 item(s) left; set aside this run" in out.stdout
-    assert "  set aside this run: k03, k07" in out.stdout
+    assert "context window" in out.stderr and "0 of 3 failures used" in out.stderr
+    assert "loop set-aside: 2 item(s) left; set aside this run" in out.stderr
+    assert "  set aside this run: k03, k07" in out.stderr
 
 
 def test_fewer_stuck_items_in_a_row_than_the_breaker_never_trip_it(

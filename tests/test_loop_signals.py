@@ -23,7 +23,7 @@ import pytest
 
 from reins import SQLiteStore
 from tests.kit import Cli
-from tests.kit.loopkit import SLOW_LOOP, make_ledger
+from tests.kit.loopkit import SLOW_LOOP, first_turn, make_ledger
 
 pytestmark = pytest.mark.slow
 
@@ -44,9 +44,9 @@ def start(cwd: Path, *prefix: str) -> subprocess.Popen[str]:
         text=True,
         start_new_session=True,
     )
-    assert proc.stdout is not None
-    first = proc.stdout.readline()  # a turn was recorded: the loop is in full swing
-    assert first.startswith("turn 1"), first + (proc.stderr.read() if proc.stderr else "")
+    assert proc.stderr is not None
+    first = first_turn(proc.stderr)  # a turn was recorded: the loop is in full swing
+    assert first.startswith("turn 1"), first + (proc.stdout.read() if proc.stdout else "")
     return proc
 
 
@@ -67,8 +67,8 @@ def assert_stopped_cleanly(
     cli: Cli, proc: subprocess.Popen[str], path: Path, out: str, err: str
 ) -> None:
     assert proc.returncode == 143, err
-    assert "loop interrupted: stopped by SIGTERM" in out, out + err
-    assert "none half-recorded, leases released" in out
+    assert "loop interrupted: stopped by SIGTERM" in err, out + err
+    assert "none half-recorded, leases released" in err
     with SQLiteStore.open(path) as led:
         stats = led.stats()
         assert stats.leased == 0 and 0 < stats.attempts < len(ITEMS)

@@ -65,21 +65,22 @@ def test_a_fail_then_its_facts_then_a_pass(tmp_path: Path) -> None:
         async with connect(tmp_path, "--driver", "agent-1") as s:
             prompt, error = await call(s, "next_item")
             assert not error
-            assert prompt[0].startswith("# item a · turn 1 · tries 0/3 · leased to agent-1\n")
+            assert prompt[0].startswith("# item a · answer 1 of 3 · turn 1 · leased to agent-1\n")
             assert "Say 'good' for a." in prompt[0]
             verdict, error = await call(s, "submit", submission="bad")
             assert not error
-            assert verdict[0].startswith("a -> FAIL (state TODO, tries 1/3)")
+            assert verdict[0].startswith("a -> FAIL on answer 1 of 3 (state TODO, 2 answers left)")
             assert "not-bad" in verdict[0] and "submit 'a' again" in verdict[1]
+            assert "(answer 2 of 3 next, 2 answers left)" in verdict[1]
             again, _ = await call(s, "next_item")
-            assert again[0].startswith("# item a · turn 2 · tries 1/3")
+            assert again[0].startswith("# item a · answer 2 of 3 · turn 2")
             assert again[0].endswith(verdict[0])  # the facts come back, byte for byte
             passed, error = await call(s, "submit", submission="good")
             assert not error
-            assert passed[0] == "a -> PASS (state PASS, tries 1/3)\n"
+            assert passed[0] == "a -> PASS on answer 2 of 3 (state PASS)\n"
             assert "locked PASS; 2 item(s) remain: call next_item" in passed[1]
             board, _ = await call(s, "board")
-            assert board[0].splitlines()[:2] == ["[x] a  (PASS)", "[ ] b  (tries 0)"]
+            assert board[0].splitlines()[:2] == ["[x] a  (PASS)", "[ ] b  (answer 1 of 3 next)"]
             assert board[1] == "remaining 2 of 3 (0 in progress); you hold no item"
 
     run(session)
@@ -99,7 +100,7 @@ def test_an_agents_oversize_submission_is_a_fail_fact_not_a_usage_error(tmp_path
             await call(s, "next_item")
             verdict, error = await call(s, "submit", submission="good" * 10)
             assert not error
-            assert verdict[0].startswith("a -> FAIL (state TODO, tries 1/3)")
+            assert verdict[0].startswith("a -> FAIL on answer 1 of 3 (state TODO")
             assert "reins:submission" in verdict[0] and "at most 10 bytes" in verdict[0]
 
     run(session)
@@ -234,8 +235,8 @@ def test_after_three_other_calls_results_carry_a_reminder(tmp_path: Path) -> Non
                 assert not any(t.startswith("reminder:") for t in texts)
             texts, _ = await call(s, "board")
             assert texts[-1] == (
-                "reminder: 3 tool call(s) since your last submit. In progress: a (tries 0/3). "
-                "Finish it and call submit: only the gate can mark it done. "
+                "reminder: 3 tool call(s) since your last submit. In progress: a (answer 1 of 3 "
+                "next). Finish it and call submit: only the gate can mark it done. "
                 "Remaining: 3 of 3 item(s) to do (1 in progress)."
             )
             verdict, _ = await call(s, "submit", submission="bad")  # a submit resets the count
@@ -290,7 +291,7 @@ def test_invalid_arguments_are_errors_the_agent_reads_never_a_crash(tmp_path: Pa
                 await s.call_tool("lock", {"key": "a"})
             # Still serving, and nothing was recorded.
             prompt, error = await call(s, "next_item")
-            assert not error and prompt[0].startswith("# item a · turn 1 ·")
+            assert not error and prompt[0].startswith("# item a · answer 1 of 3 · turn 1 ·")
 
     run(session)
 
@@ -346,13 +347,13 @@ def test_a_quest_that_allows_proposals_takes_them_as_todo_items(tmp_path: Path, 
             again, error = await call(s, "propose_item", key="d", payload={"word": "d"})
             assert error and "an item 'd' exists already" in again[0]
             log, _ = await call(s, "item_log", key="d")
-            assert log == ["d: TODO, tries 0, 0 turn(s)\n", "proposed by agent-1"]
+            assert log == ["d: TODO, 0 of 3 failures used, 0 turn(s)\n", "proposed by agent-1"]
             # The gate judges it like any other.
             await call(s, "submit", key="a", submission="good")
             prompt, _ = await call(s, "next_item")
-            assert prompt[0].startswith("# item d · turn 1")
+            assert prompt[0].startswith("# item d · answer 1 of 3 · turn 1")
             verdict, _ = await call(s, "submit", submission="bad")
-            assert verdict[0].startswith("d -> FAIL (state TODO, tries 1/3)")
+            assert verdict[0].startswith("d -> FAIL on answer 1 of 3 (state TODO, 2 answers left)")
 
     run(session)
     out = cli("log", "d", "--json")

@@ -340,7 +340,7 @@ def test_a_user_submitting_old_mail_meets_the_same_verdicts(
         out = cli("submit", "--key", key, input=answer(*found))
         assert (out.exit_code, out.stdout.splitlines()[0]) == (
             0,
-            f"{key} -> PASS (state PASS, tries 0/3)",
+            f"{key} -> PASS on answer 1 of 3 (state PASS)",
         )
     out = cli("submit", "--key", "dash", input=answer())
     assert out.exit_code == 4 and "Root cause: address-missing" in out.stdout

@@ -17,7 +17,6 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
-from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -31,27 +30,17 @@ from reins.store.model import Item, State
 from reins.turn.failures import JudgeFailure
 from reins.turn.judge import judge
 from reins.values import Fact
-from tests.kit import ROOT, Cli
+from tests.kit import ROOT
+from tests.kit.ifeval import INPUTS, RANDOM_KEYS, RESPONSES, need_the_extra
 
 PACK = ROOT / "src" / "reins" / "packs" / "ifeval"
-DATA = Path(__file__).with_name("data") / "ifeval"
-INPUTS = DATA / "input_data_gpt4_20231107_145030.jsonl"
-RESPONSES = DATA / "input_response_data_gpt4_20231107_145030.jsonl"
 SHA256 = {
     INPUTS: "86ea91641ee9e6b891330f3f019e82c481abddbdea5945106df1dfe59757fbc2",
     RESPONSES: "0cff1d1469b774e80296bee20ca696894df35f3c6d6539f2c886d67c07599dcb",
     PACK / "items.jsonl": "67ffeee0fcb87c317c5b08a2de85557b4a7e96ada6178aa645b4954fe4b53d49",
 }
-# The prompts whose official checker draws a letter at random (their "letter" is "#" and "!").
-RANDOM_KEYS = {"1122", "1129"}
 
-_MISSING = [m for m in ("lm_eval", "nltk", "punkt", "langdetect") if find_spec(m) is None]
-if _MISSING:
-    if os.environ.get("CI"):
-        raise RuntimeError(f"CI installs the ifeval extra, but {', '.join(_MISSING)} is missing")
-    pytest.skip(
-        f"the ifeval extra is not installed ({', '.join(_MISSING)})", allow_module_level=True
-    )
+need_the_extra()
 
 from reins.packs import load_pack  # noqa: E402
 from reins.packs.ifeval import checks, survey  # noqa: E402 - after the extra is known present
@@ -363,16 +352,31 @@ def test_the_punkt_model_written_is_nltk_s_english_punkt_tab() -> None:
     assert dict(params.ortho_context) == dict(model.ORTHO_CONTEXT)
 
 
-def test_the_gpt4_file_replays_end_to_end_through_the_cli(tmp_path: Path, cli: Cli) -> None:
-    """reins -q ifeval scan, then replay of the GPT-4 file: the official figures in the ledger."""
-    lines = "".join(json.dumps(line) + "\n" for line in replay_lines(INPUTS, RESPONSES))
-    (tmp_path / "gpt4.jsonl").write_text(lines, encoding="utf-8")
-    cli.quest = "ifeval"
-    assert cli("scan").exit_code == 0
-    out = cli("replay", "--from", "gpt4.jsonl")
-    assert out.exit_code in (0, 4), out.output
-    status = json.loads(cli("status", "--json").output)
-    # 415 strict passes; 429 loose passes among the settled prompts, plus the 2 random ones
-    assert status["counts"]["PASS"] == 415
-    assert status["counts"]["REVIEW"] == 429 - 415 + len(RANDOM_KEYS)
-    assert status["counts"]["TODO"] == 541 - 415 - 16
+def test_the_offline_nltk_helper_serves_another_nltk_checker_with_no_download(
+    tmp_path: Path,
+) -> None:
+    """A user wrapping another NLTK-based checker (IFBench's) calls the public helper first:
+    NLTK splits sentences from a fresh cache, and nltk.download is never reached."""
+    import subprocess
+    import sys
+
+    script = (
+        "import nltk\n"
+        "def refuse(*a, **k):\n"
+        "    raise SystemExit('nltk.download was called')\n"
+        "nltk.download = refuse\n"
+        "from reins.packs.ifeval import offline_nltk\n"
+        "folder = offline_nltk()\n"
+        "assert offline_nltk() == folder and nltk.data.path.count(str(folder)) == 1\n"
+        "print(folder)\n"
+        "print(nltk.sent_tokenize('Dr. Smith arrived. He sat down.'))\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env.pop("NLTK_DATA", None)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    folder, sentences = done.stdout.splitlines()
+    assert Path(folder).is_relative_to(tmp_path / "cache" / "reins")
+    assert sentences == "['Dr. Smith arrived.', 'He sat down.']"

@@ -42,9 +42,9 @@ def test_each_line_is_a_turn_and_lines_for_one_key_are_successive_tries(
     out = cli("replay", "--from", str(file))
     assert out.exit_code == 0, out.output
     assert out.stdout.splitlines() == [
-        "a -> FAIL (state TODO, tries 1/3)",
-        "b -> REVIEW (state REVIEW, tries 0/3)",
-        "a -> PASS (state PASS, tries 1/3)",
+        "a -> FAIL on answer 1 of 3 (state TODO, 2 answers left)",
+        "b -> REVIEW on answer 1 of 3 (state REVIEW)",
+        "a -> PASS on answer 2 of 3 (state PASS)",
         "replayed 3 line(s): 3 recorded (FAIL 1, PASS 1, REVIEW 1)",
     ]
     with SQLiteStore.open(path) as led:
@@ -104,7 +104,7 @@ def test_bad_lines_unknown_keys_and_locked_items_are_skipped_and_reported(
     out = cli("replay", "--from", str(file))
     assert out.exit_code == Exit.REPLAY_INCOMPLETE
     assert out.stdout.splitlines() == [
-        "a -> PASS (state PASS, tries 0/3)",
+        "a -> PASS on answer 1 of 3 (state PASS)",
         "replayed 7 line(s): 1 recorded, 4 bad-line, 1 unknown-key, 1 locked (PASS 1)",
     ]
     err = out.stderr
@@ -224,3 +224,54 @@ def test_a_judge_error_line_names_the_rule_and_the_first_line_that_says_somethin
     assert line.startswith("a -> judge error: sentences-count: "), line
     assert "python check tests.kit.checkfuncs:needs_nltk_data" in line
     assert line.endswith("LookupError: Resource 'reins_absent' not found."), line
+
+
+def test_a_benchmarks_own_file_replays_by_a_payload_field_and_its_output_field(
+    path: Path, cli: Cli, tmp_path: Path
+) -> None:
+    """IFEval's and IFBench's files pair a response with its prompt's text, not a key: the
+    item is found by its payload field, the output read from the field named."""
+    file = tmp_path / "responses.jsonl"
+    file.write_text(
+        jsonl(
+            {"word": "a", "response": "good"},
+            {"word": "b", "response": "bad"},
+            {"word": "zzz", "response": "good"},
+            {"response": "good"},
+        )
+    )
+    out = cli("replay", "--from", str(file), "--match", "word", "--output-field", "response")
+    assert out.exit_code == Exit.REPLAY_INCOMPLETE, out.output
+    assert out.stdout.splitlines()[:2] == [
+        "a -> PASS on answer 1 of 3 (state PASS)",
+        "b -> FAIL on answer 1 of 3 (state TODO, 2 answers left)",
+    ]
+    assert "line 3: no item whose payload \"word\" is 'zzz', skipped" in out.stderr
+    assert 'line 4: no "word" string to find its item by, skipped' in out.stderr
+    with SQLiteStore.open(path) as led:
+        assert led.get("a").state is State.PASS and led.get("b").tries == 1
+
+
+def test_the_key_and_output_fields_are_options_and_an_integer_key_is_its_text(
+    tmp_path: Path, cli: Cli
+) -> None:
+    make_ledger(tmp_path / "tiny.reins.db", ["1001", "1002"])
+    file = tmp_path / "out.jsonl"
+    file.write_text(jsonl({"id": 1001, "text": "good"}, {"id": "1002", "text": "meh"}))
+    out = cli("replay", "--from", str(file), "--key-field", "id", "--output-field", "text")
+    assert out.exit_code == 0, out.output
+    assert [line.split(" -> ")[0] for line in out.stdout.splitlines()[:2]] == ["1001", "1002"]
+    missing = cli("replay", "--from", str(file), "--dry-run")
+    assert 'line 1: no "key" string, skipped' in missing.stderr
+
+
+def test_two_items_with_the_same_payload_field_are_not_guessed_between(
+    tmp_path: Path, cli: Cli
+) -> None:
+    with SQLiteStore.open(tmp_path / "tiny.reins.db", create=True) as led:
+        led.add((k, {"word": "same"}) for k in "xy")
+    file = tmp_path / "out.jsonl"
+    file.write_text(jsonl({"word": "same", "output": "good"}))
+    out = cli("replay", "--from", str(file), "--match", "word")
+    assert out.exit_code == Exit.REPLAY_INCOMPLETE
+    assert '2 items have this payload "word" (x, y)' in out.stderr

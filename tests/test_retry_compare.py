@@ -89,7 +89,7 @@ def test_report_shows_passes_by_try_after_a_loop(here: Path, cli: Cli) -> None:
         assert cli("loop", "--model", "fake:learner").exit_code == 0
     out = cli("report")
     assert out.exit_code == 0, out.output
-    assert "passes by try  1: 0  2: 2  3: 0   (0 → 2 → 2 of 3)" in out.output
+    assert "passes on answer  1: 0  2: 2  3: 0   (0 → 2 → 2 of 3)" in out.output
     data = json.loads(cli("report", "--json").output)
     assert data["passes_by_try"] == {"1": 0, "2": 2, "3": 0}
 
@@ -107,7 +107,7 @@ def test_report_retry_compare_runs_each_policy_and_leaves_the_ledger(here: Path,
         )
     assert out.exit_code == 0, out.output
     lines = out.output.splitlines()
-    assert lines[0] == "3 item(s), model fake:learner: passes after each try"
+    assert lines[0] == "3 item(s), model fake:learner: passes after each answer (DONE: unsolved)"
     assert lines[2].split() == ["facts", "0", "2", "2", "1", "0", "5"]
     assert lines[3].split() == ["fresh", "0", "0", "0", "1", "2", "7"]
     assert data["runs"][0]["items"] == 1 and data["runs"][0]["cumulative"] == [0, 1, 1]

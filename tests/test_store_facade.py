@@ -3,14 +3,14 @@ say where they live, and a third-party engine plugs its own modules into the sam
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import pytest
 
 from reins.store.engine import EngineSQL
 from reins.store.ledger import Ledger
-from reins.store.model import Lease, State
+from reins.store.model import Attempt, Lease, State
 from reins.store.postgres import PostgresStore
 from reins.store.protocol import Store
 from reins.store.query import PageQuery
@@ -41,6 +41,17 @@ class Watched:
     ) -> Lease | None:
         self.clocks.append(now)
         return leases.lease(db, owner, ttl=ttl, now=now, excluding=excluding)
+
+    def lease_many(
+        self,
+        db: Database,
+        owners: Sequence[str],
+        *,
+        ttl: float,
+        now: float,
+        excluding: Collection[str],
+    ) -> list[tuple[Lease, list[Attempt]]]:
+        return leases.lease_many(db, owners, ttl=ttl, now=now, excluding=excluding)
 
     def heartbeat(self, db: Database, key: str, owner: str, *, ttl: float, now: float) -> bool:
         return leases.heartbeat(db, key, owner, ttl=ttl, now=now)

@@ -3,8 +3,8 @@ timeouts, triggers against any session, and connections lost between and during 
 
 Connections are lost for real: the store's backends are ended with ``pg_terminate_backend``
 from another connection, or a TCP proxy between the store and the server cuts the connection
-right after it forwarded a ``COMMIT`` and before the server's answer comes back (the commit
-landed, the client never heard).
+right after it forwarded a turn (one statement in autocommit) and before the server's answer
+comes back (the commit landed, the client never heard).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ import pytest
 from reins.errors import ConfigError, CorruptLedger, LedgerError, NotFound
 from reins.store.model import AttemptKind, Claim, Draft, Notes, State, Transition
 from reins.store.postgres import PostgresStore
-from reins.store.postgres import record as record_module
 from reins.store.postgres.schema import SCHEMA_VERSION
 from reins.store.postgres.target import TIMEOUTS, parse, schema_name
 
@@ -293,7 +292,7 @@ def test_the_ratchet_trigger_wants_a_human_attempt_at_the_next_turn(
     assert store.snapshot("a") == before and store.check() == []
 
 
-@pytest.mark.parametrize("version", [2, 3])
+@pytest.mark.parametrize("version", [2, 3, 4])
 def test_a_migrated_ledger_keeps_one_function_of_each_name(
     postgres_harness: Any, version: int
 ) -> None:
@@ -330,38 +329,64 @@ def test_a_connection_ended_between_turns_is_replaced(postgres_url: str) -> None
         assert attempts_of(store, "a") == 1 and store.check() == []
 
 
-def test_a_connection_ended_mid_turn_records_the_turn_once(
-    store: PostgresStore, postgres_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    original = record_module.append_args
-    killed: list[int] = []
+def _waiting_on_a_lock(url: str, application: str) -> list[int]:
+    """The backends of ``application`` waiting for a row lock."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s "
+            "AND wait_event_type = 'Lock'",
+            (application,),
+        ).fetchall()
+    return [pid for (pid,) in rows]
 
-    def die_then_write(item_id: int, attempt: Any) -> Any:
-        if not killed:  # the first try holds its item locked, and loses its connection
+
+def _until(found: Any, deadline: float = 20.0) -> Any:
+    """Poll ``found()`` until it returns something (a condition on the server's state)."""
+    ends = time.monotonic() + deadline
+    while not (value := found()):
+        assert time.monotonic() < ends, "the server never reached the state waited for"
+        time.sleep(0.01)
+    return value
+
+
+def test_a_connection_ended_mid_turn_records_the_turn_once(postgres_url: str) -> None:
+    """The turn's statement is sent, and its backend ends while it waits for the item's row
+    lock (held by another client): the turn is made again on a fresh connection, once."""
+    app = f"t{os.urandom(4).hex()}"
+    url = fresh(postgres_url, application_name=app)
+    with PostgresStore.open(url, create=True) as store:
+        store.add((k, None) for k in "ab")
+        done: list[Any] = []
+        with psycopg.connect(parse(url).conninfo) as holder:
+            holder.execute("SELECT * FROM items WHERE key = 'a' FOR UPDATE")
+            worker = threading.Thread(
+                target=lambda: done.append(store.record(draft("a", "n1"), Claim("ann", 0)))
+            )
+            worker.start()
+            (first,) = _until(lambda: _waiting_on_a_lock(postgres_url, app))
             with psycopg.connect(postgres_url, autocommit=True) as other:
-                (pid,) = other.execute(
-                    "SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' "
-                    "AND query LIKE '%%FOR UPDATE%%'"
-                ).fetchone() or (None,)
-                assert pid is not None
-                other.execute("SELECT pg_terminate_backend(%s)", (pid,))
-            killed.append(pid)
-        return original(item_id, attempt)
-
-    monkeypatch.setattr(record_module, "append_args", die_then_write)
-    item, attempt = store.record(draft("a", "n1"), Claim("ann", 0))
-    assert killed and item.state is State.PASS and attempt.turn == 1
-    log = store.snapshot("a")[1]
-    assert [a.notes.nonce for a in log] == ["n1"]
-    assert store.stats().attempts == 1 and store.check() == []
+                other.execute("SELECT pg_terminate_backend(%s)", (first,))
+            (second,) = _until(
+                lambda: [p for p in _waiting_on_a_lock(postgres_url, app) if p != first]
+            )
+            holder.rollback()  # the lock is free: the second try records the turn
+            worker.join(timeout=30)
+        assert done, "the turn was not recorded"
+        item, attempt = done[0]
+        assert first != second and item.state is State.PASS and attempt.turn == 1
+        log = store.snapshot("a")[1]
+        assert [a.notes.nonce for a in log] == ["n1"]
+        assert store.stats().attempts == 1 and store.check() == []
 
 
 class CuttingProxy:
-    """A TCP proxy to the server that can drop a connection right after a ``COMMIT`` went
+    """A TCP proxy to the server that can drop a connection right after a statement that
+    commits (one holding :attr:`marker`: a turn is one ``reins_turn`` call in autocommit) went
     through, before the server's answer comes back: the commit lands, the client never hears.
     """
 
     def __init__(self, port: int) -> None:
+        self.marker = b"reins_turn"
         self.server_port = port
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
@@ -386,7 +411,7 @@ class CuttingProxy:
     def _up(self, client: socket.socket, upstream: socket.socket, cutting: threading.Event) -> None:
         with closing(client), closing(upstream):
             while data := _recv(client):
-                if b"COMMIT" in data:
+                if self.marker in data:
                     with self._lock:
                         if self.cut_done < self.cuts:
                             self.cut_done += 1
@@ -400,7 +425,7 @@ class CuttingProxy:
         self, upstream: socket.socket, client: socket.socket, cutting: threading.Event
     ) -> None:
         while data := _recv(upstream):
-            if cutting.is_set():  # the server answered the COMMIT: it landed. Drop it.
+            if cutting.is_set():  # the server answered the commit: it landed. Drop it.
                 for s in (client, upstream):
                     with_shutdown(s)
                 return
@@ -441,7 +466,7 @@ def test_a_commit_whose_answer_is_lost_is_found_not_written_twice(
         store.add((k, None) for k in "ab")
         proxy.cuts = 1
         item, attempt = store.record(draft("a", "n1"), Claim("ann", 0))
-        assert proxy.cut_done == 1  # the first try's COMMIT landed unanswered
+        assert proxy.cut_done == 1  # the first try's commit landed unanswered
         assert item.state is State.PASS and attempt.notes.nonce == "n1"
         assert [a.notes.nonce for a in store.snapshot("a")[1]] == ["n1"]
         # Both tries cut: the error names the server, not the password, and says what holds.

@@ -12,7 +12,7 @@ from reins import Quest
 from reins.declare.questdoc import load_folder
 from reins.errors import ConfigError, DocumentError
 from reins.workspace.spec import Workspace
-from tests.codingkit import cli, git
+from tests.kit.codingkit import cli, git
 
 GATE = """# g
 

@@ -15,7 +15,7 @@ from reins.workspace.snapshot import snapshot
 from reins.workspace.spec import Workspace
 from reins.workspace.submission import compose, patch_of
 from reins.workspace.trees import Worktrees
-from tests.codingkit import checkout_state, git, make_repo
+from tests.kit.codingkit import checkout_state, git, make_repo
 
 PNG = bytes(range(256)) * 4  # not text: a diff must carry it as binary
 

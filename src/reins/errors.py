@@ -68,7 +68,7 @@ class Exit(IntEnum):
             "other drivers; `loop --batch`: they are all leased to other drivers or batch jobs"
         ),
     )
-    FAIL_RETRY = 4, "`submit`: FAIL with tries left — read the facts and submit again"
+    FAIL_RETRY = 4, "`submit`: FAIL with answers left — read the facts and submit again"
     NOT_TODO = (
         5,
         (
@@ -87,7 +87,7 @@ class Exit(IntEnum):
         7,
         (
             "`loop`: the circuit breaker tripped (generation failed on N different items in a "
-            "row; nothing locked)"
+            "row, or the backend was not running at the run's first call; nothing locked)"
         ),
     )
     REPLAY_INCOMPLETE = (
@@ -107,9 +107,9 @@ class Exit(IntEnum):
     JUDGE_ERROR = (
         10,
         (
-            "the gate itself failed: `submit` recorded a judge error (no try used); `replay`: a "
-            "line was a judge error (this outranks 8: fix the gate, then replay the file again); "
-            "`loop`: the judge breaker tripped"
+            "the gate itself failed: `submit` recorded a judge error (no answer counted); "
+            "`replay`: a line was a judge error (this outranks 8: fix the gate, then replay the "
+            "file again); `loop`: the judge breaker tripped"
         ),
     )
     LOCKED_NOT_PASS = (
@@ -120,7 +120,7 @@ class Exit(IntEnum):
         12,
         (
             "`loop`: items are left that this run set aside (their generation failed "
-            "`--set-aside-after` times in a row; TODO, tries unchanged)"
+            "`--set-aside-after` times in a row; TODO, failures used unchanged)"
         ),
     )
     SIGINT = 130, "`loop`: stopped by SIGINT (Ctrl-C), cleanly; any other command: interrupted"
@@ -210,12 +210,24 @@ class TurnMoved(LeaseConflict):
 
 
 class BackendError(ReinsError):
-    """A generator failed: the turn records a generation error, never a verdict."""
+    """A generator failed: the turn records a generation error, never a verdict.
 
-    def __init__(self, message: str, *, backend: str = "", retryable: bool = False) -> None:
+    ``unreachable``: nothing answered at all (a refused connection, an unknown host, a CLI
+    that is not installed): the generator is not running, rather than failing on this prompt.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        backend: str = "",
+        retryable: bool = False,
+        unreachable: bool = False,
+    ) -> None:
         super().__init__(message)
         self.backend = backend
         self.retryable = retryable
+        self.unreachable = unreachable
 
 
 class BackendTimeout(BackendError):
@@ -225,8 +237,15 @@ class BackendTimeout(BackendError):
 class TransientError(BackendError):
     """A failure that a later try may not repeat: connection, timeout, 429, 5xx, a cut body."""
 
-    def __init__(self, message: str, *, backend: str = "", retry_after: float | None = None):
-        super().__init__(message, backend=backend, retryable=True)
+    def __init__(
+        self,
+        message: str,
+        *,
+        backend: str = "",
+        retry_after: float | None = None,
+        unreachable: bool = False,
+    ):
+        super().__init__(message, backend=backend, retryable=True, unreachable=unreachable)
         self.retry_after = retry_after
 
 
@@ -307,3 +326,9 @@ class ParamValueError(ParamError, ValueError):
     that is missing), raised by a check's ``build``. It is a ``ValueError`` (the contract of
     :attr:`~reins.checks.CheckSpec.build`) that also names the parameter, so the loader can
     point at it."""
+
+
+def describe(exc: BaseException) -> str:
+    """How an exception reads in a message: a reins error as it says itself, any other with
+    its type's name first."""
+    return str(exc) if isinstance(exc, ReinsError) else f"{type(exc).__name__}: {exc}"

@@ -11,13 +11,16 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from reins.errors import ConfigError
 from reins.gate import CatalogEntry, Context, Rule, Verdict, evaluate
 from reins.store.model import Item
 from reins.values import JSON
-from reins.workspace.spec import Workspace
+
+if TYPE_CHECKING:
+    from reins.figures import FigureFunction
+    from reins.workspace.spec import Workspace
 
 RETRY_POLICIES = ("facts", "facts+previous", "fresh")
 
@@ -94,6 +97,10 @@ class Quest:
         workspace: the items are changes to a git repository: ``reins loop`` runs a coding
             agent in a worktree per item and judges what it changed there (see
             :class:`~reins.workspace.spec.Workspace`). None: a submission is text.
+        figures: the quest's own figures for ``reins report`` (:mod:`reins.figures`): called
+            with a read-only view of the ledger (each item, its payload and its latest judged
+            answer), it returns :class:`~reins.figures.Figure` values, which ``report``
+            prints after its own lines.
     """
 
     name: str
@@ -112,6 +119,7 @@ class Quest:
     examples: Sequence[Example] = ()
     allow_proposals: bool = False
     workspace: Workspace | None = None
+    figures: FigureFunction | None = None
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("-", "").replace("_", "").isalnum():
@@ -129,10 +137,15 @@ class Quest:
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise ConfigError(f"quest {self.name}: duplicate rule ids {', '.join(dupes)}")
+        if self.figures is not None and not callable(self.figures):
+            raise ConfigError(f"quest {self.name}: figures must be a function of the ledger's view")
         object.__setattr__(self, "escalate_on", frozenset(self.escalate_on))
         object.__setattr__(self, "examples", tuple(self.examples))
-        if self.workspace is not None and not isinstance(self.workspace, Workspace):
-            raise ConfigError(f"quest {self.name}: workspace must be a Workspace(...) value")
+        if self.workspace is not None:
+            from reins.workspace.spec import Workspace  # only a coding quest loads it
+
+            if not isinstance(self.workspace, Workspace):
+                raise ConfigError(f"quest {self.name}: workspace must be a Workspace(...) value")
         for ex in self.examples:
             if not isinstance(ex, Example) or not isinstance(ex.output, str):
                 raise ConfigError(

@@ -15,6 +15,7 @@ What a test imports::
     from tests.kit.browser import launch, served  # Chromium on ``reins serve`` (slow)
     from tests.kit.modelserver import ...  # a scripted model server for the real agent CLIs
     from tests.kit.agentclis import ...  # finds those CLIs (``npm ci`` of package.json)
+    from tests.kit.ifeval import INPUTS, RESPONSES, need_the_extra  # the GPT-4 IFEval run
 
 and ``tests.kit.checkfuncs:NAME`` names a function for the ``python`` check. The fixtures:
 

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from reins import Quest, SQLiteStore
 from reins.backends import Completion, registry
@@ -28,6 +28,16 @@ registry.register("fake", FakeFactory({"w": FakeBackend(lambda c: "good", latenc
 sys.argv = ["reins", "--quest", "tests.kit:TINY", "loop", "-m", "fake:w", "-c", "2"]
 main()
 """
+
+
+def first_turn(lines: IO[str]) -> str:
+    """The first line of a loop's plain output that tells a turn, skipping the notes before
+    it (a ledger adopting its quest); an empty line if the output ends first."""
+    for _ in range(20):
+        line = lines.readline()
+        if not line or line.startswith("turn "):
+            return line
+    return ""
 
 
 def make_ledger(path: Path, keys: Sequence[str] = ("a", "b", "c")) -> Path:

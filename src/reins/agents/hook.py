@@ -154,8 +154,15 @@ def decide(
     return Decision(True, reason, Blocks(count, s.turns))
 
 
-def standing(store: Store, driver: str | None, *, now: float | None = None) -> Standing:
-    """Read the ledger's standing for ``driver`` (None: an agent holding nothing)."""
+def standing(
+    store: Store,
+    driver: str | None,
+    *,
+    now: float | None = None,
+    max_tries: int | None = None,
+) -> Standing:
+    """Read the ledger's standing for ``driver`` (None: an agent holding nothing);
+    ``max_tries``: the quest's answers allowed, for the board (None: not known)."""
     from reins.agents.session import held_by
     from reins.turn.views import board_lines
 
@@ -174,18 +181,28 @@ def standing(store: Store, driver: str | None, *, now: float | None = None) -> S
         free=max(0, stats.remaining - stats.leased),
         turns=stats.attempts,
         mine=mine,
-        board=tuple(board_lines(shown[:BOARD_LINES], t)),
+        board=tuple(board_lines(shown[:BOARD_LINES], t, max_tries=max_tries)),
     )
 
 
 def stop(
-    store: Store, payload: Payload, driver: str | None, *, max_blocks: int, max_turns: int | None
+    store: Store,
+    payload: Payload,
+    driver: str | None,
+    *,
+    max_blocks: int,
+    max_turns: int | None,
+    max_tries: int | None = None,
 ) -> Decision:
     """Decide for this stop and keep the session's block count in the ledger."""
     key = COUNT + payload.session_id
     previous = Blocks.load(store.meta(key))
     decision = decide(
-        standing(store, driver), payload, previous, max_blocks=max_blocks, max_turns=max_turns
+        standing(store, driver, max_tries=max_tries),
+        payload,
+        previous,
+        max_blocks=max_blocks,
+        max_turns=max_turns,
     )
     after = decision.blocks.dump() if decision.blocks is not None else ""
     if after != (store.meta(key) or ""):

@@ -8,6 +8,7 @@ restarted server under the same driver name goes on counting where the last one 
 
 from __future__ import annotations
 
+from reins.gate.wording import answer_of
 from reins.store.model import Item, Stats
 from reins.store.protocol import Store
 
@@ -41,7 +42,8 @@ def reminder(count: int, held: Item | None, stats: Stats, max_tries: int) -> str
     since = f"reminder: {count - 1} tool call(s) since your last submit."
     if held is not None:
         doing = (
-            f" In progress: {held.key} (tries {held.tries}/{max_tries}). Finish it and call "
+            f" In progress: {held.key} ({answer_of(held.tries + 1, max_tries)} next). "
+            "Finish it and call "
             "submit: only the gate can mark it done."
         )
     else:

@@ -18,6 +18,7 @@ from typing import Any
 from reins.agents import reminders
 from reins.agents.tools import BY_NAME, check_arguments
 from reins.errors import ConfigError, NotFound, ReinsError
+from reins.gate.wording import answer_of, answers_left, state_short
 from reins.quest import Quest
 from reins.store.model import AttemptKind, Item, State
 from reins.store.protocol import Store
@@ -173,16 +174,18 @@ class AgentSession:
         left = self.store.stats().remaining
         if attempt.kind is AttemptKind.JUDGE_ERROR:
             step = (
-                "next: the gate itself failed (no try used). Tell the person running reins; "
+                "next: the gate itself failed (no answer counted). Tell the person running reins; "
                 "submit again once the gate is fixed, or call next_item."
             )
         elif not item.state.terminal:
+            allowed = self.quest.max_tries
             step = (
                 f"next: read the facts, fix your answer and submit {key!r} again "
-                f"(tries {item.tries}/{self.quest.max_tries})."
+                f"({answer_of(item.tries + 1, allowed)} next, "
+                f"{answers_left(item.tries, allowed)})."
             )
         else:
-            final = "PASS" if item.state is State.PASS else f"{item.state} (final, no pass)"
+            final = "PASS" if item.state is State.PASS else f"{state_short(item.state)}, no pass"
             step = f"next: {key!r} locked {final}; {left} item(s) remain: call next_item."
         return Reply((recorded.text, step))
 
@@ -196,7 +199,7 @@ class AgentSession:
             raise ConfigError(f"board: {exc}") from None
         stats, now = self.store.stats(), time.time()
         page = self.store.page(wanted)
-        lines = board_lines(page.items, now)
+        lines = board_lines(page.items, now, max_tries=self.quest.max_tries)
         if stats.total > len(lines):
             lines.append(f"… and {stats.total - len(lines)} more (limit)")
         held = self.held()
@@ -209,7 +212,8 @@ class AgentSession:
         from reins.turn.views import log_text
 
         item, attempts = self.store.snapshot(args["key"])
-        text = log_text(item, attempts, full=bool(args.get("full", False)))
+        full = bool(args.get("full", False))
+        text = log_text(item, attempts, max_tries=self.quest.max_tries, full=full)
         by = proposer(self.store, item.key)
         return Reply((text,) + ((f"proposed by {by}",) if by else ()))
 

@@ -68,8 +68,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "submit",
         "Answer your item. The gate judges the submission and the ledger records the turn; the "
-        "result is the verdict: outcome, state, tries, and each fact as where / expected / "
-        "actual, then what to do next.",
+        "result is the verdict: outcome, the answer it judged (answer 1 of 3), the state and "
+        "the answers left, and each fact as where / expected / actual, then what to do next.",
         (
             Param("submission", "string", "Your answer, exactly as the prompt asks for it.", True),
             Param("key", "string", "The item you answer [default: your item in progress]."),

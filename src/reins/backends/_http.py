@@ -93,6 +93,11 @@ class HTTPBackend:
     key_env_default: ClassVar[str | None] = None
     # The provider whose price table prices this backend's models (reins.backends.prices)
     prices: ClassVar[str | None] = None
+    # What to check when nothing answers at the server's address ({where}: scheme, host, port).
+    down_hint: ClassVar[str] = (
+        "is the server running and listening at {where}? Start it, or set base_url to where "
+        "it listens"
+    )
 
     def __init__(self, model: str, options: Mapping[str, str]) -> None:
         self.model = model
@@ -114,6 +119,9 @@ class HTTPBackend:
         scrub_logs(*_TRANSPORT_LOGGERS)
         listed = lookup(self.prices, model) if self.prices else None
         self.guard = opts.guard((self.base_url, model), listed)
+        # Whether the server answered once: before that, a refused connection means it is not
+        # running (said at once, not retried for a minute); after, it is an outage, retried.
+        self.reached = False
 
     def _read_key(self, opts: Options) -> str | None:
         """The API key from the environment variable ``key_env`` names, or the backend's own."""
@@ -169,7 +177,8 @@ class HTTPBackend:
         Raises:
             TransientError: connection failure, 408/429/5xx, a cut or undecodable body.
             TransientTimeout: no complete answer within ``timeout`` seconds.
-            BackendError: any other HTTP error, or a reply over :data:`MAX_BODY`.
+            BackendError: any other HTTP error, or a reply over :data:`MAX_BODY`; nothing
+                listening at the server's address before it ever answered (``unreachable``).
         """
         import httpx
 
@@ -195,11 +204,14 @@ class HTTPBackend:
                 f"{self.name}: no answer from {where} within {round(timeout, 2):g}s",
                 backend=self.name,
             ) from None
+        except httpx.ConnectError as exc:
+            raise self.not_running(where, exc) from None
         except httpx.RequestError as exc:
             detail = self._redactor(str(exc) or type(exc).__name__)
             raise TransientError(
                 f"{self.name}: {where}: {type(exc).__name__}: {detail}", backend=self.name
             ) from None
+        self.reached = True
         body = b"".join(chunks)
         if status == 429 or status == 408 or status >= 500:
             raise TransientError(
@@ -217,6 +229,19 @@ class HTTPBackend:
                 f"{self.name}: HTTP {status} from {where} is not JSON: {snippet}",
                 backend=self.name,
             ) from None
+
+    def not_running(self, where: str, exc: Exception) -> BackendError:
+        """Nothing answered at ``where`` (refused, unknown host): the hint to start the server.
+        Retried only once the server has answered before (an outage mid-run); a server that
+        never answered is said to be down at once."""
+        detail = self._redactor(str(exc) or type(exc).__name__)
+        message = (
+            f"{self.name}: cannot connect to {where} ({type(exc).__name__}: {detail}): "
+            + self.down_hint.format(where=where)
+        )
+        if self.reached:
+            return TransientError(message, backend=self.name, unreachable=True)
+        return BackendError(message, backend=self.name, unreachable=True)
 
     def reply(
         self,

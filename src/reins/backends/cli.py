@@ -179,6 +179,7 @@ class CLIBackend:
                     raise BackendError(
                         f"{self.name}: cannot run {self.bin}: {exc.strerror or exc}",
                         backend=self.name,
+                        unreachable=True,  # no answer will come: the loop stops at once
                     ) from None
             parsed = self.parse(done.stdout)
             if isinstance(parsed, Reply) and done.returncode == 0:

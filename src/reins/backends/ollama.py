@@ -37,6 +37,10 @@ class OllamaBackend(HTTPBackend):
     name = "ollama"
     default_url = "http://localhost:11434"
     url_env = "REINS_OLLAMA_URL"
+    down_hint = (
+        "is Ollama running? Start it with `ollama serve`, or set base_url (or "
+        "REINS_OLLAMA_URL) to where it listens"
+    )
     options: ClassVar[dict[str, str]] = {
         "base_url": "server URL (default: $REINS_OLLAMA_URL or http://localhost:11434)",
         "num_ctx": "context window in tokens (default: sized to the prompt + output cap)",

@@ -74,6 +74,13 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
+def named(backend: str, exc: BaseException) -> str:
+    """``exc``'s message led by its backend's name, once: a backend's own errors already
+    start with it (``ollama: …``), and saying it twice reads as two failures."""
+    text = str(exc) or type(exc).__name__
+    return text if not backend or text.startswith(f"{backend}:") else f"{backend}: {text}"
+
+
 async def with_retries(
     call: Callable[[], Awaitable[T]],
     *,
@@ -110,10 +117,13 @@ async def with_retries(
                 why = ", out of time" if out_of_time and attempt <= policy.retries else ""
                 kind = BackendTimeout if isinstance(exc, BackendTimeout) else BackendError
                 raise kind(
-                    f"{exc} (gave up after {tries}{why})", backend=backend, retryable=True
+                    f"{exc} (gave up after {tries}{why})",
+                    backend=backend,
+                    retryable=True,
+                    unreachable=exc.unreachable,
                 ) from exc
             log.warning(
-                "%s: %s; retry %d of %d in %.2fs", backend, exc, attempt, policy.retries, wait
+                "%s; retry %d of %d in %.2fs", named(backend, exc), attempt, policy.retries, wait
             )
             if on_wait is not None and exc.retry_after is not None:
                 on_wait(wait)

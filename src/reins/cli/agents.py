@@ -95,12 +95,14 @@ def stop(ctx: click.Context, driver: str | None, project: Path | None) -> None:
         env.settings = _settings(ctx, found, project)
         store = env.ledger()
         who = driver or identity.agent_driver(store) or default_driver()
+        quest = env.quest_if_given()
         decision = stop_hook.stop(
             store,
             payload,
             who,
             max_blocks=env.settings.hook_max_blocks,
             max_turns=env.settings.hook_max_turns,
+            max_tries=quest.max_tries if quest is not None else None,
         )
     except Exception as exc:  # never exit 2: Claude Code would read it as a block
         why = str(exc).rstrip(". ") or type(exc).__name__

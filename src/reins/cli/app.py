@@ -11,23 +11,23 @@ Exit codes (:class:`reins.errors.Exit`, the one table; the README's is checked a
       not UTF-8 (nothing recorded)
 3     ``next``: nothing left to lease; ``loop --no-wait``: the items left are all leased to
       other drivers; ``loop --batch``: they are all leased to other drivers or batch jobs
-4     ``submit``: FAIL with tries left — read the facts and submit again
+4     ``submit``: FAIL with answers left — read the facts and submit again
 5     ``submit``: the item is not TODO (it locked earlier); ``resolve``/``reopen``: the action
       does not apply to the item's state
 6     ``submit``: another driver holds the item's lease, or the lease token is stale;
       ``release KEY``: the lease is another driver's
-7     ``loop``: the circuit breaker tripped (generation failed on N different items in a row;
-      nothing locked)
+7     ``loop``: the circuit breaker tripped (generation failed on N different items in a row,
+      or the backend was not running at the run's first call; nothing locked)
 8     ``replay``: some lines were not recorded (each is reported on stderr), and none was a
       judge error
 9     ``ledger check``: an invariant is violated; ``gate check``,
       ``replay --check-determinism``: a rule judged differently in fresh processes
-10    the gate itself failed: ``submit`` recorded a judge error (no try used); ``replay``: a
-      line was a judge error (this outranks 8: fix the gate, then replay the file again);
-      ``loop``: the judge breaker tripped
+10    the gate itself failed: ``submit`` recorded a judge error (no answer counted);
+      ``replay``: a line was a judge error (this outranks 8: fix the gate, then replay the file
+      again); ``loop``: the judge breaker tripped
 11    ``submit``: the item locked without a pass (DONE, REVIEW, SKIPPED or BLOCKED)
 12    ``loop``: items are left that this run set aside (their generation failed
-      ``--set-aside-after`` times in a row; TODO, tries unchanged)
+      ``--set-aside-after`` times in a row; TODO, failures used unchanged)
 130   ``loop``: stopped by SIGINT (Ctrl-C), cleanly; any other command: interrupted
 143   ``loop``: stopped by SIGTERM, cleanly
 ====  =========================================================================================
@@ -219,7 +219,8 @@ def make_group(
         metavar="REF",
         envvar="REINS_QUEST",
         hidden=quest is not None,
-        help="Quest: package.module:attr or an installed quest name [env REINS_QUEST].",
+        help="Quest: a folder, an installed quest or pack name, or package.module:attr "
+        "[env REINS_QUEST].",
     )
     @click.option(
         "--ledger",
@@ -236,7 +237,7 @@ def make_group(
 
         Seed a quest's items with `scan`; a person or agent takes one with `next` and
         answers with `submit`; the gate judges every answer and the ledger records it.
-        FAIL facts go back for the next try; locked items never change again.
+        FAIL facts go back for the next answer; locked items never change again.
         """
         from reins.cli.config import Config, Settings, read_config
         from reins.errors import ConfigError

@@ -137,7 +137,7 @@ def backends(names: tuple[str, ...], agents: bool, as_json: bool) -> None:
         width = max((len(k) for k in options), default=0)
         for key in sorted(options):
             click.echo(f"  ?{key.ljust(width)}  {options[key]}")
-        if row.prices is not None:
+        if isinstance(row, BackendRow) and row.prices is not None:
             for line in _price_lines(row.prices):
                 click.echo(line)
     if not agents and not names:

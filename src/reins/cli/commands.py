@@ -47,7 +47,7 @@ COMMANDS: dict[str, Entry] = {
     "status": Entry(
         "reins.cli.inspect:status",
         "Look",
-        "Counts per state, work remaining, tries used, and how often each rule fired.",
+        "Counts per state, work remaining, failures used, and how often each rule fired.",
     ),
     "items": Entry(
         "reins.cli.lane:items",
@@ -62,7 +62,7 @@ COMMANDS: dict[str, Entry] = {
     "report": Entry(
         "reins.cli.report:report",
         "Look",
-        "The run's figures: counts, passes by try, tries to lock, rules; --html FILE for a page.",
+        "The run's figures: counts, passes and locks by answer, rules; --html FILE for a page.",
     ),
     "serve": Entry(
         "reins.cli.serve:serve",

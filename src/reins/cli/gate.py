@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import click
 
@@ -12,6 +12,9 @@ from reins.cli.app import Env, emit_json, pass_env
 from reins.cli.shapes.runs import GateCheck, Wavering
 from reins.cli.work import json_option
 from reins.errors import Exit
+
+if TYPE_CHECKING:
+    from reins.turn.replay import Fields
 
 
 @click.group(invoke_without_command=True)
@@ -91,14 +94,16 @@ def _from_ledger(env: Env, limit: int) -> list[tuple[str, object, str]]:
     return out
 
 
-def outputs(env: Env, source: Iterable[bytes | str], limit: int) -> list[tuple[str, object, str]]:
+def outputs(
+    env: Env, source: Iterable[bytes | str], limit: int, fields: Fields | None = None
+) -> list[tuple[str, object, str]]:
     """The (key, payload, output) of each good line of a replay file whose item exists."""
     from reins.errors import NotFound
     from reins.turn.replay import read_lines
 
     store = env.ledger()
     out: list[tuple[str, object, str]] = []
-    for line in read_lines(source):
+    for line in read_lines(source, fields):
         if line.key is None or line.output is None:
             continue
         try:

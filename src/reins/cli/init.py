@@ -193,7 +193,7 @@ def init(name: str, template: str, force: bool) -> None:
             f"read this new {CONFIG_FILE} instead (the nearest {CONFIG_FILE} wins)",
             err=True,
         )
-    click.echo(f"next: reins scan, then reins next (edit {edit} to make it yours)")
+    click.echo(f"next: reins scan, then reins next (edit {edit} to make it yours)", err=True)
 
 
 def _importable_elsewhere(name: str) -> str:

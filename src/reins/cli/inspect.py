@@ -32,20 +32,25 @@ if TYPE_CHECKING:
 @json_option
 @pass_env
 def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
-    """Counts per state, work remaining, tries used, and how often each rule fired."""
+    """Counts per state, work remaining, failures used, and how often each rule fired.
+
+    DONE means out of tries, not passed. The histogram counts items by their failures used
+    (judged FAILs in the round); ``--todo`` shows each item's next answer (answer 2 of 3).
+    """
     ledger = env.ledger()
     stats = ledger.stats()
-    if todo:
-        _todo(ledger, stats, limit, as_json)
-        return
     quest = env.quest_if_given()
+    allowed = quest.max_tries if quest is not None else None
+    if todo:
+        _todo(ledger, stats, limit, allowed, as_json)
+        return
     older = stats.older_gate(quest.gate_digest if quest is not None else None)
     if as_json:
         from reins.cli.shapes.figures import Status
 
-        emit_json(Status.of(ledger.location, stats, older, ledger.exported_count()))
+        emit_json(Status.of(ledger.location, stats, older, ledger.exported_count(), allowed))
         return
-    for line in _status_lines(ledger.location, stats, older):
+    for line in _status_lines(ledger.location, stats, older, allowed):
         click.echo(line)
     if not stats.leased:  # a batch in flight leases its items; nothing leased, nothing to load
         return
@@ -60,7 +65,7 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
         )
 
 
-def _todo(ledger: Store, stats: Stats, limit: int, as_json: bool) -> None:
+def _todo(ledger: Store, stats: Stats, limit: int, allowed: int | None, as_json: bool) -> None:
     """``status --todo``: the board as a checklist, at most ``limit`` items."""
     import time
 
@@ -72,26 +77,35 @@ def _todo(ledger: Store, stats: Stats, limit: int, as_json: bool) -> None:
     if as_json:
         from reins.cli.shapes.items import BoardRow
 
-        emit_json([BoardRow.of(item, live=m == ">") for m, item in rows])
+        emit_json([BoardRow.of(item, live=m == ">", allowed=allowed) for m, item in rows])
         return
-    for line in board_lines((item for _, item in rows), now):
+    for line in board_lines((item for _, item in rows), now, max_tries=allowed):
         click.echo(line)
     if stats.total > len(rows):
         click.echo(f"… and {stats.total - len(rows)} more (--limit)")
 
 
-def _status_lines(location: str, stats: Stats, older: int | None) -> Iterator[str]:
-    """``status`` as text: counts, tries, rules, usage, errors and a person's actions."""
+def _status_lines(
+    location: str, stats: Stats, older: int | None, allowed: int | None
+) -> Iterator[str]:
+    """``status`` as text: counts, failures used, rules, usage, errors and a person's
+    actions."""
+    from reins.gate.wording import DONE_MEANS
     from reins.store.model import State
 
     yield f"ledger {location}"
     for state in State:
         n = stats.counts[state]
         extra = f"   ({stats.leased} leased)" if state is State.TODO and stats.leased else ""
+        if state is State.DONE:
+            extra = f"   ({DONE_MEANS})"
         yield f"  {state.value:<8} {n:>8}{extra}"
     yield f"  {'total':<8} {stats.total:>8}   remaining {stats.remaining}"
     if stats.tries:
-        yield "tries used   " + "  ".join(f"{k}: {v}" for k, v in sorted(stats.tries.items()))
+        # items by the judged FAILs of their round: what `tries` counts
+        of = f" of {allowed} allowed" if allowed is not None else ""
+        histogram = "  ".join(f"{k}: {v}" for k, v in sorted(stats.tries.items()))
+        yield f"failures used  {histogram}   (items by failures used{of})"
     if stats.rules:
         yield "rules fired  (times fired / times root cause)"
         width = max(len(r) for r in stats.rules)
@@ -127,12 +141,14 @@ def log(env: Env, key: str, full: bool, as_json: bool) -> None:
     from reins.turn.views import log_text
 
     item, attempts = env.ledger().snapshot(key)
+    quest = env.quest_if_given()
+    allowed = quest.max_tries if quest is not None else None
     if as_json:
         from reins.cli.shapes.items import ItemLog
 
-        emit_json(ItemLog.of(item, attempts, proposer(env.ledger(), item.key)))
+        emit_json(ItemLog.of(item, attempts, proposer(env.ledger(), item.key), allowed))
         return
-    click.echo(log_text(item, attempts, full=full), nl=False)
+    click.echo(log_text(item, attempts, max_tries=allowed, full=full), nl=False)
 
 
 @click.command()

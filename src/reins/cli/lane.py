@@ -36,7 +36,10 @@ rule_option = click.option("--rule", "-r", help="Only items whose last root caus
 
 @click.command()
 @click.option(
-    "--state", "-s", metavar="STATE", help=f"Only items in this state: {', '.join(STATES)}."
+    "--state",
+    "-s",
+    metavar="STATE",
+    help=f"Only items in this state, in any case: {', '.join(STATES)}.",
 )
 @rule_option
 @click.option("--after", metavar="CURSOR", help="Cursor from the previous page.")
@@ -61,17 +64,20 @@ def items(
 
     The last line (or "next" in JSON) is the cursor of the next page: pass it to --after.
     """
+    from reins.gate.wording import failures_of, state_short
     from reins.store.query import PageQuery
 
     wanted = PageQuery.parse({"state": state, "rule": rule, "after": after, "limit": limit})
     page = env.ledger().page(wanted)
+    allowed = _allowed(env)
     if as_json:
-        emit_json(Page(tuple(ItemRow.of(i) for i in page.items), page.next))
+        emit_json(Page(tuple(ItemRow.of(i, allowed) for i in page.items), page.next))
         return
     for i in page.items:
         cause = f"  root cause {i.root_cause}" if i.root_cause else ""
         again = f"  round {i.round}" if i.round > 1 else ""
-        click.echo(f"{i.key}  {i.state}  tries {i.tries}{again}{cause}")
+        used = failures_of(i.tries, allowed)
+        click.echo(f"{i.key}  {state_short(i.state)}  {used}{again}{cause}")
     if page.next is not None:
         click.echo(f"# more: --after {page.next}")
 
@@ -100,10 +106,11 @@ def review(env: Env, rule: str | None, limit: str, as_json: bool) -> None:
         last = log[-1] if log else None
         found.append((item, last))
     if as_json:
-        emit_json(Page(tuple(ReviewRow.of_last(i, last) for i, last in found), page.next))
+        rows = tuple(ReviewRow.of_last(i, last, _allowed(env)) for i, last in found)
+        emit_json(Page(rows, page.next))
         return
     if not found:
-        click.echo("nothing to review")
+        click.echo("nothing to review", err=True)
         return
     for item, last in found:
         click.echo(f"[?] {item.key}  root cause {item.root_cause or '-'}")
@@ -136,7 +143,12 @@ def resolve(env: Env, key: str, decision: str | None, note: str, by: str, as_jso
 @click.command()
 @click.argument("keys", nargs=-1)
 @click.option("--reason", required=True, help="Why: recorded on each reopened item.")
-@click.option("--state", "-s", type=click.Choice(LOCKED), help="Reopen every item in this state.")
+@click.option(
+    "--state",
+    "-s",
+    type=click.Choice(LOCKED, case_sensitive=False),
+    help="Reopen every item in this state (any case).",
+)
 @rule_option
 @by_option
 @json_option
@@ -172,7 +184,12 @@ def reopen(
 
 
 @click.command()
-@click.option("--state", "-s", type=click.Choice(LOCKED), help="Only items in this state.")
+@click.option(
+    "--state",
+    "-s",
+    type=click.Choice(LOCKED, case_sensitive=False),
+    help="Only items in this state (any case).",
+)
 @rule_option
 @click.option("--apply", "apply_", is_flag=True, help="Record the changed verdicts.")
 @click.option("--note", "-n", default="re-judged with the current gate", show_default=True)
@@ -215,7 +232,10 @@ def rejudge(
         mark = f"  → {c.new_state}" if c.applied else ""
         click.echo(f"{c.key}  {c.state}: {was} → {now}{mark}")
     if not apply_:
-        click.echo(f"{len(changes)} item(s) would change; run again with --apply to record them")
+        click.echo(
+            f"{len(changes)} item(s) would change; run again with --apply to record them",
+            err=True,
+        )
 
 
 def _rejudge(
@@ -257,12 +277,18 @@ def _report(env: Env, done: list[Recorded], as_json: bool) -> None:
     if published and not as_json:
         click.echo(f"exported {published} record(s) to {env.results_path}", err=True)
     if as_json:
-        emit_json([Acted.of_recorded(r) for r in done])
+        emit_json([Acted.of_recorded(r, _allowed(env)) for r in done])
         return
     for r in done:
         click.echo(r.text, nl=False)
     if not done:
-        click.echo("no item matched")
+        click.echo("no item matched", err=True)
+
+
+def _allowed(env: Env) -> int | None:
+    """The quest's answers allowed (``max_tries``), or None when no quest is configured."""
+    quest = env.quest_if_given()
+    return quest.max_tries if quest is not None else None
 
 
 COMMANDS = (items, review, resolve, reopen, rejudge)

@@ -7,19 +7,19 @@ Exit codes are those of :class:`reins.errors.Exit` (the table is in :mod:`reins.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from reins.cli.app import Env, pass_env
+from reins.cli.loopflags import LoopFlags
 from reins.cli.work import json_option
 from reins.errors import ConfigError, Exit
 
 if TYPE_CHECKING:
     from reins.backends.base import Backend
     from reins.coders.protocol import Agent
-    from reins.loop import LoopOptions, Reporter, Summary
+    from reins.loop import Reporter, Summary
     from reins.quest import Quest
 
 # The same as reins.quest.RETRY_POLICIES (a test keeps them equal); not imported, to start fast.
@@ -45,17 +45,6 @@ def resolve_generator(spec: str, quest: Quest) -> Backend | Agent:
     from reins.coders.registry import resolve_agent
 
     return resolve_agent(spec)
-
-
-def worktrees_beside(env: Env) -> str:
-    """The default folder of the worktrees: ``.reins-worktrees/<quest>`` beside the ledger."""
-    from pathlib import Path
-
-    from reins.store.open import is_postgres
-
-    location = env.ledger_location
-    folder = Path(env.settings.place(".")) if is_postgres(location) else Path(location).parent
-    return str((folder / ".reins-worktrees" / env.quest.name).resolve())
 
 
 @click.command("loop")
@@ -219,8 +208,9 @@ def loop(env: Env, /, as_json: bool, **flags: Any) -> None:
     uses no try either; after --judge-breaker of them in a row the loop stops. Ctrl-C stops
     cleanly (the same signal again within a second is the same request; a later second
     Ctrl-C interrupts at once), and a rerun resumes where the ledger stands (items set aside
-    are tried again). Prints a live status line on a terminal, a line per turn otherwise, one
-    JSON event per turn (and per item set aside) with --json, and a summary.
+    are tried again). On stderr: a live status line on a terminal, a line per turn otherwise,
+    and a summary. With --json, stdout holds the result: one JSON event per turn (and per
+    item set aside, and per note), the summary last.
 
     When the items left are all leased to other drivers, it waits for their leases to run out
     (saying so every 10 s), or with --no-wait stops.
@@ -242,7 +232,7 @@ def loop(env: Env, /, as_json: bool, **flags: Any) -> None:
     breaker trips, 12 when the items left include some this run set aside, 130 or 143 on
     SIGINT or SIGTERM.
     """
-    from reins.loop import run, run_batches
+    from reins.loop import run
 
     given = LoopFlags(**flags)
     rules = given.rules()
@@ -251,16 +241,7 @@ def loop(env: Env, /, as_json: bool, **flags: Any) -> None:
         given.check_batch(quest)
     ledger = env.ledger()
     if given.batch:
-        if given.concurrency != 1:
-            click.echo(
-                "note: --concurrency does not apply to --batch: a round is one batch", err=True
-            )
-        backend = resolve_backend(given.model)
-        options = given.options(env, rules)
-        summary = run_batches(ledger, quest, backend, options=options, reporter=_reporter(as_json))
-        code = exit_code(summary)
-        if code:
-            sys.exit(code)
+        _batch_rounds(env, given, rules, as_json)
         return
     generator = resolve_generator(given.model, quest)
     stronger = resolve_generator(given.strong, quest) if given.strong else None
@@ -278,110 +259,33 @@ def loop(env: Env, /, as_json: bool, **flags: Any) -> None:
         sys.exit(code)
 
 
-@dataclass(frozen=True, slots=True)
-class LoopFlags:
-    """``reins loop``'s options as click parsed them (each field is an option's name)."""
+def _batch_rounds(env: Env, given: LoopFlags, rules: frozenset[str], as_json: bool) -> None:
+    """``loop --batch``: rounds sent as provider batches, to one text backend."""
+    from reins.loop import run_batches
 
-    model: str
-    strong: str | None
-    escalate_on: tuple[str, ...]
-    concurrency: int
-    max_items: int | None
-    max_turns: int | None
-    max_tokens: int | None
-    max_cost: float | None
-    retry: str | None
-    breaker: int
-    set_aside_after: int
-    no_wait: bool
-    judge_breaker: int
-    driver: str | None
-    timeout: float
-    lease: float
-    agent_idle: float
-    agent_timeout: float
-    max_item_tokens: int | None
-    max_item_cost: float | None
-    sandbox: str | None
-    no_export: bool
-    batch: bool
-    round_size: int
-    poll: float
-
-    def rules(self) -> frozenset[str]:
-        """The root causes ``--escalate-on`` names (repeated or comma-separated).
-
-        Raises:
-            click.UsageError: some are named, but no ``--strong`` model to escalate to.
-        """
-        named = (r.strip() for value in self.escalate_on for r in value.split(","))
-        rules = frozenset(r for r in named if r)
-        if rules and self.strong is None:
-            raise click.UsageError("--escalate-on needs --strong: the model an item escalates to")
-        return rules
-
-    def check_batch(self, quest: Quest) -> None:
-        """Refuse what a batch round cannot do.
-
-        Raises:
-            click.UsageError: ``--strong``: a round is one provider batch, to one model; a
-                quest with a workspace: its items are worked by a coding agent, not a batch.
-        """
-        if quest.workspace is not None:
-            raise click.UsageError(
-                "--batch sends text prompts to a provider's batch API; a quest with a "
-                "[workspace] is worked by a coding agent in a worktree per item (drop --batch)"
-            )
-        if self.strong is not None:
-            raise click.UsageError(
-                "--batch sends each round to one model: --strong (escalation) needs the loop "
-                "without --batch"
-            )
-
-    def options(self, env: Env, rules: frozenset[str]) -> LoopOptions:
-        from reins.loop import Budget, LoopOptions
-        from reins.turn.drivers import DRIVERS
-
-        budget = Budget(
-            max_items=self.max_items,
-            max_turns=self.max_turns,
-            max_tokens=self.max_tokens,
-            max_cost=self.max_cost,
-            max_item_tokens=self.max_item_tokens,
-            max_item_cost=self.max_item_cost,
-        )
-        export = not self.no_export and env.settings.auto_export
-        return LoopOptions(
-            concurrency=self.concurrency,
-            budget=budget,
-            breaker=self.breaker,
-            set_aside_after=self.set_aside_after,
-            judge_breaker=self.judge_breaker,
-            wait=not self.no_wait,
-            retry=self.retry,
-            escalate_on=rules,
-            driver=self.driver or DRIVERS["loop"].default_name,
-            timeout=self.timeout,
-            lease_ttl=self.lease,
-            results=env.results_path if export else None,
-            round_size=self.round_size,
-            poll=self.poll,
-            agent_idle=self.agent_idle,
-            agent_timeout=self.agent_timeout,
-            sandbox=self.sandbox,
-            worktrees=worktrees_beside(env) if env.quest.workspace is not None else None,
-        )
+    if given.concurrency != 1:
+        click.echo("note: --concurrency does not apply to --batch: a round is one batch", err=True)
+    backend = resolve_backend(given.model)
+    options = given.options(env, rules)
+    ledger, quest = env.ledger(), env.quest
+    summary = run_batches(ledger, quest, backend, options=options, reporter=_reporter(as_json))
+    code = exit_code(summary)
+    if code:
+        sys.exit(code)
 
 
 def _reporter(as_json: bool) -> Reporter:
+    """Where the run shows itself. With ``--json`` its events are the result, data on stdout;
+    without, every line (each turn, notes, the summary) is for people, on stderr, and stdout
+    stays empty: the result is the ledger and the exit code."""
     from reins.loop import JsonReporter, LineReporter, TtyReporter
 
-    out, err = sys.stdout, sys.stderr
+    err = sys.stderr
     if as_json:
-        return JsonReporter(out)
+        return JsonReporter(sys.stdout)
     if err.isatty():
-        return TtyReporter(out, err)
-    return LineReporter(out, err)
+        return TtyReporter(err, err)
+    return LineReporter(err, err)
 
 
 def exit_code(summary: Summary) -> Exit:

@@ -57,14 +57,14 @@ def packs(as_json: bool) -> None:
         emit_json(rows)
         return
     if not rows:
-        click.echo("no packs installed")
+        click.echo("no packs installed", err=True)
         return
     width = max(len(r.name) for r in rows)
     for r in rows:
         count = "?" if r.items is None else str(r.items)
         extra = f"  (needs {r.extra})" if r.extra else ""
         click.echo(f"{r.name:<{width}}  {count:>5} items  {r.description}{extra}")
-    click.echo("use one: reins -q NAME scan; edit one: reins new --pack NAME DIR")
+    click.echo("use one: reins -q NAME scan; edit one: reins new --pack NAME DIR", err=True)
 
 
 @click.command()
@@ -102,7 +102,7 @@ def new(name: str, target: str | None, as_json: bool) -> None:
     click.echo(
         f"copied pack {name} to {dest} as quest {quest!r} (its own ledger: {quest}.reins.db)"
     )
-    click.echo(f"next: reins -q {dest} rules, then reins -q {dest} scan")
+    click.echo(f"next: reins -q {dest} rules, then reins -q {dest} scan", err=True)
 
 
 def has_workspace(text: str) -> bool:

@@ -21,7 +21,7 @@ from reins.errors import Exit
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from reins.turn.replay import ReplayResult, ReplaySummary
+    from reins.turn.replay import Fields, ReplayResult, ReplaySummary
 
 
 @click.command()
@@ -32,6 +32,27 @@ if TYPE_CHECKING:
     type=click.File("rb"),
     required=True,
     help='Recorded outputs, a JSON line {"key": …, "output": …} each; - reads stdin.',
+)
+@click.option(
+    "--key-field",
+    metavar="NAME",
+    default="key",
+    show_default=True,
+    help="The field of each line holding the item's key (a string or an integer).",
+)
+@click.option(
+    "--match",
+    "match",
+    metavar="FIELD",
+    help="Find each line's item by this payload field instead of a key: the line's FIELD "
+    "(e.g. prompt) equals the item's payload FIELD.",
+)
+@click.option(
+    "--output-field",
+    metavar="NAME",
+    default="output",
+    show_default=True,
+    help="The field of each line holding the output to judge (e.g. response).",
 )
 @click.option(
     "--driver",
@@ -47,7 +68,7 @@ if TYPE_CHECKING:
 @click.option(
     "--max-tries",
     type=click.IntRange(min=1),
-    help="Tries before an item locks DONE, for this replay (1: a one-shot evaluation).",
+    help="Answers allowed before an item locks DONE, for this replay (1: a one-shot evaluation).",
 )
 @click.option("--dry-run", is_flag=True, help="Judge and print verdicts; record nothing.")
 @click.option(
@@ -61,6 +82,9 @@ if TYPE_CHECKING:
 def replay(
     env: Env,
     source: BinaryIO,
+    key_field: str,
+    match: str | None,
+    output_field: str,
     driver: str | None,
     retry: str | None,
     max_tries: int | None,
@@ -71,7 +95,11 @@ def replay(
 ) -> None:
     """Judge recorded outputs: each line goes through the same turn as a submission.
 
-    Lines run in order, so several lines for one key are its successive tries. An output
+    A benchmark's own file replays as it is: --key-field and --output-field name its fields;
+    --match FIELD finds each line's item by a payload field (`--match prompt --output-field
+    response` reads IFEval's and IFBench's {"prompt", "response"} files).
+
+    Lines run in order, so several lines for one key are its successive answers. An output
     already judged for its item (in the item's current round) is not judged again, so a file
     replayed twice spends no second try. A bad line, an unknown key, a locked item or one
     another driver holds is skipped and reported on stderr. The summary counts the outcomes,
@@ -82,29 +110,26 @@ def replay(
     import dataclasses
 
     from reins.turn.drivers import DRIVERS
-    from reins.turn.replay import read_lines
+    from reins.turn.replay import Fields, match_index, read_lines
     from reins.turn.replay import replay as replay_lines
 
     quest = env.quest
     if max_tries is not None:
         quest = dataclasses.replace(quest, max_tries=max_tries)
-    if check_determinism:
-        import io
-
-        data = source.read()
-        _check_first(env, data)
-        source = io.BytesIO(data)
     ledger = env.ledger()
+    fields = Fields(key_field, output_field, match, match_index(ledger, match) if match else {})
+    if check_determinism:
+        source = _check_first(env, source, fields)
     results = None if no_export or dry_run or not env.settings.auto_export else env.results_path
     summary = replay_lines(
         ledger,
         quest,
-        read_lines(source),
+        read_lines(source, fields),
         driver=driver or DRIVERS["replay"].default_name,
         policy=retry,
         limit=env.settings.max_submission,
         results=results,
-        on_result=_shower(as_json),
+        on_result=_shower(as_json, quest.max_tries),
         dry_run=dry_run,
     )
     _tell(summary, results, as_json)
@@ -116,13 +141,13 @@ def replay(
         sys.exit(Exit.REPLAY_INCOMPLETE)
 
 
-def _shower(as_json: bool) -> Callable[[ReplayResult], None]:
+def _shower(as_json: bool, allowed: int) -> Callable[[ReplayResult], None]:
     """What is written for each line as it is replayed."""
     from reins.turn.replay import Replayed
 
     def show(result: ReplayResult) -> None:
         if as_json:
-            emit_json(replayed(result))
+            emit_json(replayed(result, allowed))
         elif result.recorded is not None:
             click.echo(result.recorded.text.split("\n", 1)[0])
         else:  # a dry run's verdict is data; a skipped line is a message
@@ -155,20 +180,25 @@ def _tell(summary: ReplaySummary, results: Path | None, as_json: bool) -> None:
         click.echo(f"exported {summary.exported} record(s) to {results}", err=True)
 
 
-def _check_first(env: Env, data: bytes) -> None:
-    """Judge the file's outputs in fresh processes; stop before recording if a rule wavers."""
+def _check_first(env: Env, source: BinaryIO, fields: Fields) -> BinaryIO:
+    """Judge the file's outputs in fresh processes; stop before recording if a rule wavers.
+    The file read, to replay next."""
+    import io
+
     from reins.cli.gate import outputs
     from reins.turn.determinism import check
 
     if not env.settings.quest_ref:
         raise click.UsageError("--check-determinism runs the quest in fresh processes: --quest")
-    entries = outputs(env, data.splitlines(), 10**9)
+    data = source.read()
+    entries = outputs(env, data.splitlines(), 10**9, fields)
     found = check(env.settings.quest_ref, entries, folder=env.settings.quest_folder)
     for d in found:
         click.echo(f"{d.key}: {', '.join(d.rules)} judged differently in fresh processes", err=True)
     if found:
         click.echo("nothing was recorded: make the gate deterministic first", err=True)
         sys.exit(Exit.UNSOUND)
+    return io.BytesIO(data)
 
 
 COMMANDS = (replay,)

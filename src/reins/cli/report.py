@@ -14,6 +14,7 @@ from reins.quest import RETRY_POLICIES
 from reins.store.walk import passes_by_try
 
 if TYPE_CHECKING:
+    from reins.figures import Figure
     from reins.quest import Quest
     from reins.store.protocol import Store
     from reins.web.board import Board
@@ -71,12 +72,15 @@ def report(
     concurrency: int,
     as_json: bool,
 ) -> None:
-    """The run's figures: counts, passes by try, tries to lock, rules; --html FILE for a page.
+    """The run's figures: counts, passes and locks by answer, rules; --html FILE for a page.
 
-    Text (or --json) gives counts per state, work remaining, how many items passed on each try
-    (try 1 is what a one-shot run gets; the later tries are what the ratchet bought), the tries
-    each item had used when the gate locked it, and the rules fired most. With --html FILE, a
-    self-contained HTML page to mail or attach to a PR: it needs no network to view.
+    Text (or --json) gives counts per state (DONE: out of tries, not passed), work remaining,
+    how many items passed on each answer (answer 1 is what a one-shot run gets; the later
+    answers are what the ratchet bought), the answer on which the gate locked each item, and
+    the rules fired most; then the quest's own figures, when it declares some (the ifeval
+    pack's prompt- and instruction-level accuracy, say; --json: under quest_figures). With
+    --html FILE, a self-contained HTML page to mail or attach to a PR: it needs no network to
+    view.
 
     With --retry-compare POLICY… --model SPEC, the same items run again under each policy on
     one backend, each on its own temporary ledger (yours is not touched), and the passes by try
@@ -93,11 +97,36 @@ def report(
 
     b = board(store, quest)
     passes = passes_by_try(store, quest.max_tries if quest else DEFAULT_TRIES)
+    own = quest_figures(store, quest)
     if as_json:
-        emit_json(Figures.of(b, passes, TOP_RULES))
+        emit_json(Figures.of(b, passes, TOP_RULES, own))
         return
     for line in _figure_lines(b, passes):
         click.echo(line)
+    if quest is not None:
+        for line in own_lines(quest.name, own):
+            click.echo(line)
+
+
+def quest_figures(store: Store, quest: Quest | None) -> tuple[Figure, ...]:
+    """The quest's own figures (``Quest.figures``), or none."""
+    if quest is None or quest.figures is None:
+        return ()
+    from reins.figures import compute
+
+    return compute(quest.figures, store, quest.name)
+
+
+def own_lines(name: str, figures: tuple[Figure, ...]) -> Iterator[str]:
+    """The quest's figures after report's own lines: name, value as shown, label and note."""
+    if not figures:
+        return
+    yield f"{name} figures"
+    names = max(len(f.name) for f in figures)
+    values = max(len(f.text) for f in figures)
+    for f in figures:
+        said = f.label + (f" ({f.note})" if f.label and f.note else f.note)
+        yield f"  {f.name:<{names}}  {f.text:>{values}}" + (f"  {said}" if said else "")
 
 
 def _html(store: Store, quest: Quest | None, path: str, as_json: bool) -> None:
@@ -117,13 +146,15 @@ def _html(store: Store, quest: Quest | None, path: str, as_json: bool) -> None:
 
 def _figure_lines(b: Board, passes: tuple[int, ...]) -> Iterator[str]:
     """``report`` as text: counts, passes by try, tries to lock, the rules fired most."""
-    yield "  ".join(f"{c.state} {c.n}" for c in b.counts)
+    from reins.gate.wording import state_short
+
+    yield "  ".join(f"{state_short(c.state)} {c.n}" for c in b.counts)
     yield f"total {b.total}  remaining {b.remaining}  ({b.progress:.1f}% locked)"
     yield passes_line(passes, b.total)
     tries = {bar.label: bar.value for bar in b.tries_to_lock}
     if tries:
         note = " (estimated from a sample of the log)" if b.chart.sampled else ""
-        yield "tries to lock  " + "  ".join(f"{k}: {v}" for k, v in tries.items()) + note
+        yield "locked on answer  " + "  ".join(f"{k}: {v}" for k, v in tries.items()) + note
     rules = b.rules[:TOP_RULES]
     if rules:
         yield "rules fired most  (times fired / times root cause)"
@@ -152,13 +183,14 @@ def spend_lines(s: Spend) -> Iterator[str]:
 
 
 def passes_line(passes: tuple[int, ...], total: int) -> str:
-    """``passes by try  1: 11  2: 5  3: 4   (11 → 16 → 20 of 60)``: what each try added."""
+    """``passes on answer  1: 11  2: 5  3: 4   (11 → 16 → 20 of 60)``: what each answer
+    added."""
     cumulative, running = [], 0
     for n in passes:
         running += n
         cumulative.append(str(running))
     each = "  ".join(f"{t}: {n}" for t, n in enumerate(passes, start=1))
-    return f"passes by try  {each}   ({' → '.join(cumulative)} of {total})"
+    return f"passes on answer  {each}   ({' → '.join(cumulative)} of {total})"
 
 
 def retry_compare(
@@ -193,8 +225,8 @@ def retry_compare(
         emit_json(Compared(model, tuple(runs)))
         return
     tries = max(len(r.passes) for r in runs)
-    head = "".join(f"{'try ' + str(t):>8}" for t in range(1, tries + 1))
-    click.echo(f"{len(items)} item(s), model {model}: passes after each try")
+    head = "".join(f"{'ans ' + str(t):>8}" for t in range(1, tries + 1))
+    click.echo(f"{len(items)} item(s), model {model}: passes after each answer (DONE: unsolved)")
     click.echo(f"{'policy':<16}{head}{'REVIEW':>8}{'DONE':>6}{'turns':>7}")
     for r in runs:
         cells = "".join(f"{n:>8}" for n in r.cumulative)

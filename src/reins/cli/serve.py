@@ -17,6 +17,25 @@ def web_missing(exc: ImportError) -> Exception:
     return ConfigError(f"the web dashboard needs: pip install 'reins-quest[web]' ({exc.name})")
 
 
+def listen_hint(exc: OSError) -> str:
+    """Why a listening socket could not be made, and what to do about it."""
+    import errno
+    import socket
+
+    if isinstance(exc, socket.gaierror):
+        return f"unknown host ({exc.strerror or exc}): give a name or address of this machine"
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            "the port is in use (is another `reins serve` running?). Stop it, or pick "
+            "another port: --port 0 takes a free one"
+        )
+    if exc.errno == errno.EACCES:
+        return f"{exc.strerror or exc}: ports below 1024 need privileges; use --port 0"
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return f"{exc.strerror or exc}: no interface of this machine has that address"
+    return str(exc)
+
+
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option(
@@ -71,7 +90,7 @@ def serve(
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
         sock = socket.create_server((host, port), family=family)
     except OSError as exc:  # a port in use, an unknown host: the user's to fix, not a crash
-        raise ConfigError(f"serve: cannot listen on {host}:{port}: {exc}") from None
+        raise ConfigError(f"serve: cannot listen on {host}:{port}: {listen_hint(exc)}") from None
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{bound}/" + (f"?token={guard.token}" if guard.token else "")

@@ -114,12 +114,13 @@ def next_(env: Env, driver: str, lease: float | None, peek: bool, as_json: bool)
             from reins.cli.shapes.work import NothingLeft
 
             emit_json(NothingLeft(stats.remaining, stats.leased))
-        elif stats.remaining:
+        elif stats.remaining:  # a message, not a prompt: stdout stays empty
             click.echo(
-                f"nothing free: the {stats.remaining} item(s) left are leased to other drivers"
+                f"nothing free: the {stats.remaining} item(s) left are leased to other drivers",
+                err=True,
             )
         else:
-            click.echo(f"nothing left: all {stats.total} item(s) are locked")
+            click.echo(f"nothing left: all {stats.total} item(s) are locked", err=True)
         sys.exit(Exit.NOTHING_LEFT)
     item, log = ledger.snapshot(held.item.key)
     prompt = compose(quest, item, log)
@@ -164,7 +165,7 @@ def _peek(env: Env, driver: str, as_json: bool) -> None:
 
             emit_json(NothingToPeek())
         else:
-            click.echo("nothing free to peek at")
+            click.echo("nothing free to peek at", err=True)
         sys.exit(Exit.NOTHING_LEFT)
     item, log = store.snapshot(found.key)
     prompt = compose(env.quest, item, log)
@@ -173,7 +174,10 @@ def _peek(env: Env, driver: str, as_json: bool) -> None:
 
         emit_json(Peeked.of(item, prompt))
         return
-    click.echo(f"# item {item.key} · turn {item.turns + 1} · peek: not leased")
+    from reins.gate.wording import answer_of
+
+    asked = answer_of(item.tries + 1, env.quest.max_tries)
+    click.echo(f"# item {item.key} · {asked} · turn {item.turns + 1} · peek: not leased")
     click.echo(prompt.text().rstrip("\n"))
 
 
@@ -262,11 +266,12 @@ def submit(
 ) -> None:
     """Judge a submission for item KEY and record the turn.
 
-    Prints the verdict: outcome, root cause, and each fact as where / expected / actual —
-    the same text the next prompt feeds back. Exits 0 on PASS, 4 on a FAIL with tries left,
+    Prints the verdict: outcome and the answer it judged (answer 2 of 3), root cause, and
+    each fact as where / expected / actual — the same text the next prompt feeds back.
+    Exits 0 on PASS, 4 on a FAIL with answers left,
     11 when the item locked without a pass (DONE, REVIEW, SKIPPED, BLOCKED), 5 when it was
     locked already, 6 when another driver holds it, 10 when the gate itself failed (a judge
-    error: recorded, no try used — fix the gate and submit again). A submission that is
+    error: recorded, no answer counted — fix the gate and submit again). A submission that is
     empty, larger than max_submission (1 MiB by default) or not UTF-8 is refused with exit 2:
     nothing is recorded, no try is used and the lease is kept.
     """

@@ -78,7 +78,11 @@ class ItemSource:
         return cls(source, folder, key, source_field, function)
 
     def seed(self, args: Sequence[str]) -> Iterator[Seed]:
-        """The items: from ``args`` when given, else from the quest's own source."""
+        """The items: from ``args`` when given, else from the quest's own source.
+
+        An argument is a path from the current folder; one that is not there but is in the
+        quest's folder is read from there, so a pack's own sample (``reins -q ifeval scan
+        sample.jsonl``) needs no copy."""
         if self.function is not None:
             for seed in self.function(args):
                 yield seed if isinstance(seed, Seed) else Seed(*seed)
@@ -87,7 +91,10 @@ class ItemSource:
             yield from self._read(self.source, self.folder)
             return
         for arg in args:
-            yield from self._read(arg, Path.cwd())
+            here = Path.cwd()
+            beside = self.folder / arg
+            found = (here / arg).exists() or _GLOB.search(arg) or not beside.exists()
+            yield from self._read(arg, here if found else self.folder)
 
     def _read(self, ref: str, base: Path) -> Iterator[Seed]:
         path = Path(ref) if Path(ref).is_absolute() else base / ref

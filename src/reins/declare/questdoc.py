@@ -25,6 +25,7 @@ from reins.values import JSON
 
 if TYPE_CHECKING:
     from reins.declare.gatedoc import GateDoc
+    from reins.figures import FigureFunction
 
 QUEST_FILE = "quest.toml"
 OUTPUTS = ("json", "text")
@@ -33,12 +34,23 @@ JSON_RULE = "reins:json"
 JSON_COACHING = "Answer with the JSON value only: no prose before or after it, no code fence."
 
 KNOWN: dict[str, tuple[str, ...]] = {
-    "": ("name", "description", "extra", "items", "prompt", "judge", "examples", "workspace"),
+    "": (
+        "name",
+        "description",
+        "extra",
+        "items",
+        "prompt",
+        "judge",
+        "examples",
+        "workspace",
+        "report",
+    ),
     "items": ("source", "key", "source_field"),
     "prompt": ("output", "manual", "manual_file", "template", "template_file"),
     "judge": ("gate", "max_tries", "retry", "escalate_on", "version", "allow_proposals"),
     "examples": ("input", "output", "key"),
     "workspace": WORKSPACE_KEYS,
+    "report": ("figures",),
 }
 _KIND_NAMES = {
     str: "a string",
@@ -259,7 +271,16 @@ class Doc:
             gate_version=str(self.get("judge", "version", (str, int), "")),
             examples=examples,
             workspace=workspace,
+            figures=self._figures(),
         )
+
+    def _figures(self) -> FigureFunction | None:
+        """``[report] figures``, imported and checked (only when the table is there)."""
+        if "report" not in self.data:
+            return None
+        from reins.declare.figuresdoc import read_figures
+
+        return read_figures(self)
 
     def _gate(self, folder: Path) -> GateDoc:
         """gate.md (or the file ``[judge] gate`` names), loaded with ``folder`` as its base."""

@@ -7,6 +7,7 @@ from enum import StrEnum
 
 from reins.gate.bounds import FACTS_SHOWN, FEEDBACK_CAP, bounded_facts, clip_block, hidden_line
 from reins.gate.rule import Fact
+from reins.gate.wording import answer_of, answers_left, judged_answer, state_meaning
 from reins.values import readable_json
 
 
@@ -58,15 +59,30 @@ def quote(text: str) -> str:
     return readable_json(text)
 
 
-def render(key: str, verdict: Verdict, *, state: str, tries: int, max_tries: int) -> str:
+def render(
+    key: str,
+    verdict: Verdict,
+    *,
+    state: str,
+    tries: int,
+    max_tries: int,
+    answer: int | None = None,
+) -> str:
     """The verdict as ``submit`` prints it and as the loop feeds it back (feedback parity).
 
-    The first line names the item, the outcome, the state after recording and the tries used;
-    then the root cause; then each fact as where / expected / actual, or the gate's walkthrough.
-    At most :data:`~reins.gate.bounds.FACTS_SHOWN` facts are listed (the rest are counted) and
-    the text is cut at :data:`~reins.gate.bounds.FEEDBACK_CAP` characters, saying so.
+    The first line names the item, the outcome and the answer it judged, and the state after
+    recording (``a -> FAIL on answer 1 of 3 (state TODO, 2 answers left)``); then the root
+    cause; then each fact as where / expected / actual, or the gate's walkthrough. ``tries``
+    is the failures used after this verdict; ``answer``, the number of the answer judged, is
+    read from it unless given (a person's re-judge of an earlier answer). At most
+    :data:`~reins.gate.bounds.FACTS_SHOWN` facts are listed (the rest are counted) and the
+    text is cut at :data:`~reins.gate.bounds.FEEDBACK_CAP` characters, saying so.
     """
-    lines = [f"{key} -> {verdict.outcome} (state {state}, tries {tries}/{max_tries})"]
+    k = answer if answer is not None else judged_answer(verdict.outcome.value, tries)
+    after = f"state {state_meaning(state)}"
+    if state == "TODO":
+        after += f", {answers_left(tries, max_tries)}"
+    lines = [f"{key} -> {verdict.outcome} on {answer_of(k or 1, max_tries)} ({after})"]
     if verdict.feedback:  # a graph gate's walkthrough names the root cause itself
         told = clip_block(verdict.feedback, FEEDBACK_CAP)  # split no more than is kept
         lines.extend(f"  {line}" for line in told.rstrip("\n").split("\n"))

@@ -24,12 +24,11 @@ from collections.abc import Collection
 from reins.backends.base import Backend
 from reins.backends.batch import BatchAPI, batch_api
 from reins.backends.redact import Redactor
-from reins.errors import BackendError, ConfigError, LedgerError, NotFound
+from reins.errors import BackendError, ConfigError, LedgerError, NotFound, describe
 from reins.loop.batchjob import JobDriver
 from reins.loop.breakers import sets_aside, tripped
 from reins.loop.collect import Ended, Flow
 from reins.loop.crashpoint import crash_point
-from reins.loop.engine import WAIT_NOTE_EVERY, describe
 from reins.loop.events import AsideEvent, BatchEvent, Status, StopReason, Summary
 from reins.loop.inflight import InFlight
 from reins.loop.ledger_thread import LedgerThread
@@ -37,6 +36,7 @@ from reins.loop.options import LoopOptions
 from reins.loop.progress import NullReporter, Reporter, clock
 from reins.loop.rounds import compose_round
 from reins.loop.tally import Tally, budget_message, move_to_locked, turn_event
+from reins.loop.waiting import WAIT_NOTE_EVERY
 from reins.quest import Quest
 from reins.store.export import export
 from reins.store.jobs import BatchJob, JobDraft, JobState

@@ -18,6 +18,12 @@ from reins.store.model import Attempt, AttemptKind
 
 def tripped(tally: Tally, options: LoopOptions, last: Attempt) -> tuple[StopReason, str] | None:
     """The stop reason and message when ``last`` (an error, already counted) trips a breaker."""
+    if last.kind is AttemptKind.GENERATION_ERROR and never_answered(tally, options):
+        return StopReason.BREAKER, (
+            f"circuit breaker: the backend is not running (the first call of this run found "
+            f"nothing answering: {last.error}). It counts as no answer and locked nothing; start "
+            "the backend, then run the loop again."
+        )
     if last.kind is AttemptKind.JUDGE_ERROR:
         count, breaker = tally.consecutive_judge_errors, options.judge_breaker
         what = f"judge breaker: {count} judge errors in a row"
@@ -32,9 +38,19 @@ def tripped(tally: Tally, options: LoopOptions, last: Attempt) -> tuple[StopReas
     if breaker is None or count < breaker:
         return None
     return reason, (
-        f"{what} (the last: {last.error}). They used no try and locked nothing. {advice}, "
+        f"{what} (the last: {last.error}). They count as no answers and locked nothing. "
+        f"{advice}, "
         "then run the loop again."
     )
+
+
+def never_answered(tally: Tally, options: LoopOptions) -> bool:
+    """Whether the last generation error found nothing answering (a refused connection, an
+    unknown host, a CLI that cannot run) before the backend ever answered in this run: it is
+    not running, and every other item would wait a minute of retries to learn the same. Once
+    it has answered, a refusal is an outage mid-run, counted by the breaker like any error
+    (the backend retries it first), so a backend that comes and goes is still worked."""
+    return options.breaker is not None and tally.unreachable and not tally.answered
 
 
 def sets_aside(options: LoopOptions, errors: int) -> bool:

@@ -21,7 +21,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, cast
 
 from reins.backends.base import Backend
-from reins.errors import ConfigError, LeaseConflict, NotTodo, ReinsError
+from reins.errors import ConfigError, LeaseConflict, NotTodo, ReinsError, describe
 from reins.loop.breakers import sets_aside, tripped
 from reins.loop.events import AsideEvent, Status, StopReason, Summary
 from reins.loop.generate import GenerationError
@@ -29,10 +29,12 @@ from reins.loop.inflight import InFlight
 from reins.loop.keeper import keep
 from reins.loop.ledger_thread import LedgerThread
 from reins.loop.options import MAX_BACKOFF, LoopOptions
-from reins.loop.progress import NullReporter, Reporter, clock
+from reins.loop.progress import NullReporter, Reporter
 from reins.loop.recording import DRIVER, Recorder
 from reins.loop.spend import item_over, item_spent
+from reins.loop.taking import Taker
 from reins.loop.tally import Tally, budget_message, move_to_locked, turn_event
+from reins.loop.waiting import LeaseWait
 from reins.quest import Quest
 from reins.store.codec import now_iso
 from reins.store.export import export
@@ -50,10 +52,6 @@ if TYPE_CHECKING:
 NEEDS_WORKSPACE = "it works in a git worktree, so it needs a quest with a [workspace]"
 # The run's caps an agent can be killed at, and the stop each one is.
 RUN_CAPS = {"run-tokens": StopReason.MAX_TOKENS, "run-cost": StopReason.MAX_COST}
-# A slot with nothing free looks again this often while other loops hold the last items.
-POLL = 0.2
-# While waiting for others' leases, say so this often (seconds).
-WAIT_NOTE_EVERY = 10.0
 
 
 class Engine:
@@ -82,13 +80,21 @@ class Engine:
         self.owner_prefix = (
             f"{self.options.driver}@{socket.gethostname()}:{os.getpid()}.{secrets.token_hex(2)}"
         )
-        self.db = LedgerThread()
+        # Calls side by side where the store allows them (see reins.store.ledger.Ledger).
+        at_once = getattr(store, "calls_at_once", 1)
+        self.db = LedgerThread(max(1, min(self.options.concurrency, at_once)))
         self.recorder = Recorder(
             store, quest, self.db, driver=self.options.driver, policy=self.policy
         )
         self.inflight = InFlight()
         self.failure: Exception | None = None
-        self.held: dict[str, str] = {}  # lease owner → key
+        self.taker = Taker(
+            store,
+            self.db,
+            self.owner_prefix,
+            concurrency=self.options.concurrency,
+            ttl=self.options.lease_ttl,
+        )
         self.set_aside: list[str] = []  # keys this run no longer leases, in order
         self.reason: StopReason | None = None
         self.message = ""
@@ -96,19 +102,19 @@ class Engine:
         self.tally = Tally()
         self.stats: Stats | None = None
         self._started = time.monotonic()
-        self._waiting_since_note = float("-inf")
+        self.waiting = LeaseWait()
         self.workshop = self._workshop(backend, strong)
 
     def _workshop(self, *generators: Backend | Agent | None) -> Workshop | None:
         """The worktrees and agents of a quest with a workspace (None for a text quest)."""
-        if self.quest.workspace is None:
-            for g in generators:
-                if g is not None and not hasattr(g, "complete"):
-                    raise ConfigError(f"{g.name!r} is a coding agent: {NEEDS_WORKSPACE}")
-            return None
-        from reins.loop.workshop import Workshop
+        if self.quest.workspace is not None:
+            from reins.loop.workshop import Workshop
 
-        return Workshop(self.quest, self.options, generators, self.tally)
+            return Workshop(self.quest, self.options, generators, self.tally)
+        agent = next((g for g in generators if g and not hasattr(g, "complete")), None)
+        if agent is not None:
+            raise ConfigError(f"{agent.name!r} is a coding agent: {NEEDS_WORKSPACE}")
+        return None
 
     # -- stopping --------------------------------------------------------------------------
 
@@ -143,12 +149,10 @@ class Engine:
         """Work until nothing is left, a cap is reached, the breaker trips, or a stop."""
         self.inflight.open()
         self._started = time.monotonic()
-        # Gates may be slow (ground checks fetch pages): judge off the event loop.
-        # An agent's gate runs its tests: as many at once as there are worktrees.
-        coding = self.quest.workspace is not None
-        self.recorder.start(
-            workers=self.options.concurrency if coding else min(4, self.options.concurrency)
-        )
+        # Gates may be slow: judge off the event loop; an agent's gate runs its tests, on as
+        # many threads as there are worktrees.
+        workers = min(4, self.options.concurrency) if self.workshop is None else None
+        self.recorder.start(workers=workers or self.options.concurrency)
         keeper: asyncio.Task[None] | None = None
         try:
             self.stats = await self.db(self.store.stats)
@@ -163,10 +167,7 @@ class Engine:
                     "(--strong): every turn uses the primary one"
                 )
             keeper = asyncio.create_task(keep(self, self.options))
-            slots = [
-                asyncio.create_task(self._slot(f"{self.owner_prefix}#{i}"))
-                for i in range(self.options.concurrency)
-            ]
+            slots = [asyncio.create_task(self._slot()) for _ in range(self.options.concurrency)]
             await asyncio.gather(*slots)
         finally:
             if keeper is not None:
@@ -184,74 +185,37 @@ class Engine:
         return summary
 
     async def _wind_up(self) -> None:
-        owners = [f"{self.owner_prefix}#{i}" for i in range(self.options.concurrency)]
-
         def release() -> None:
-            for owner in owners:
+            for owner in self.taker.holding():  # in flight, leased in advance, or left held
                 self.store.release_all(owner)
 
         await self.db(release)
         await self.export_locked(final=True)
         self.stats = await self.db(self.store.stats)
 
-    async def _slot(self, owner: str) -> None:
+    async def _slot(self) -> None:
         try:
             while not self.stopping:
                 b = self.options.budget
                 if b.max_items is not None and self.tally.items_started >= b.max_items:
                     return
                 self.tally.items_started += 1
-                taken = await self.db(self._take, owner)
+                room = None if b.max_items is None else b.max_items - self.tally.items_started + 1
+                # A leased item and its log, in one ledger call (see reins.loop.taking).
+                taken = await self.taker.take(excluding=self.set_aside, room=room)
                 if taken is None:
                     self.tally.items_started -= 1
-                    if await self._wait_for_expiring_lease():
+                    if await self.waiting.wait(self):
                         continue
                     return
-                item, log = taken
-                self.held[owner] = item.key
+                owner, item, log = taken
+                holding = True
                 try:
-                    await self._work(owner, item, log)
+                    holding = await self._work(owner, item, log)
                 finally:
-                    self.held.pop(owner, None)
+                    self.taker.done(owner, holding=holding)
         except Exception as exc:
             self.fail(exc)
-
-    def _take(self, owner: str) -> tuple[Item, list[Attempt]] | None:
-        """Lease the next free item and read its log (on the ledger thread, one hop)."""
-        ttl, aside = self.options.lease_ttl, tuple(self.set_aside)
-        # `excluding` only when needed: a Store written before it still runs a loop.
-        lease = (
-            self.store.lease(owner, ttl=ttl, excluding=aside)
-            if aside
-            else self.store.lease(owner, ttl=ttl)
-        )
-        if lease is None:
-            return None
-        return self.store.snapshot(lease.item.key)
-
-    async def _wait_for_expiring_lease(self) -> bool:
-        """Nothing is free: wait for another driver's lease to run out (it may have crashed,
-        or a person may give up the item), saying so now and then.
-
-        Returns False when no TODO item is left, or with ``wait`` off (``--no-wait``) when
-        every one left is held longer than a loop lease lasts: this run is done.
-        """
-        expires = await self.db(self.store.soonest_expiry, excluding=tuple(self.held))
-        if expires is None:
-            return False
-        wait = expires - time.time()
-        if wait > self.options.lease_ttl and not self.options.wait:
-            return False
-        now = time.monotonic()
-        if wait > POLL and now - self._waiting_since_note >= WAIT_NOTE_EVERY:
-            self._waiting_since_note = now
-            left = self.stats.remaining if self.stats else 0
-            self.reporter.note(
-                f"waiting: {left} item(s) left are leased to other drivers; the first lease "
-                f"runs out in {clock(wait)} (--no-wait stops instead)"
-            )
-        # Live drivers keep renewing; poll until their items lock or a lease runs out.
-        return await self._sleep(min(max(wait, 0.0) + 0.05, POLL))
 
     async def _sleep(self, seconds: float) -> bool:
         """Sleep unless a hard stop comes first; True when the sleep ran its course."""
@@ -259,8 +223,9 @@ class Engine:
             return False
         return seconds <= 0 or not self.stopping
 
-    async def _work(self, owner: str, item: Item, log: list[Attempt]) -> None:
+    async def _work(self, owner: str, item: Item, log: list[Attempt]) -> bool:
         """Turns of one leased item until it locks, the lease is lost, or the run stops.
+        Whether ``owner`` may still hold the lease (the run gives it back at its end).
 
         ``item`` and ``log`` are what the ledger holds: read when the lease was taken, then
         what each record transaction wrote. Another driver cannot write meanwhile (the lease),
@@ -271,16 +236,16 @@ class Engine:
             spent = self.tally.budget_spent(self.options.budget)
             if spent is not None:
                 self.stop(spent, budget_message(self.options.budget, spent))
-                return
+                return True
             if item.state.terminal or item.lease_owner != owner:
-                return  # another driver locked or took it
+                return False  # it locked (which ends the lease), or another driver took it
             over = item_over(self.options.budget, item_spent(log))
             if over is not None:  # a cap is the operator's: set aside, never locked
                 await self._put_aside(owner, item, 0, over)
-                return
+                return False  # given back
             turned = await self._turn(owner, item, log)
             if turned is None:
-                return
+                return True
             recorded, budget = turned
             item, log = recorded.item, [*log, recorded.attempt]
             if recorded.attempt.judged:
@@ -289,26 +254,24 @@ class Engine:
             if budget is not None:  # killed at a cap: the run stops, or the item is set aside
                 if budget in RUN_CAPS:
                     reason = RUN_CAPS[budget]
-                    said = budget_message(self.options.budget, reason, killed=True)
-                    self.stop(reason, said)
-                    return
+                    self.stop(reason, budget_message(self.options.budget, reason, killed=True))
+                    return True
                 continue
             # A generation or judge error: no try used. A breaker may trip, the item may be
             # set aside; else back off.
             if self._tripped(recorded):
-                return
+                return True
             if recorded.attempt.kind is AttemptKind.GENERATION_ERROR:
                 generation_failures += 1
-                if sets_aside(self.options, generation_failures):
-                    error = recorded.attempt.error
-                    await self._put_aside(owner, recorded.item, generation_failures, error)
-                    return
+                if await self._set_aside(owner, recorded, generation_failures):
+                    return False  # given back
             else:
                 generation_failures = 0  # the generator answered; the judge failed
             failures += 1
             pause = min(self.options.error_backoff * 2 ** (failures - 1), MAX_BACKOFF)
             if not await self._sleep(pause):
-                return
+                return True
+        return True
 
     async def _turn(
         self, owner: str, item: Item, log: list[Attempt]
@@ -322,15 +285,7 @@ class Engine:
         self.tally.turns_started += 1
         self.tally.in_flight += 1
         try:
-            if self.workshop is not None:  # a coding agent, in the item's worktree
-                result: Completion | GenerationError | AgentTurn | None = None
-                if not self.inflight.hard_stopped:
-                    result = await self.workshop.turn(item, log, cast("Agent", backend), prompt)
-            else:
-                generator = cast(Backend, backend)
-                result = await self.inflight.generate(
-                    generator, prompt, timeout=self.options.timeout
-                )
+            result = await self._generate(item, log, backend, prompt)
         finally:
             self.tally.in_flight -= 1
         if result is None:
@@ -344,8 +299,21 @@ class Engine:
             return None  # the item moved under us (a lease lost while stalled): leave it
         if self.workshop is not None and recorded.item.state.terminal:
             await asyncio.to_thread(self.workshop.locked, recorded.item)
-        self._count(recorded, prompt, backend.name, cause)
+        down = isinstance(result, GenerationError) and result.unreachable
+        self._count(recorded, prompt, backend, cause, unreachable=down)
         return recorded, getattr(result, "budget", None)
+
+    async def _generate(
+        self, item: Item, log: list[Attempt], generator: Backend | Agent, prompt: Prompt
+    ) -> Completion | GenerationError | AgentTurn | None:
+        """The text backend's answer, or the coding agent's run in the item's worktree (None:
+        a hard stop dropped it)."""
+        if self.workshop is None:
+            backend = cast(Backend, generator)
+            return await self.inflight.generate(backend, prompt, timeout=self.options.timeout)
+        if self.inflight.hard_stopped:
+            return None
+        return await self.workshop.turn(item, log, cast("Agent", generator), prompt)
 
     def _tripped(self, recorded: Recorded) -> bool:
         """Stop the run if this error trips a breaker (see :mod:`reins.loop.breakers`)."""
@@ -354,6 +322,14 @@ class Engine:
             self.stop(*trip)
         return trip is not None
 
+    async def _set_aside(self, owner: str, recorded: Recorded, errors: int) -> bool:
+        """Set the item aside after ``errors`` generation errors in a row on it, if that is
+        the option's count. True if so."""
+        if not sets_aside(self.options, errors):
+            return False
+        await self._put_aside(owner, recorded.item, errors, recorded.attempt.error)
+        return True
+
     async def _put_aside(self, owner: str, item: Item, errors: int, error: str | None) -> None:
         """Set ``item`` aside for the run, after ``errors`` generation errors in a row (or 0:
         its own budget is spent): give its lease back and lease it no more this run."""
@@ -361,13 +337,21 @@ class Engine:
         await self.db(self.store.release, item.key, owner)
         self.reporter.aside(AsideEvent(item.key, errors, error, item.tries, self.quest.max_tries))
 
-    def _count(self, recorded: Recorded, prompt: Prompt, backend: str, cause: str | None) -> None:
-        self.tally.count(recorded, cause)
+    def _count(
+        self,
+        recorded: Recorded,
+        prompt: Prompt,
+        backend: Backend | Agent,
+        cause: str | None,
+        *,
+        unreachable: bool = False,
+    ) -> None:
+        self.tally.count(recorded, cause, unreachable=unreachable)
         move_to_locked(self.stats, recorded.item.state)
         event = turn_event(
             recorded,
             max_tries=self.quest.max_tries,
-            backend=backend,
+            backend=backend.name,
             seed=prompt.seed,
             escalated_by=cause,
         )
@@ -387,7 +371,7 @@ class Engine:
 
     async def renew(self) -> None:
         """Renew the lease of every item in flight (on the ledger thread)."""
-        held, ttl = dict(self.held), self.options.lease_ttl
+        held, ttl = dict(self.taker.held), self.options.lease_ttl
 
         def beat() -> None:
             for owner, key in held.items():
@@ -407,18 +391,8 @@ class Engine:
         return self.tally.status(self.stats, time.monotonic() - self._started)
 
     def _summary(self) -> Summary:
-        elapsed = time.monotonic() - self._started
-        budget = self.options.budget
+        elapsed, aside = time.monotonic() - self._started, tuple(self.set_aside)
         return self.tally.summary(
-            self.stats,
-            self.reason,
-            self.message,
-            signal=self.signal,
-            budget=budget,
-            elapsed=elapsed,
-            set_aside=tuple(self.set_aside),
-        )
-
-
-def describe(exc: Exception) -> str:
-    return str(exc) if isinstance(exc, ReinsError) else f"{type(exc).__name__}: {exc}"
+            self.stats, self.reason, self.message, signal=self.signal,
+            budget=self.options.budget, elapsed=elapsed, set_aside=aside,
+        )  # fmt: skip

@@ -38,7 +38,9 @@ class StopReason(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class TurnEvent:
-    """One recorded turn, as ``--json`` writes it."""
+    """One recorded turn, as ``--json`` writes it. ``answer`` is the number of the answer a
+    judged turn judged (None for an error: no answer), of ``answers_allowed`` (``max_tries``);
+    ``failures_used`` is ``tries`` under its name."""
 
     key: str
     turn: int
@@ -59,16 +61,18 @@ class TurnEvent:
     latency: float | None
     error: str | None
     feedback: str
+    answer: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"event": "turn", **asdict(self)}
+        extra = {"answers_allowed": self.max_tries, "failures_used": self.tries}
+        return {"event": "turn", **asdict(self), **extra}
 
 
 @dataclass(frozen=True, slots=True)
 class AsideEvent:
     """An item set aside for the rest of the run: its generation failed ``errors`` times in a
     row (the last with ``error``), or, with ``errors`` 0, its own budget is spent (``error``
-    says which). It stays TODO with ``tries`` unchanged."""
+    says which). It stays TODO with ``tries`` (its failures used) unchanged."""
 
     key: str
     errors: int
@@ -77,7 +81,8 @@ class AsideEvent:
     max_tries: int
 
     def to_json(self) -> dict[str, Any]:
-        return {"event": "set_aside", **asdict(self)}
+        extra = {"failures_used": self.tries, "answers_allowed": self.max_tries}
+        return {"event": "set_aside", **asdict(self), **extra}
 
 
 @dataclass(frozen=True, slots=True)

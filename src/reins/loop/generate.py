@@ -27,10 +27,12 @@ MODEL_LIMIT = 300
 
 @dataclass(frozen=True, slots=True)
 class GenerationError:
-    """A call that produced no usable text: its cause, and how long it took."""
+    """A call that produced no usable text: its cause, and how long it took; ``unreachable``
+    when nothing answered at all (the backend is not running: see :mod:`reins.loop.breakers`)."""
 
     error: str
     latency: float
+    unreachable: bool = False
 
 
 async def generate(
@@ -63,7 +65,7 @@ async def generate(
         return _failed(error, started, redactor)
     except BackendError as exc:
         error = str(exc) or type(exc).__name__
-        return _failed(error, started, redactor)
+        return _failed(error, started, redactor, unreachable=exc.unreachable)
     except Exception as exc:
         error = f"{backend.name}: {type(exc).__name__}: {exc}"
         return _failed(error, started, redactor)
@@ -79,9 +81,12 @@ async def generate(
     return completion
 
 
-def _failed(error: str, started: float, redactor: Redactor) -> GenerationError:
+def _failed(
+    error: str, started: float, redactor: Redactor, *, unreachable: bool = False
+) -> GenerationError:
     """The error, scrubbed of every known secret before it is cut (a cut key would survive)."""
-    return GenerationError(excerpt(redactor(error), ERROR_LIMIT), time.monotonic() - started)
+    text = excerpt(redactor(error), ERROR_LIMIT)
+    return GenerationError(text, time.monotonic() - started, unreachable)
 
 
 def usage_of(backend: str, result: Completion | GenerationError) -> Usage:

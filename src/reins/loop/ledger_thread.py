@@ -1,9 +1,12 @@
-"""The ledger thread: every ledger call of a loop runs on one thread, one call at a time.
+"""The ledger thread: every ledger call of a loop runs off the event loop, one call at a time
+on each of a few threads.
 
 sqlite3 calls block. Running them on the event loop would stall every generation in flight
 whenever another process holds SQLite's write lock; running them on many threads would
 interleave transactions on one connection. One thread keeps each call a whole transaction and
-the event loop free.
+the event loop free. A store whose calls may run side by side (PostgreSQL's, a pool of
+connections: ``calls_at_once``) gets as many threads, so that one slot's turn does not wait
+for another's commit to reach the disk.
 """
 
 from __future__ import annotations
@@ -19,10 +22,11 @@ T = TypeVar("T")
 
 
 class LedgerThread:
-    """Runs callables on a single worker thread and awaits them."""
+    """Runs callables on ``workers`` threads (one unless the store allows more) and awaits
+    them."""
 
-    def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reins-ledger")
+    def __init__(self, workers: int = 1) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="reins-ledger")
 
     async def __call__(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Run ``fn(*args, **kwargs)`` on the ledger thread.

@@ -11,6 +11,7 @@ import shutil
 import time
 from typing import Protocol, TextIO
 
+from reins.gate.wording import UNSOLVED, answer_of, failures_of, state_short
 from reins.loop.events import AsideEvent, BatchEvent, Status, Summary, TurnEvent, some
 from reins.store.model import State
 from reins.values import readable_json
@@ -170,7 +171,10 @@ class TtyReporter(NullReporter):
 
 def status_line(s: Status) -> str:
     """``12/40 done · 28 left · PASS 9 REVIEW 1 DONE 2 · 37 turns · 8.1/s · …``."""
-    locked = " ".join(f"{st.value} {s.counts.get(st, 0)}" for st in LOCKED if s.counts.get(st))
+    named = {State.DONE: f"{UNSOLVED} (DONE)"}
+    locked = " ".join(
+        f"{named.get(st, st.value)} {s.counts.get(st, 0)}" for st in LOCKED if s.counts.get(st)
+    )
     parts = [f"{s.done}/{s.total} done", f"{s.remaining} left"]
     if locked:
         parts.append(locked)
@@ -192,15 +196,20 @@ def status_line(s: Status) -> str:
 
 
 def turn_line(e: TurnEvent) -> str:
-    """One turn: ``turn 2 · key · FAIL (root cause r) → TODO, tries 1/3 · backend``."""
+    """One turn: ``turn 2 · key · FAIL (r) → TODO, 1 of 3 failures used · backend``, or
+    ``turn 3 · key · PASS on answer 2 of 3 → PASS · backend``."""
     head = f"turn {e.turn} · {e.key} · "
     via = e.backend + (f" (escalated by {e.escalated_by})" if e.escalated_by else "")
     if e.kind == "judge_error":
-        return f"{head}judge error: {e.error} · the gate failed, no try used · {via}"
+        return f"{head}judge error: {e.error} · the gate failed, no answer counted · {via}"
     if e.kind != "judged":
-        return f"{head}generation error: {e.error} · no try used · {via}"
+        return f"{head}generation error: {e.error} · no answer counted · {via}"
     cause = f" ({e.root_cause})" if e.root_cause else ""
-    return f"{head}{e.outcome}{cause} → {e.state}, tries {e.tries}/{e.max_tries} · {via}"
+    if e.outcome == "FAIL":
+        used = failures_of(e.tries, e.max_tries)
+        return f"{head}FAIL{cause} → {state_short(e.state)}, {used} · {via}"
+    k = answer_of(e.answer or e.tries + 1, e.max_tries)
+    return f"{head}{e.outcome}{cause} on {k} → {state_short(e.state)} · {via}"
 
 
 def batch_line(e: BatchEvent) -> str:
@@ -227,13 +236,20 @@ def aside_text(e: AsideEvent) -> str:
     errors = f"{e.errors} generation error{'' if e.errors == 1 else 's'}"
     return (
         f"set aside {e.key!r} for the rest of this run: {errors} in a row (the last: "
-        f"{e.error}). It stays TODO, tries {e.tries}/{e.max_tries}; the other items go on"
+        f"{e.error}). It stays TODO, {failures_of(e.tries, e.max_tries)}; the other items go on"
     )
+
+
+def locked_text(locked: dict[str, int]) -> str:
+    """``PASS 6, REVIEW 3, unsolved (DONE) 21``: the locks of a run, in the states' order."""
+    order = [st.value for st in LOCKED] + sorted(set(locked) - {st.value for st in LOCKED})
+    named = {State.DONE.value: f"{UNSOLVED} (DONE)"}
+    return ", ".join(f"{named.get(k, k)} {locked[k]}" for k in order if locked.get(k)) or "none"
 
 
 def summary_text(s: Summary) -> str:
     """The final summary, a few lines of text."""
-    locked = ", ".join(f"{k} {v}" for k, v in sorted(s.locked.items())) or "none"
+    locked = locked_text(s.locked)
     lines = [
         f"loop {s.reason.value}: {s.message}",
         f"  turns {s.turns} ({s.judged} judged, {s.generation_errors} generation errors, "

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from reins.gate.wording import judged_answer
 from reins.loop.events import Status, StopReason, Summary, TurnEvent, some
 from reins.loop.options import Budget
 from reins.store.model import AttemptKind, State, Stats
@@ -35,14 +36,25 @@ class Tally:
     # The items of the generation errors counted in consecutive_errors: the breaker trips on
     # how many there are, so one stuck item alone never trips it (it is set aside instead).
     erring: set[str] = field(default_factory=set)
+    # Whether the generator answered once in this run (a judged turn or a judge error), and
+    # whether the last generation error found nothing answering at all: together, a backend
+    # that is not running, which the breaker stops at once (see reins.loop.breakers).
+    answered: bool = False
+    unreachable: bool = False
     locked: Counter[str] = field(default_factory=Counter)
     unexported: int = 0
     exported: int = 0
 
-    def count(self, recorded: Recorded, escalated_by: str | None) -> None:
-        """Count one recorded turn."""
+    def count(
+        self, recorded: Recorded, escalated_by: str | None, *, unreachable: bool = False
+    ) -> None:
+        """Count one recorded turn (``unreachable``: a generation error where nothing
+        answered)."""
         a, item = recorded.attempt, recorded.item
         self.turns += 1
+        self.unreachable = unreachable and a.kind is AttemptKind.GENERATION_ERROR
+        if a.kind is not AttemptKind.GENERATION_ERROR:
+            self.answered = True
         if a.judged:
             self.judged += 1
             self.consecutive_errors = self.consecutive_judge_errors = 0
@@ -112,8 +124,8 @@ class Tally:
                 reason = StopReason.SET_ASIDE
                 message = (
                     f"{remaining} item(s) left; set aside this run after generation errors in a "
-                    f"row: {some(set_aside)}. They are TODO with their tries unchanged: see why "
-                    "with `reins log KEY`, then run again"
+                    f"row: {some(set_aside)}. They are TODO, their failures used unchanged: see "
+                    "why with `reins log KEY`, then run again"
                 )
             else:
                 reason = StopReason.LEASED
@@ -188,6 +200,7 @@ def turn_event(
         latency=a.usage.latency,
         error=a.error,
         feedback=a.feedback,
+        answer=judged_answer(a.outcome, a.tries_after) if a.judged else None,
     )
 
 

@@ -37,6 +37,8 @@ def load_quest(ref: str, *, folder: str | os.PathLike[str] | None = None) -> Que
             (:class:`~reins.errors.DocumentError`); an example fails its gate.
     """
     ref = BUILTIN_QUESTS.get(ref, ref)
+    if looks_like_a_path(ref) and not is_folder_ref(ref):
+        raise _no_folder(ref)
     if is_folder_ref(ref):
         from reins.declare.questdoc import load_folder
 
@@ -77,6 +79,43 @@ def is_folder_ref(ref: str) -> bool:
     return os.path.isfile(os.path.join(ref, "quest.toml"))
 
 
+def looks_like_a_path(ref: str) -> bool:
+    """Whether ``ref`` can only mean a folder: it has a path separator, or starts with ``.``
+    or ``~`` (a module reference has neither before its colon; a name has none at all)."""
+    head = ref.partition(":")[0] if ":" in ref and not os.path.isdir(ref) else ref
+    return head.startswith((".", "~")) or "/" in head or os.sep in head
+
+
+def _no_folder(ref: str) -> NotFound:
+    """Why ``ref``, a path, loads no quest: it does not exist, or holds no quest.toml."""
+    from pathlib import Path
+
+    path = Path(ref).expanduser()
+    where = path.resolve()
+    if not path.exists():
+        return NotFound(
+            f"no quest folder {ref!r}: {where} does not exist. Give the folder that holds "
+            "quest.toml (`reins init --template declarative` writes one), or a pack's name "
+            "(`reins packs` lists them)"
+        )
+    if path.is_dir():
+        return NotFound(
+            f"no quest in {ref!r}: the folder {where} holds no quest.toml. Give the folder "
+            "that holds it (`reins init --template declarative` writes one)"
+        )
+    return NotFound(f"no quest in {ref!r}: {where} is a file, not a quest folder or quest.toml")
+
+
+def known_quests() -> list[str]:
+    """Every quest a name loads: the shipped packs and the installed entry points."""
+    from importlib.metadata import entry_points
+
+    from reins.packs import folders
+
+    names = {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    return sorted(names | set(folders()) | set(BUILTIN_QUESTS))
+
+
 def _resolve(ref: str, folder: str | os.PathLike[str] | None = None) -> Quest:
     """A Python quest: ``package.module:attr`` or an entry point's name."""
     if ":" in ref:
@@ -104,10 +143,12 @@ def _resolve(ref: str, folder: str | os.PathLike[str] | None = None) -> Quest:
 
         found = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
         if ref not in found:
-            known = ", ".join(sorted(found)) or "none installed"
+            if os.path.isdir(ref):  # a folder of that name is here: it is what was meant
+                raise _no_folder(ref)
+            known = ", ".join(known_quests()) or "none installed"
             raise NotFound(
                 f"no quest named {ref!r}. Known: {known}. "
-                "Or give a reference such as mypackage.module:quest."
+                "Or give a quest folder, or a reference such as mypackage.module:quest."
             )
         try:
             obj = found[ref].load()

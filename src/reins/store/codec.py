@@ -11,7 +11,7 @@ from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any
 
-from reins.store.model import Attempt, AttemptKind, Item, Mark, Notes, State, Usage
+from reins.store.model import Attempt, AttemptKind, Draft, Item, Mark, Notes, State, Usage
 from reins.values import Fact
 
 # Column order shared by both engines' attempt tables.
@@ -249,8 +249,9 @@ def usage_totals(a: Attempt) -> tuple[int, int, float, int, int, float, float]:
     )
 
 
-def fired_rules(a: Attempt) -> dict[str, tuple[int, int]]:
-    """Per rule on the attempt's facts: (times fired, 1 if it is the root cause else 0)."""
+def fired_rules(a: Attempt | Draft) -> dict[str, tuple[int, int]]:
+    """Per rule on the attempt's (or the draft's) facts: (times fired, 1 if it is the root
+    cause else 0)."""
     counts: dict[str, int] = {}
     for fact in a.facts:
         if fact.rule:

@@ -66,6 +66,13 @@ class LeasesSQL(Protocol[H]):
         self, db: H, owner: str, *, ttl: float, now: float, excluding: Collection[str]
     ) -> Lease | None: ...
 
+    def lease_many(
+        self, db: H, owners: Sequence[str], *, ttl: float, now: float, excluding: Collection[str]
+    ) -> list[tuple[Lease, list[Attempt]]]:
+        """In one transaction, what :meth:`lease` gives each of ``owners`` (distinct) in turn,
+        each with its item's log; owners that got nothing left out."""
+        ...
+
     def heartbeat(self, db: H, key: str, owner: str, *, ttl: float, now: float) -> bool: ...
 
     def release(self, db: H, key: str, owner: str) -> bool: ...

@@ -62,6 +62,13 @@ class Ledger(Generic[DB]):
     def adopted(self) -> bool:
         return self._adopted
 
+    @property
+    def calls_at_once(self) -> int:
+        """How many calls may run at once on this ledger from different threads: the engine
+        handle's ``calls_at_once`` (PostgreSQL: its pool's size), else one (SQLite: one
+        connection). The loop runs that many ledger threads."""
+        return int(getattr(self._db, "calls_at_once", 1))
+
     def close(self) -> None:
         self._db.close()
 
@@ -108,6 +115,21 @@ class Ledger(Generic[DB]):
     ) -> Lease | None:
         t = time.time() if now is None else now
         return self._sql.leases.lease(self._db, owner, ttl=ttl, now=t, excluding=excluding)
+
+    def lease_many(
+        self,
+        owners: Sequence[str],
+        *,
+        ttl: float,
+        now: float | None = None,
+        excluding: Collection[str] = (),
+    ) -> list[tuple[Lease, list[Attempt]]]:
+        if len(set(owners)) != len(owners):
+            raise LedgerError(f"lease_many names an owner twice: {list(owners)!r}")
+        if not owners:
+            return []
+        t = time.time() if now is None else now
+        return self._sql.leases.lease_many(self._db, owners, ttl=ttl, now=t, excluding=excluding)
 
     def heartbeat(self, key: str, owner: str, *, ttl: float, now: float | None = None) -> bool:
         t = time.time() if now is None else now

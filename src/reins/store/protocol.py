@@ -100,6 +100,23 @@ class Store(Protocol):
         """
         ...
 
+    def lease_many(
+        self,
+        owners: Sequence[str],
+        *,
+        ttl: float,
+        now: float | None = None,
+        excluding: Collection[str] = (),
+    ) -> list[tuple[Lease, list[Attempt]]]:
+        """Lease an item to each of ``owners`` in one transaction, as :meth:`lease` would to
+        each in turn (its own live lease again, else the oldest free TODO item not in
+        ``excluding``, no item to two of them), each with its item's log, oldest first.
+
+        In the order of ``owners``; an owner left without an item (none free) is left out.
+        Raises LedgerError when an owner is named twice.
+        """
+        ...
+
     def heartbeat(self, key: str, owner: str, *, ttl: float, now: float | None = None) -> bool:
         """Extend ``owner``'s lease on ``key``. False if the lease was lost."""
         ...

@@ -117,8 +117,9 @@ def _word(value: str | int | None, name: str, default: str | None) -> str | None
 
 
 def _state(value: str) -> State:
+    # A state is named in any case (`done`, `Done`): its name is the seed's, upper case.
     try:
-        return State(value)
+        return State(value.upper())
     except ValueError:
         raise ConfigError(f"state must be one of {', '.join(State)}, got {value!r}") from None
 

@@ -1,8 +1,10 @@
 """The ratchet and the claim: what every engine checks before it writes a turn.
 
-Both engines read the item inside the write transaction (SQLite's write lock, PostgreSQL's
-``FOR UPDATE``), call :func:`settle` (:func:`admit`, then :func:`apply`), and write what it
-returns. Keeping the checks
+SQLite reads the item inside its write transaction, calls :func:`settle` (:func:`admit`, then
+:func:`apply`), and writes what it returns. PostgreSQL checks and writes the turn in one
+server-side statement that follows the same rules (``reins_turn``, schema v5) and hands back
+the item as it found it: the engine builds the result with :func:`apply`, and on a refusal
+asks :func:`refused` why, so the error and its words are the same on both. Keeping the checks
 here means there is one record path, whatever the engine.
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from reins.errors import IllegalTransition, LeaseConflict, NotTodo, TurnMoved
+from reins.errors import IllegalTransition, LeaseConflict, LedgerError, NotTodo, TurnMoved
 from reins.store.codec import now_iso
 from reins.store.model import Attempt, AttemptKind, Claim, Draft, Item, State
 
@@ -53,6 +55,31 @@ def settle(
         raise
     after, attempt = apply(item, draft, claim, now_iso())
     return Turn(after, attempt)
+
+
+def refused(
+    item: Item, draft: Draft, claim: Claim, now: float, recorded: Callable[[], Attempt | None]
+) -> Attempt:
+    """Why an engine that checks a turn itself (PostgreSQL's ``reins_turn``) refused it, on
+    ``item`` as the engine found it: the error :func:`admit` raises, the very words of every
+    engine; or, when the turn is the draft's own, recorded already, its attempt (as
+    :func:`settle` finds it).
+
+    Raises:
+        what :func:`admit` raises. LedgerError: :func:`admit` finds nothing to refuse (the
+            engine's check and this one disagree); nothing was recorded.
+    """
+    try:
+        admit(item, draft, claim, now)
+    except RETRYABLE:
+        stored = recorded()
+        if stored is not None and same_turn(stored, draft, claim):
+            return stored
+        raise
+    raise LedgerError(
+        f"item {item.key!r}: the ledger refused the turn but reins finds no reason to (the "
+        "ledger's server-side checks and this reins disagree); nothing was recorded"
+    )
 
 
 def admit(item: Item, draft: Draft, claim: Claim, now: float) -> None:

@@ -158,7 +158,7 @@ class PostgresHarness:
     """
 
     name = "postgres"
-    earlier_versions: tuple[int, ...] = (0, 1, 2, 3)
+    earlier_versions: tuple[int, ...] = (0, 1, 2, 3, 4)
 
     def __init__(self, url: str) -> None:
         self.url = url

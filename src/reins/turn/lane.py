@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from reins.errors import ReinsError, TurnMoved
 from reins.gate import Verdict
 from reins.quest import Quest
-from reins.store.model import Attempt, AttemptKind, Claim, Draft, Item, Notes
+from reins.store.model import Attempt, AttemptKind, Claim, Draft, Item, Notes, State
 from reins.store.protocol import Store
 from reins.turn.failures import JudgeFailure
 from reins.turn.human import HUMAN, Action
@@ -86,6 +86,12 @@ def apply_rejudged(
     )
 
 
+def locking_answer(item: Item) -> int:
+    """The number of the answer that locked ``item``, which a re-judge judges again: a DONE
+    item's last FAIL is counted in its tries, a pass or a review is the answer after them."""
+    return item.tries if item.state is State.DONE else item.tries + 1
+
+
 def act(
     store: Store,
     quest: Quest,
@@ -115,8 +121,9 @@ def act(
         if verdict is not None:
             tries = 0 if row.new_round else item.tries
             feedback = feedback_text(
-                key, verdict, state=row.state, tries=tries, max_tries=quest.max_tries
-            )
+                key, verdict, state=row.state, tries=tries, max_tries=quest.max_tries,
+                answer=locking_answer(item),
+            )  # fmt: skip
         draft = Draft(
             key=key,
             kind=AttemptKind.HUMAN,

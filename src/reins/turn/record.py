@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from reins.errors import TurnMoved
 from reins.gate import Verdict, render
 from reins.gate.bounds import FEEDBACK_CAP, clip_block
+from reins.gate.wording import state_short
 from reins.quest import Quest
 from reins.store import Attempt, AttemptKind, Claim, Draft, Item, Notes, Store, Transition, Usage
 from reins.turn.failures import GenerationFailure, JudgeFailure, Result
@@ -53,16 +54,17 @@ class Recorded:
             return a.feedback
         if a.kind is AttemptKind.HUMAN:
             why = f": {a.note}" if a.note else ""
+            state = state_short(self.item.state)
             return (
-                f"{self.item.key} -> {a.action} by {a.driver} (state {self.item.state}, "
+                f"{self.item.key} -> {a.action} by {a.driver} (state {state}, "
                 f"round {self.item.round}){why}\n"
             )
         if a.kind is AttemptKind.JUDGE_ERROR:
             return (
                 f"{self.item.key} -> judge error: {a.error}\n"
-                "  The gate itself failed on this submission: no try was used and nothing "
-                "locked.\n  Fix the gate (the quest's prepare, rule or ground), then submit "
-                "again.\n"
+                "  The gate itself failed on this submission: it counts as no answer (no "
+                "failure used) and nothing locked.\n  Fix the gate (the quest's prepare, "
+                "rule or ground), then submit again.\n"
             )
         return f"{self.item.key} -> generation error: {a.error}\n"
 
@@ -85,10 +87,18 @@ def storable(text: str) -> str:
     return text
 
 
-def feedback_text(key: str, verdict: Verdict, *, state: str, tries: int, max_tries: int) -> str:
+def feedback_text(
+    key: str,
+    verdict: Verdict,
+    *,
+    state: str,
+    tries: int,
+    max_tries: int,
+    answer: int | None = None,
+) -> str:
     """The verdict's text as it is recorded, printed and fed back: :func:`render` made
     :func:`storable`, and still within the feedback cap (escaping lengthens a text)."""
-    text = render(key, verdict, state=state, tries=tries, max_tries=max_tries)
+    text = render(key, verdict, state=state, tries=tries, max_tries=max_tries, answer=answer)
     return clip_block(storable(text), FEEDBACK_CAP)
 
 

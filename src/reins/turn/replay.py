@@ -1,6 +1,8 @@
 """Replay: the third driver. Recorded outputs go through the same turn as any other answer.
 
-Each line of a replay file is ``{"key": …, "output": …}``. The output is judged as a
+Each line of a replay file is ``{"key": …, "output": …}``, or a benchmark's own line read
+through :class:`Fields` (other field names; the item found by a payload field such as the
+prompt's text, as in ``{"prompt": …, "response": …}``). The output is judged as a
 submission for that item at its current turn, and the turn is recorded with the digest of the
 prompt reins would have composed (the driver table: the prompt is a digest, never sent). Lines
 are taken in order, so several lines for one key are successive tries. A bad line, an unknown
@@ -14,7 +16,7 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -98,8 +100,34 @@ class ReplaySummary:
         return not any(n for status, n in self.lines.items() if status not in done)
 
 
-def read_lines(stream: Iterable[bytes | str]) -> Iterator[ReplayLine]:
+@dataclass(frozen=True, slots=True)
+class Fields:
+    """Which fields of a line hold what: the item's key (a string, or an integer read as its
+    decimal text) and the output; or, with ``match``, the line's field of that name holds the
+    value of the item's payload field of the same name (``by_value``: each value's keys, from
+    :func:`match_index`), so a benchmark's ``{"prompt", "response"}`` file needs no key."""
+
+    key: str = "key"
+    output: str = "output"
+    match: str | None = None
+    by_value: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def match_index(store: Store, name: str) -> dict[str, tuple[str, ...]]:
+    """Each string value of the payload field ``name`` → the keys of the items holding it."""
+    from reins.store.walk import iter_items
+
+    found: dict[str, list[str]] = {}
+    for item in iter_items(store):
+        value = item.payload.get(name) if isinstance(item.payload, dict) else None
+        if isinstance(value, str):
+            found.setdefault(value, []).append(item.key)
+    return {value: tuple(keys) for value, keys in found.items()}
+
+
+def read_lines(stream: Iterable[bytes | str], fields: Fields | None = None) -> Iterator[ReplayLine]:
     """Parse replay lines; blank lines are skipped, bad ones come back with their problem."""
+    fields = fields or Fields()
     for number, raw in enumerate(stream, start=1):
         try:
             text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
@@ -116,13 +144,40 @@ def read_lines(stream: Iterable[bytes | str]) -> Iterator[ReplayLine]:
         if not isinstance(data, dict):
             yield ReplayLine(number, problem=f"a JSON {type(data).__name__}, not an object")
             continue
-        key, output = data.get("key"), data.get("output")
-        if not isinstance(key, str) or not key:
-            yield ReplayLine(number, problem='no "key" string')
+        key, problem = _key_of(data, fields)
+        output = data.get(fields.output)
+        if key is None:
+            yield ReplayLine(number, problem=problem)
         elif not isinstance(output, str):
-            yield ReplayLine(number, key=key, problem='"output" is missing or not a string')
+            yield ReplayLine(
+                number, key=key, problem=f'"{fields.output}" is missing or not a string'
+            )
         else:
             yield ReplayLine(number, key=key, output=output)
+
+
+def _key_of(data: Mapping[str, object], fields: Fields) -> tuple[str | None, str]:
+    """The key a line names, or why it names none."""
+    if fields.match is None:
+        key = data.get(fields.key)
+        if isinstance(key, int) and not isinstance(key, bool):
+            return str(key), ""
+        if not isinstance(key, str) or not key:
+            return None, f'no "{fields.key}" string'
+        return key, ""
+    value = data.get(fields.match)
+    if not isinstance(value, str):
+        return None, f'no "{fields.match}" string to find its item by'
+    keys = fields.by_value.get(value, ())
+    shown = value if len(value) <= 60 else value[:57] + "..."
+    if not keys:
+        return None, f'no item whose payload "{fields.match}" is {shown!r}'
+    if len(keys) > 1:
+        return None, (
+            f'{len(keys)} items have this payload "{fields.match}" ({", ".join(keys[:3])}): '
+            "match by a field that tells them apart, or by the key"
+        )
+    return keys[0], ""
 
 
 def replay_line(

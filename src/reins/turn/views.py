@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from reins.gate import CatalogEntry
+from reins.gate.wording import answer_of, failures_of, judged_answer, state_meaning, state_short
 from reins.quest import Quest
 from reins.store.model import Attempt, AttemptKind, Item
 from reins.values import Prompt
@@ -22,8 +23,8 @@ MARKS = {"PASS": "x", "REVIEW": "?", "DONE": "-", "SKIPPED": "-", "BLOCKED": "-"
 def leased_prompt(quest: Quest, item: Item, prompt: Prompt, driver: str) -> str:
     """The header line and the full prompt of a leased item, as ``reins next`` prints them."""
     header = (
-        f"# item {item.key} · turn {item.turns + 1} · tries {item.tries}/{quest.max_tries} · "
-        f"leased to {driver}"
+        f"# item {item.key} · {answer_of(item.tries + 1, quest.max_tries)} · "
+        f"turn {item.turns + 1} · leased to {driver}"
     )
     return f"{header}\n{prompt.text().rstrip(chr(10))}\n"
 
@@ -34,28 +35,38 @@ def mark(item: Item, now: float) -> str:
     return MARKS.get(item.state, ">" if leased else " ")
 
 
-def board_lines(items: Iterable[Item], now: float) -> list[str]:
-    """One checklist line per item: ``[mark] key  (state or tries[, who is on it])``."""
+def board_lines(items: Iterable[Item], now: float, *, max_tries: int | None) -> list[str]:
+    """One checklist line per item: ``[mark] key  (state, or the answer next[, who is on
+    it])``, DONE with what it means."""
     lines = []
     for item in items:
         m = mark(item, now)
-        note = f"{item.state}" if item.state.terminal else f"tries {item.tries}"
+        if item.state.terminal:
+            note = state_meaning(item.state)
+        else:
+            note = f"{answer_of(item.tries + 1, max_tries)} next"
         if m == ">":
             note += f", {item.lease_owner} is on it"
         lines.append(f"[{m}] {item.key}  ({note})")
     return lines
 
 
-def log_text(item: Item, attempts: Sequence[Attempt], *, full: bool = False) -> str:
+def log_text(
+    item: Item, attempts: Sequence[Attempt], *, max_tries: int | None, full: bool = False
+) -> str:
     """Every attempt of an item, as ``reins log KEY`` prints it."""
     from reins.gate import excerpt
 
-    out = [f"{item.key}: {item.state}, tries {item.tries}, {len(attempts)} turn(s)"]
+    out = [
+        f"{item.key}: {state_meaning(item.state)}, {failures_of(item.tries, max_tries)}, "
+        f"{len(attempts)} turn(s)"
+    ]
     for a in attempts:
         who = a.driver + (f" via {a.usage.backend}" if a.usage.backend else "")
         if a.notes.batch:
             who += f" (batch {a.notes.batch})"
-        out.append(f"\nturn {a.turn} · {a.recorded_at} · {who} · {label(a)} → {a.state_after}")
+        what = f"{label(a, answers=True, max_tries=max_tries)} → {state_short(a.state_after)}"
+        out.append(f"\nturn {a.turn} · {a.recorded_at} · {who} · {what}")
         if a.error:
             out.append(f"  error: {a.error}")
         if a.note:
@@ -74,10 +85,18 @@ def log_text(item: Item, attempts: Sequence[Attempt], *, full: bool = False) -> 
     return "\n".join(out) + "\n"
 
 
-def label(a: Attempt) -> str:
-    """What happened in a turn, in a few words: the log's and the dashboard's timeline's."""
+def label(a: Attempt, *, answers: bool = False, max_tries: int | None = None) -> str:
+    """What happened in a turn, in a few words: the log's and the dashboard's timeline's.
+
+    With ``answers``, a judged turn names its answer: ``FAIL on answer 1 of 3`` (given
+    ``max_tries``), ``FAIL on answer 1`` (None: the quest is not known).
+    """
+    judged = a.outcome or "judged"
+    k = judged_answer(a.outcome, a.tries_after)
+    if answers and k is not None:
+        judged += f" on {answer_of(k, max_tries)}"
     what = {
-        AttemptKind.JUDGED: a.outcome or "judged",
+        AttemptKind.JUDGED: judged,
         AttemptKind.GENERATION_ERROR: "generation error",
         AttemptKind.JUDGE_ERROR: "judge error",
         AttemptKind.HUMAN: f"{a.action} by a person" + (f" ({a.outcome})" if a.outcome else ""),

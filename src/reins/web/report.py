@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from reins.figures import Figure, compute
 from reins.quest import Quest
 from reins.store.model import Item
 from reins.store.protocol import Store
@@ -34,13 +35,14 @@ class RuleItems:
 @dataclass(frozen=True, slots=True)
 class Report:
     """What the report shows, and when it was made (``made``, a Unix time: what its "3 min
-    ago" is counted back from, as the page does not update)."""
+    ago" is counted back from, as the page does not update); ``figures``: the quest's own."""
 
     board: Board
     rules: tuple[RuleItems, ...]
     queue: Queue
     made_at: str
     made: float
+    figures: tuple[Figure, ...] = ()
 
 
 def gather(store: Store, quest: Quest | None) -> Report:
@@ -51,9 +53,12 @@ def gather(store: Store, quest: Quest | None) -> Report:
         page = store.page(PageQuery(rule=r.rule, limit=PER_RULE))
         rules.append(RuleItems(r.rule, r.fired, r.root, page.items, page.next is not None))
     waiting = queue(store, quest, PageQuery(limit=QUEUED))
+    own = (
+        () if quest is None or quest.figures is None else compute(quest.figures, store, quest.name)
+    )
     made = datetime.now(UTC)
     stamp = made.isoformat(timespec="seconds").replace("+00:00", "Z")
-    return Report(found, tuple(rules), waiting, stamp, made.timestamp())
+    return Report(found, tuple(rules), waiting, stamp, made.timestamp(), own)
 
 
 def html(report: Report, quest: Quest | None) -> str:
@@ -66,6 +71,7 @@ def html(report: Report, quest: Quest | None) -> str:
         board=report.board,
         rules=report.rules,
         queue=report.queue,
+        figures=report.figures,
         made_at=report.made_at,
         quest=None if quest is None else quest.name,
         allowed=None if quest is None else quest.max_tries,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from reins.cli.shapes import Plain
 
 if TYPE_CHECKING:
+    from reins.figures import Figure
     from reins.loop.compare import PolicyRun
     from reins.store.model import Stats
     from reins.web.board import Board
@@ -68,7 +69,9 @@ class Saved(Plain):
 
 @dataclass(frozen=True, slots=True)
 class Status(Plain):
-    """``status``: the ledger's kept counters."""
+    """``status``: the ledger's kept counters. ``tries`` and ``failures_used`` are one
+    histogram (items by failures used), under its old name and its name now;
+    ``answers_allowed`` is the quest's ``max_tries`` (None without a quest)."""
 
     ledger: str
     counts: dict[str, int]
@@ -84,16 +87,26 @@ class Status(Plain):
     older_gate: int | None
     exported: int
     usage: Usage
+    failures_used: dict[str, int]
+    answers_allowed: int | None
 
     @classmethod
-    def of(cls, location: str, stats: Stats, older_gate: int | None, exported: int) -> Status:
+    def of(
+        cls,
+        location: str,
+        stats: Stats,
+        older_gate: int | None,
+        exported: int,
+        allowed: int | None = None,
+    ) -> Status:
+        histogram = {str(k): v for k, v in sorted(stats.tries.items())}
         return cls(
             location,
             {s.value: n for s, n in stats.counts.items()},
             stats.total,
             stats.remaining,
             stats.leased,
-            {str(k): v for k, v in sorted(stats.tries.items())},
+            histogram,
             {r: RuleCount(fired, root) for r, (fired, root) in stats.rules.items()},
             stats.attempts,
             dict(sorted(stats.kinds.items())),
@@ -102,14 +115,33 @@ class Status(Plain):
             older_gate,
             exported,
             Usage.of(stats),
+            dict(histogram),
+            allowed,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class QuestFigure(Plain):
+    """One of the quest's own figures: its value (unrounded), how it is shown and the text
+    shown, what it is and what it was counted over."""
+
+    value: int | float
+    shown: str
+    text: str
+    label: str
+    note: str
+
+    @classmethod
+    def of(cls, f: Figure) -> QuestFigure:
+        return cls(f.value, f.shown, f.text, f.label, f.note)
 
 
 @dataclass(frozen=True, slots=True)
 class Figures(Plain):
     """``report``: counts, passes by try, tries to lock, the rules fired most, and spend: the
     usage totals, the share of input tokens read from the prompt cache (None: no input
-    recorded) and what the cache and batches saved."""
+    recorded) and what the cache and batches saved; then the quest's own figures by name, in
+    the quest's order (empty when it declares none)."""
 
     counts: dict[str, int]
     total: int
@@ -121,9 +153,12 @@ class Figures(Plain):
     usage: Usage
     cache_hit_rate: float | None
     saved: Saved
+    quest_figures: dict[str, QuestFigure]
 
     @classmethod
-    def of(cls, b: Board, passes: tuple[int, ...], top: int) -> Figures:
+    def of(
+        cls, b: Board, passes: tuple[int, ...], top: int, own: tuple[Figure, ...] = ()
+    ) -> Figures:
         s = b.spend
         return cls(
             {c.state: c.n for c in b.counts},
@@ -136,6 +171,7 @@ class Figures(Plain):
             Usage.of(s),
             s.cache_hit_rate,
             Saved.of(s),
+            {f.name: QuestFigure.of(f) for f in own},
         )
 
 

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class ItemRow(Plain):
-    """One item as the lists show it."""
+    """One item as the lists show it: ``failures_used`` is ``tries`` under its name,
+    ``answers_allowed`` the quest's ``max_tries`` (None without a quest)."""
 
     key: str
     state: str
@@ -28,16 +29,18 @@ class ItemRow(Plain):
     root_cause: str | None
     leased_to: str | None
     locked_at: str | None
+    failures_used: int
+    answers_allowed: int | None
 
     @classmethod
-    def of(cls, item: Item) -> ItemRow:
-        return cls(*_row(item))
+    def of(cls, item: Item, allowed: int | None = None) -> ItemRow:
+        return cls(*_row(item, allowed))
 
 
-_Row = tuple[str, str, int, int, int, str | None, str | None, str | None]
+_Row = tuple[str, str, int, int, int, str | None, str | None, str | None, int, int | None]
 
 
-def _row(item: Item) -> _Row:
+def _row(item: Item, allowed: int | None) -> _Row:
     return (
         item.key,
         item.state.value,
@@ -47,6 +50,8 @@ def _row(item: Item) -> _Row:
         item.root_cause,
         item.lease_owner,
         item.locked_at,
+        item.tries,
+        allowed,
     )
 
 
@@ -58,9 +63,9 @@ class ReviewRow(ItemRow):
     submission: str | None
 
     @classmethod
-    def of_last(cls, item: Item, last: Attempt | None) -> ReviewRow:
+    def of_last(cls, item: Item, last: Attempt | None, allowed: int | None = None) -> ReviewRow:
         facts = () if last is None else last.facts
-        return cls(*_row(item), facts, None if last is None else last.submission)
+        return cls(*_row(item, allowed), facts, None if last is None else last.submission)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +78,9 @@ class Acted(ItemRow):
     turn: int
 
     @classmethod
-    def of_recorded(cls, r: Recorded) -> Acted:
+    def of_recorded(cls, r: Recorded, allowed: int | None = None) -> Acted:
         a = r.attempt
-        return cls(*_row(r.item), a.action, a.driver, a.note, a.turn)
+        return cls(*_row(r.item, allowed), a.action, a.driver, a.note, a.turn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,16 +93,21 @@ class Page(Plain):
 
 @dataclass(frozen=True, slots=True)
 class BoardRow(Plain):
-    """A line of ``status --todo``: ``leased_to`` only while the lease is live."""
+    """A line of ``status --todo``: ``leased_to`` only while the lease is live;
+    ``failures_used`` is ``tries`` under its name, ``answers_allowed`` the quest's
+    ``max_tries`` (None without a quest)."""
 
     key: str
     state: str
     tries: int
     leased_to: str | None
+    failures_used: int
+    answers_allowed: int | None
 
     @classmethod
-    def of(cls, item: Item, live: bool) -> BoardRow:
-        return cls(item.key, item.state.value, item.tries, item.lease_owner if live else None)
+    def of(cls, item: Item, live: bool, allowed: int | None = None) -> BoardRow:
+        owner = item.lease_owner if live else None
+        return cls(item.key, item.state.value, item.tries, owner, item.tries, allowed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,9 +142,13 @@ class AttemptView(Plain):
     cache_write_tokens: int | None
     batch: bool
     list_cost: float | None
+    answer: int | None
 
     @classmethod
     def of(cls, a: Attempt) -> AttemptView:
+        """``answer``: the number of the answer a judged turn judged (None for any other)."""
+        from reins.gate.wording import judged_answer
+
         u = a.usage
         return cls(
             a.turn,
@@ -165,12 +179,15 @@ class AttemptView(Plain):
             u.cache_write_tokens,
             u.batch,
             u.list_cost,
+            judged_answer(a.outcome, a.tries_after) if a.judged else None,
         )
 
 
 @dataclass(frozen=True, slots=True)
 class ItemLog(Plain):
-    """``log KEY``: the item, who proposed it (None: the quest seeded it), every attempt."""
+    """``log KEY``: the item, who proposed it (None: the quest seeded it), every attempt;
+    ``failures_used`` is ``tries`` under its name, ``answers_allowed`` the quest's
+    ``max_tries`` (None without a quest)."""
 
     key: str
     state: str
@@ -179,12 +196,17 @@ class ItemLog(Plain):
     payload: object
     proposed_by: str | None
     attempts: tuple[AttemptView, ...]
+    failures_used: int
+    answers_allowed: int | None
 
     @classmethod
-    def of(cls, item: Item, log: list[Attempt], proposed_by: str | None) -> ItemLog:
+    def of(
+        cls, item: Item, log: list[Attempt], proposed_by: str | None, allowed: int | None = None
+    ) -> ItemLog:
         views = tuple(AttemptView.of(a) for a in log)
         return cls(
-            item.key, item.state.value, item.tries, item.round, item.payload, proposed_by, views
+            *(item.key, item.state.value, item.tries, item.round, item.payload, proposed_by),
+            *(views, item.tries, allowed),
         )
 
 

@@ -16,7 +16,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class ReplayJudged(Plain):
-    """A replayed line whose turn was recorded with a verdict."""
+    """A replayed line whose turn was recorded with a verdict: ``answer`` is the number of the
+    answer judged, ``failures_used`` is ``tries`` under its name, ``answers_allowed`` the
+    replay's ``max_tries``."""
 
     line: int
     key: str | None
@@ -27,6 +29,9 @@ class ReplayJudged(Plain):
     turn: int
     root_cause: str | None
     feedback: str
+    answer: int | None
+    failures_used: int
+    answers_allowed: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,11 +44,14 @@ class ReplayNote(Plain):
     message: str
 
 
-def replayed(result: ReplayResult) -> ReplayJudged | ReplayNote:
-    """The JSON line of one replayed line."""
+def replayed(result: ReplayResult, allowed: int) -> ReplayJudged | ReplayNote:
+    """The JSON line of one replayed line; ``allowed``: the replay's answers allowed."""
+    from reins.gate.wording import judged_answer
+
     recorded: Recorded | None = result.recorded
     if recorded is None or recorded.verdict is None:
         return ReplayNote(result.line, result.key, result.status.value, result.message)
+    a = recorded.attempt
     return ReplayJudged(
         result.line,
         result.key,
@@ -54,6 +62,9 @@ def replayed(result: ReplayResult) -> ReplayJudged | ReplayNote:
         recorded.attempt.turn,
         recorded.verdict.root_cause,
         recorded.text,
+        judged_answer(a.outcome, a.tries_after),
+        recorded.item.tries,
+        allowed,
     )
 
 

@@ -47,7 +47,8 @@ class NothingToPeek:
 
 @dataclass(frozen=True, slots=True)
 class Leased(Plain):
-    """``next``: the item leased, its lease, and the prompt to answer."""
+    """``next``: the item leased, its lease, and the prompt to answer; ``answer`` is the
+    number of the answer asked for (failures used + 1), of ``answers_allowed``."""
 
     key: str
     turn: int
@@ -60,6 +61,9 @@ class Leased(Plain):
     system: str
     user: str
     prompt_digest: str
+    answer: int
+    answers_allowed: int
+    failures_used: int
 
     @classmethod
     def of(
@@ -83,6 +87,9 @@ class Leased(Plain):
             prompt.system,
             prompt.user,
             prompt.digest(),
+            item.tries + 1,
+            quest.max_tries,
+            item.tries,
         )
 
 
@@ -111,7 +118,9 @@ class Released(Plain):
 
 @dataclass(frozen=True, slots=True)
 class Submitted(Plain):
-    """``submit``: the recorded turn, its verdict (none for a judge error) and its feedback."""
+    """``submit``: the recorded turn, its verdict (none for a judge error) and its feedback;
+    ``answer`` is the number of the answer judged (None for a judge error, which is no
+    answer), of ``answers_allowed``; ``failures_used`` is ``tries`` under its name."""
 
     key: str
     kind: str
@@ -125,10 +134,16 @@ class Submitted(Plain):
     error: str | None
     feedback: str
     exported: int
+    answer: int | None
+    answers_allowed: int
+    failures_used: int
 
     @classmethod
     def of(cls, quest: Quest, recorded: Recorded, exported: int) -> Submitted:
+        from reins.gate.wording import judged_answer
+
         item, verdict, attempt = recorded.item, recorded.verdict, recorded.attempt
+        answer = judged_answer(attempt.outcome, attempt.tries_after) if attempt.judged else None
         return cls(
             item.key,
             attempt.kind.value,
@@ -142,6 +157,9 @@ class Submitted(Plain):
             attempt.error,
             recorded.text,
             exported,
+            answer,
+            quest.max_tries,
+            item.tries,
         )
 
 

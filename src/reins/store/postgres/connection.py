@@ -1,8 +1,8 @@
 """Connections to a PostgreSQL ledger: a small pool, one short transaction per call.
 
 Every store call runs one function with a :class:`Session` on a pooled connection, in as few
-round trips as it can: most calls are one statement (a transaction of its own), a turn is two
-(``BEGIN`` and the locking read; the writes and ``COMMIT``), reads of several statements are one
+round trips as it can: most calls are one statement (a transaction of its own), a turn and a
+lease too (a server-side function, a statement with CTEs), reads of several statements are one
 ``REPEATABLE READ READ ONLY`` batch. A connection lost before a commit was sent is replaced and
 the call made again, whatever the call: nothing can have landed. One lost while committing is
 made again only when the call is idempotent (reads, leases, heartbeats, and ``record``, whose
@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import select
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import psycopg
-from psycopg import ClientCursor, Connection, errors
+from psycopg import ClientCursor, Connection, Cursor, errors
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -41,13 +42,32 @@ def connect(target: Target) -> Connection[Any]:
     except psycopg.Error as exc:
         raise LedgerError(
             f"cannot connect to PostgreSQL at {target.server}: {target.scrub(_first_line(exc))}"
+            + refused_hint(target, str(exc))
         ) from exc
     adapt.install(conn)
     return conn
 
 
+# What libpq says when nothing listens where it was sent: a TCP port, or a socket file.
+_NOT_LISTENING = ("Connection refused", "No such file or directory", "failed to resolve host")
+
+
+def refused_hint(target: Target, text: str) -> str:
+    """What to do when no PostgreSQL server answered at the ledger's host and port."""
+    if not any(sign in text for sign in _NOT_LISTENING):
+        return ""
+    return (
+        f". Is a PostgreSQL server running, and listening on host {target.host} port "
+        f"{target.port}? Start it (pg_ctl start, or the system's service), or fix the host "
+        "and port in the ledger's URL (--ledger, REINS_LEDGER or reins.toml)"
+    )
+
+
 class Database:
     """The pool of one ledger, and the transactions every store module runs through it."""
+
+    # Calls from different threads each take a connection of the pool (see Ledger).
+    calls_at_once = POOL_SIZE
 
     def __init__(self, target: Target) -> None:
         self.target = target
@@ -101,7 +121,9 @@ class Database:
             session: Session | None = None
             try:
                 with self.pool.connection() as conn:
-                    if _dead(conn) and stale < POOL_SIZE:
+                    # A call that may be made again finds a dead connection by using it (and
+                    # is retried): the check costs a system call per call.
+                    if not idempotent and _dead(conn) and stale < POOL_SIZE:
                         stale += 1
                         tries -= 1
                         conn.close()  # the pool drops it on return
@@ -179,17 +201,29 @@ class Session:
 
     def __init__(self, conn: Connection[Any]) -> None:
         self.conn = conn
-        self.cur = conn.cursor()
+        # One cursor per connection, kept while the connection lives: making one per call
+        # copies the connection's adapters every time.
+        cur = _CURSORS.get(conn)
+        if cur is None or cur.closed:
+            cur = _CURSORS[conn] = conn.cursor()
+        self.cur = cur
         self._client: ClientCursor[Any] | None = None
         self.in_transaction = False
         # A commit may have been sent (an explicit COMMIT, or a write outside a transaction):
         # if the connection is lost now, whether it landed is unknown.
         self.committing = False
 
-    def rows(self, query: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[Any]:
-        """The rows of one statement."""
+    def rows(
+        self,
+        query: str,
+        params: Sequence[Any] | Mapping[str, Any] = (),
+        *,
+        prepare: bool | None = None,
+    ) -> list[Any]:
+        """The rows of one statement; ``prepare=False``: never a prepared statement (preparing
+        one costs a round trip of its own, once per connection)."""
         self.committing = self.committing or not self.in_transaction
-        return self.cur.execute(query, params).fetchall()
+        return self.cur.execute(query, params, prepare=prepare).fetchall()
 
     def count(self, query: str, params: Sequence[Any] = ()) -> int:
         """How many rows one statement changed."""
@@ -226,6 +260,9 @@ class Session:
             if not self.cur.nextset():
                 break
         return results[(1 if begin else 0) : len(results) - (1 if commit else 0)]
+
+
+_CURSORS: weakref.WeakKeyDictionary[Connection[Any], Cursor[Any]] = weakref.WeakKeyDictionary()
 
 
 def _dead(conn: Connection[Any]) -> bool:

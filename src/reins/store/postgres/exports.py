@@ -17,8 +17,10 @@ _ENTRIES = ENTRIES.format(mark="%s")
 # Up to N unexported terminal items, then up to N in all with the withdrawals owed to the file
 # (see reins.store.withdrawal), marked as one new batch, none if there is none. An owed item
 # that locked again since is exported as a lock instead: its entry is only dropped. The items
-# are locked before the entries, as a turn locks them, and rechecked once locked, so two
-# exporters never claim one withdrawal.
+# are locked, and rechecked once locked, and so are the entries: an exporter whose statement
+# began before another claimed, wrote and finished a withdrawal (its item TODO and unmarked
+# again) still sees the entry in its snapshot, and only the lock on the entry, which the other
+# deleted, tells it the withdrawal is gone. So two exporters never claim one withdrawal.
 _CLAIM = """
 WITH picked AS (
     SELECT id FROM items WHERE state <> 'TODO' AND export_batch IS NULL
@@ -28,7 +30,7 @@ WITH picked AS (
     FROM meta m JOIN items i ON i.key = substr(m.key, %(skip)s)
     WHERE starts_with(m.key, %(prefix)s) AND m.value = %(path)s
       AND (i.state <> 'TODO' OR i.export_batch IS NULL)
-    ORDER BY i.id LIMIT (SELECT %(limit)s - count(*) FROM picked) FOR UPDATE OF i SKIP LOCKED
+    ORDER BY i.id LIMIT (SELECT %(limit)s - count(*) FROM picked) FOR UPDATE OF i, m SKIP LOCKED
 ), dropped AS (
     DELETE FROM meta WHERE key IN (SELECT key FROM owed)
 ), chosen AS (

@@ -15,19 +15,22 @@ by hand cannot move a terminal item but by a person's recorded action (a ``human
 the item's next turn), lower turns or rounds, lower tries within a round, start a round other
 than the next one from scratch, delete or truncate items, or change the log. Every trigger
 function runs with the ledger's schema as its search path, whatever the session's.
-``reins_append`` and ``reins_turn`` hold the writes of a turn, so that the server plans them
-once per session instead of parsing them on every turn; the engine calls them from its own
-sessions.
+``reins_append`` holds the writes of an attempt and ``reins_turn`` a whole turn (since v5 its
+checks too: :mod:`reins.store.postgres.schema_v5`), so that the server plans them once per
+session instead of parsing them on every turn, and a turn is one statement; the engine calls
+them from its own sessions.
 """
 
 from __future__ import annotations
 
-# v3 (the human lane and judge errors) and v4 (cached tokens, batch prices and batch jobs) live
-# in their own modules: each remakes the turn functions.
+# v3 (the human lane and judge errors), v4 (cached tokens, batch prices and batch jobs) and v5
+# (a turn checked and written by one statement) live in their own modules: each remakes the
+# turn functions.
 from reins.store.postgres.schema_v3 import V3
 from reins.store.postgres.schema_v4 import V4
+from reins.store.postgres.schema_v5 import V5
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 SHARDS = 16
 
 MARKER = """
@@ -282,7 +285,7 @@ BEGIN
 END $$;
 """
 
-MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: V3, 4: V4}
+MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: V3, 4: V4, 5: V5}
 
 # Every table and view of a current ledger: opening one that lacks any is refused as damaged.
 RELATIONS = frozenset(

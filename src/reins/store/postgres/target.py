@@ -52,6 +52,8 @@ class Target:
     server: str
     schema: str
     secrets: tuple[str, ...]
+    host: str = "localhost"
+    port: str = "5432"
 
     def scrub(self, text: str) -> str:
         """``text`` with the password taken out, for a message."""
@@ -103,7 +105,7 @@ def parse(url: str, schema: str | None = None) -> Target:
     host = str(params.get("host") or "localhost")
     port = str(params.get("port") or "5432")
     server = f"{host}:{port}/{params.get('dbname') or params.get('user') or ''}"
-    return Target(conninfo, location, server, chosen, secrets)
+    return Target(conninfo, location, server, chosen, secrets, host, port)
 
 
 def _password_of(netloc: str) -> str:

@@ -30,6 +30,7 @@ _MODULES = (
     "items_pages",  # page(PageQuery): keyset pages and their filters
     "charts",  # activity, recent: the log over time
     "leases",  # lease, heartbeat, release, release_all, soonest_expiry
+    "leases_many",  # lease_many: several owners in one transaction; leases a crash lost
     "recording",  # record: the ratchet, claims, retries, judge errors
     "recording_human",  # record: a person's actions on locked items
     "counters",  # stats, meta, set_meta
@@ -54,6 +55,7 @@ from reins.testing.conformance import (  # noqa: E402
     items,
     items_pages,
     leases,
+    leases_many,
     machine,
     opening,
     owner,
@@ -69,6 +71,7 @@ from reins.testing.conformance.export_withdrawals import *  # noqa: E402, F403
 from reins.testing.conformance.items import *  # noqa: E402, F403
 from reins.testing.conformance.items_pages import *  # noqa: E402, F403
 from reins.testing.conformance.leases import *  # noqa: E402, F403
+from reins.testing.conformance.leases_many import *  # noqa: E402, F403
 from reins.testing.conformance.machine import *  # noqa: E402, F403
 from reins.testing.conformance.opening import *  # noqa: E402, F403
 from reins.testing.conformance.owner import *  # noqa: E402, F403
@@ -80,6 +83,7 @@ __all__ += items.__all__
 __all__ += items_pages.__all__
 __all__ += charts.__all__
 __all__ += leases.__all__
+__all__ += leases_many.__all__
 __all__ += recording.__all__
 __all__ += recording_human.__all__
 __all__ += counters.__all__

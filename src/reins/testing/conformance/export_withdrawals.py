@@ -27,8 +27,8 @@ from reins.testing.harness import StoreHarness
 from reins.values import readable_json
 
 __all__ = [
-    "test_a_lock_a_person_decided_and_then_reopened_before_an_export_is_withdrawn",
     "test_a_lock_reopened_while_its_batch_is_written_is_withdrawn_after_it",
+    "test_a_lock_resolved_after_its_export_and_reopened_before_the_next_is_withdrawn",
     "test_a_rejudge_that_fails_withdraws_the_lock_with_its_verdict",
     "test_a_reopened_lock_is_withdrawn_once_and_exported_again_when_it_locks",
     "test_a_withdrawal_goes_to_the_file_that_holds_the_lock",
@@ -40,6 +40,32 @@ __all__ = [
 
 def _states(out: Path, key: str) -> list[tuple[str, int]]:
     return [(r["state"], r["round"]) for r in jsonl(out) if r["key"] == key]
+
+
+def test_a_lock_resolved_after_its_export_and_reopened_before_the_next_is_withdrawn(
+    store_harness: StoreHarness, tmp_path: Path
+) -> None:
+    """A REVIEW lock in the file, rejected (its mark cleared: exported again as DONE), then
+    reopened before the next export: the file's last word on it is a withdrawal, not REVIEW.
+    Resolved and exported before a reopen, the new lock supersedes it and nothing is owed."""
+    out = tmp_path / "r.jsonl"
+    with opened(store_harness) as store:
+        lock(store, "a", "REVIEW")
+        lock(store, "b", "REVIEW")
+        assert export(store, out) == 2
+        act(store, human("a", State.DONE, "reject"))
+        act(store, reopen("a"))
+        act(store, human("b", State.PASS, "accept"))
+        assert export(store, out) == 2  # a's withdrawal, b's new lock
+        last = {r["key"]: r for r in jsonl(out)}
+        assert (last["a"]["state"], last["a"]["action"], last["a"]["round"]) == (
+            "TODO",
+            "reopen",
+            2,
+        )
+        assert (last["b"]["state"], last["b"]["action"]) == ("PASS", "accept")
+        assert export(store, out) == 0 and store.meta("export.withdraw.b") is None
+        assert_sound(store)
 
 
 def test_a_reopened_lock_is_withdrawn_once_and_exported_again_when_it_locks(
@@ -98,27 +124,6 @@ def test_a_rejudge_that_fails_withdraws_the_lock_with_its_verdict(
             "FAIL",
         )
         assert record["note"] == "new gate"
-        assert_sound(store)
-
-
-def test_a_lock_a_person_decided_and_then_reopened_before_an_export_is_withdrawn(
-    store_harness: StoreHarness, tmp_path: Path
-) -> None:
-    # The file's last line for the item is its REVIEW lock; the reject's DONE never reached the
-    # file, so the reopen after it still owes the file that holds the REVIEW a withdrawal.
-    out = tmp_path / "r.jsonl"
-    with opened(store_harness) as store:
-        lock(store, "a", "REVIEW")
-        lock(store, "b", "REVIEW")
-        assert export(store, out) == 2
-        act(store, human("a", State.DONE, "reject", note="free mail is not fine"))
-        act(store, reopen("a", note="asked again"))
-        act(store, human("b", State.PASS, "accept"))  # decided, and exported as decided
-        assert_sound(store)
-        assert export(store, out) == 2
-        assert _states(out, "a") == [("REVIEW", 1), ("TODO", 2)]
-        assert _states(out, "b") == [("REVIEW", 1), ("PASS", 1)]
-        assert export(store, out) == 0
         assert_sound(store)
 
 

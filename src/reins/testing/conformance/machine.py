@@ -16,7 +16,17 @@ from hypothesis.stateful import precondition, rule, run_state_machine_as_test
 
 from reins.errors import IllegalTransition, LeaseConflict, NotTodo, TurnMoved
 from reins.store.export import export
-from reins.store.model import Attempt, AttemptKind, Claim, Draft, Item, Notes, State, Transition
+from reins.store.model import (
+    Attempt,
+    AttemptKind,
+    Claim,
+    Draft,
+    Item,
+    Lease,
+    Notes,
+    State,
+    Transition,
+)
 from reins.testing.conformance._kit import PERSON, TTL, jsonl, keys_in, make_draft
 from reins.testing.conformance._machine import (
     KEYS,
@@ -38,10 +48,26 @@ class LedgerMachine(MachineState):
 
     @rule(owner=st.sampled_from(OWNERS))
     def lease(self, owner: str) -> None:
+        self._leased(owner, self.stores[owner].lease(owner, ttl=TTL, now=self.clock))
+
+    @rule(first=st.sampled_from(OWNERS))
+    def lease_many(self, first: str) -> None:
+        """Both owners in one call: what ``lease`` gives each, one after the other."""
+        owners = [first, *(o for o in OWNERS if o != first)]
+        got = self.stores[first].lease_many(owners, ttl=TTL, now=self.clock)
+        by_owner = {lease.item.lease_owner: (lease, log) for lease, log in got}
+        assert [lease.item.lease_owner for lease, _ in got] == [o for o in owners if o in by_owner]
+        for owner in owners:
+            lease, log = by_owner.get(owner, (None, []))
+            self._leased(owner, lease)
+            if lease is not None:
+                assert log == self.stores[owner].snapshot(lease.item.key)[1]
+
+    def _leased(self, owner: str, got: Lease | None) -> None:
+        """Check what leasing to ``owner`` gave against the model, and note it there."""
         held = [k for k in KEYS if self.model[k].state is State.TODO]
         mine = [k for k in held if self.model[k].holder(self.clock) == owner]
         free = [k for k in held if self.model[k].holder(self.clock) is None]
-        got = self.stores[owner].lease(owner, ttl=TTL, now=self.clock)
         event(f"lease: {'renewed' if mine else 'free' if free else 'none'}")
         if mine:
             assert got is not None and got.renewed and got.item.key in mine

@@ -1,0 +1,120 @@
+"""``reins loop``'s options as click parsed them, and what they make: the run's options."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import click
+
+from reins.cli.app import Env
+
+if TYPE_CHECKING:
+    from reins.loop import LoopOptions
+    from reins.quest import Quest
+
+
+def worktrees_beside(env: Env) -> str:
+    """The default folder of the worktrees: ``.reins-worktrees/<quest>`` beside the ledger."""
+    from pathlib import Path
+
+    from reins.store.open import is_postgres
+
+    location = env.ledger_location
+    folder = Path(env.settings.place(".")) if is_postgres(location) else Path(location).parent
+    return str((folder / ".reins-worktrees" / env.quest.name).resolve())
+
+
+@dataclass(frozen=True, slots=True)
+class LoopFlags:
+    """``reins loop``'s options as click parsed them (each field is an option's name)."""
+
+    model: str
+    strong: str | None
+    escalate_on: tuple[str, ...]
+    concurrency: int
+    max_items: int | None
+    max_turns: int | None
+    max_tokens: int | None
+    max_cost: float | None
+    retry: str | None
+    breaker: int
+    set_aside_after: int
+    no_wait: bool
+    judge_breaker: int
+    driver: str | None
+    timeout: float
+    lease: float
+    agent_idle: float
+    agent_timeout: float
+    max_item_tokens: int | None
+    max_item_cost: float | None
+    sandbox: str | None
+    no_export: bool
+    batch: bool
+    round_size: int
+    poll: float
+
+    def rules(self) -> frozenset[str]:
+        """The root causes ``--escalate-on`` names (repeated or comma-separated).
+
+        Raises:
+            click.UsageError: some are named, but no ``--strong`` model to escalate to.
+        """
+        named = (r.strip() for value in self.escalate_on for r in value.split(","))
+        rules = frozenset(r for r in named if r)
+        if rules and self.strong is None:
+            raise click.UsageError("--escalate-on needs --strong: the model an item escalates to")
+        return rules
+
+    def check_batch(self, quest: Quest) -> None:
+        """Refuse what a batch round cannot do.
+
+        Raises:
+            click.UsageError: ``--strong``: a round is one provider batch, to one model; a
+                quest with a workspace: its items are worked by a coding agent, not a batch.
+        """
+        if quest.workspace is not None:
+            raise click.UsageError(
+                "--batch sends text prompts to a provider's batch API; a quest with a "
+                "[workspace] is worked by a coding agent in a worktree per item (drop --batch)"
+            )
+        if self.strong is not None:
+            raise click.UsageError(
+                "--batch sends each round to one model: --strong (escalation) needs the loop "
+                "without --batch"
+            )
+
+    def options(self, env: Env, rules: frozenset[str]) -> LoopOptions:
+        from reins.loop import Budget, LoopOptions
+        from reins.turn.drivers import DRIVERS
+
+        budget = Budget(
+            max_items=self.max_items,
+            max_turns=self.max_turns,
+            max_tokens=self.max_tokens,
+            max_cost=self.max_cost,
+            max_item_tokens=self.max_item_tokens,
+            max_item_cost=self.max_item_cost,
+        )
+        export = not self.no_export and env.settings.auto_export
+        return LoopOptions(
+            concurrency=self.concurrency,
+            budget=budget,
+            breaker=self.breaker,
+            set_aside_after=self.set_aside_after,
+            judge_breaker=self.judge_breaker,
+            wait=not self.no_wait,
+            retry=self.retry,
+            escalate_on=rules,
+            driver=self.driver or DRIVERS["loop"].default_name,
+            timeout=self.timeout,
+            lease_ttl=self.lease,
+            results=env.results_path if export else None,
+            round_size=self.round_size,
+            poll=self.poll,
+            agent_idle=self.agent_idle,
+            agent_timeout=self.agent_timeout,
+            sandbox=self.sandbox,
+            worktrees=worktrees_beside(env) if env.quest.workspace is not None else None,
+        )
