@@ -75,6 +75,7 @@ def test_fail_then_facts_then_pass_through_claude_code_on_the_coding_pack(
     usage = log[-1].usage
     assert (usage.backend, usage.input_tokens, usage.output_tokens) == ("claude-code", 3900, 150)
     assert usage.cost == pytest.approx(3 * (1000 * 5 + 50 * 25 + 200 * 0.5 + 100 * 6.25) / 1e6)
+    assert (usage.cache_read_tokens, usage.cache_write_tokens) == (600, 300)  # of the 3900
     assert log[-1].submission and log[-1].submission.startswith("Fixed textkit.slugify.")
     # The key is nowhere in the ledger, nor in what the loop printed.
     assert KEY.encode() not in (here / "play.reins.db").read_bytes()

@@ -198,6 +198,8 @@ class Workshop:
             output_tokens=outcome.usage.output_tokens,
             cost=outcome.usage.cost,
             latency=outcome.latency,
+            cache_read_tokens=outcome.usage.cache_read_tokens or None,
+            cache_write_tokens=outcome.usage.cache_write_tokens or None,
         )
         try:
             snap = await asyncio.to_thread(
