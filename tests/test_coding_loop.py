@@ -281,3 +281,14 @@ def test_eight_at_once_work_in_eight_worktrees_each_on_its_own_branch(here: Path
     assert all(s.startswith("8 agents were at work at once") for s in said)
     assert checkout_state(here / "q") == before
     assert os.listdir(here / ".reins-worktrees" / "q") == [".reins"]
+
+
+def test_batch_rounds_refuse_a_workspace_quest_and_touch_nothing(here: Path) -> None:
+    assert cli("new", "--pack", "coding", "play").exit_code == 0
+    assert cli("-q", "play", "scan").exit_code == 0
+    before = (here / "play.reins.db").read_bytes()
+    out = cli("-q", "play", "loop", "--batch", "--model", "openai:gpt-4.1-mini")
+    assert out.exit_code == Exit.USAGE, out.output
+    assert "[workspace]" in out.output and "coding agent" in out.output
+    assert (here / "play.reins.db").read_bytes() == before
+    assert not (here / ".reins-worktrees").exists()
