@@ -477,3 +477,15 @@ def test_bad_option_values_are_refused_clearly() -> None:
         registry.resolve("ollama:m?rpm=0")
     with pytest.raises(ConfigError, match="is not an http"):
         registry.resolve("ollama:m?base_url=ftp://x")
+
+
+def test_a_reply_larger_than_the_cap_is_refused_not_buffered(
+    http_server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reins.backends import _http
+
+    monkeypatch.setattr(_http, "MAX_BODY", 4096)
+    http_server.add(Reply(body=b"x" * 10_000, chunk=1000))
+    backend = registry.resolve(f"openai:m?base_url={http_server.url}/v1&{FAST}&retries=0")
+    with pytest.raises(BackendError, match="larger than 4096 bytes"):
+        run(backend)

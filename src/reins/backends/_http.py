@@ -11,7 +11,7 @@ import asyncio
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
@@ -25,6 +25,8 @@ from reins.errors import BackendError, ConfigError, TransientError, TransientTim
 
 if TYPE_CHECKING:
     import ssl
+
+    import httpx
 
     from reins.values import Completion, Prompt
 
@@ -50,6 +52,21 @@ COMMON_OPTIONS: dict[str, str] = {
 
 
 @cache
+async def read_capped(
+    response: httpx.Response, limit: int, too_big: Callable[[], Exception]
+) -> bytes:
+    """The body of ``response``, read as it streams in; ``too_big()`` is raised past ``limit``
+    bytes, so that a hostile server cannot fill the memory."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise too_big()
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _ssl_context() -> ssl.SSLContext:
     import httpx
 
@@ -192,13 +209,11 @@ class HTTPBackend:
             ):
                 status = response.status_code
                 retry_after = parse_retry_after(response.headers.get("retry-after"))
-                chunks: list[bytes] = []
-                size = 0
-                async for chunk in response.aiter_bytes():
-                    size += len(chunk)
-                    if size > MAX_BODY:
-                        raise self.fail(f"reply from {where} is larger than {MAX_BODY} bytes")
-                    chunks.append(chunk)
+                body = await read_capped(
+                    response,
+                    MAX_BODY,
+                    lambda: self.fail(f"reply from {where} is larger than {MAX_BODY} bytes"),
+                )
         except (TimeoutError, httpx.TimeoutException):
             raise TransientTimeout(
                 f"{self.name}: no answer from {where} within {round(timeout, 2):g}s",
@@ -212,7 +227,6 @@ class HTTPBackend:
                 f"{self.name}: {where}: {type(exc).__name__}: {detail}", backend=self.name
             ) from None
         self.reached = True
-        body = b"".join(chunks)
         if status == 429 or status == 408 or status >= 500:
             raise TransientError(
                 f"{self.name}: HTTP {status} from {where}: " + _error_text(body, self._redactor),

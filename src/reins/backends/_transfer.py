@@ -13,7 +13,7 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
-from reins.backends._http import _error_text, _ssl_context, endpoint_text
+from reins.backends._http import _error_text, _ssl_context, endpoint_text, read_capped
 from reins.backends.retry import RetryPolicy, parse_retry_after, with_retries
 from reins.errors import TransientError, TransientTimeout
 
@@ -116,13 +116,11 @@ class Transfer:
             ):  # fmt: skip
                 status = response.status_code
                 retry_after = parse_retry_after(response.headers.get("retry-after"))
-                chunks: list[bytes] = []
-                size = 0
-                async for chunk in response.aiter_bytes():
-                    size += len(chunk)
-                    if size > MAX_DOWNLOAD:
-                        raise b.fail(f"the answer from {where} is larger than {MAX_DOWNLOAD} bytes")
-                    chunks.append(chunk)
+                body = await read_capped(
+                    response,
+                    MAX_DOWNLOAD,
+                    lambda: b.fail(f"the answer from {where} is larger than {MAX_DOWNLOAD} bytes"),
+                )
         except (TimeoutError, httpx.TimeoutException):
             raise TransientTimeout(
                 f"{b.name}: no answer from {where} within {self.timeout:g}s", backend=b.name
@@ -132,7 +130,6 @@ class Transfer:
             raise TransientError(
                 f"{b.name}: {where}: {type(exc).__name__}: {detail}", backend=b.name
             ) from None
-        body = b"".join(chunks)
         if status in (408, 429) or status >= 500:
             raise TransientError(
                 f"{b.name}: HTTP {status} from {where}: {_error_text(body, b._redactor)}",
