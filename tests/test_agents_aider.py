@@ -12,8 +12,8 @@ import pytest
 from reins import SQLiteStore, State
 from reins.errors import Exit
 from reins.store import AttemptKind
-from tests.kit.codingkit import FILE_HOLDS_KEY, checkout_state, cli, events, git, quest_repo
 from tests.kit.agentclis import need, pack_model, survivors
+from tests.kit.codingkit import FILE_HOLDS_KEY, checkout_state, cli, events, git, quest_repo
 from tests.kit.modelserver import Ask, ModelServer, Reply, Tokens
 
 pytestmark = pytest.mark.slow
