@@ -89,3 +89,30 @@ def test_without_the_sandbox_the_same_agent_escapes(
     out = cli("-q", "q", "loop", "--model", f"cmd:{script} {outside} {repo} {probe}")
     assert out.exit_code == 0, out.output
     assert outside.read_text() == "escaped" and (repo / "x.txt").exists()
+
+
+def test_a_program_installed_by_npm_in_a_project_under_tmp_runs_inside_the_sandbox(
+    tmp_path: Path,
+) -> None:
+    # A checkout under /tmp (as CI's may be): the private /tmp must not hide the agent's
+    # program, reached through node_modules/.bin's link, nor the package files beside it.
+    import subprocess
+
+    from reins.coders.sandbox import confine
+
+    assert str(tmp_path).startswith("/tmp/")
+    package = tmp_path / "project" / "node_modules" / "tool"
+    (package / "bin").mkdir(parents=True)
+    (package / "data.txt").write_text("the package's own file\n")
+    program = package / "bin" / "tool"
+    program.write_text('#!/bin/sh\ncat "$(dirname "$(readlink -f "$0")")/../data.txt"\n')
+    program.chmod(0o755)
+    link = tmp_path / "project" / "node_modules" / ".bin" / "tool"
+    link.parent.mkdir()
+    link.symlink_to("../tool/bin/tool")
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    argv = confine([str(link)], cwd=str(work), home=str(home), writable=[], readable=[])
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    assert (done.returncode, done.stdout) == (0, "the package's own file\n"), done.stderr

@@ -62,9 +62,17 @@ def confine(
 
 
 def _under_tmp(argv: Sequence[str]) -> list[str]:
-    """The folders of the files ``argv`` names under /tmp (a script a test wrote there)."""
+    """The folders of the files ``argv`` names under /tmp (a script a test wrote there, or the
+    program of a project checked out there): each file's folder, the folder of what a symbolic
+    link points to (``node_modules/.bin/claude`` is one), and a whole ``node_modules`` on
+    either path, since a program installed by npm reads its siblings."""
     found = []
     for arg in argv:
-        if arg.startswith("/tmp/") and os.path.exists(arg):
-            found.append(arg if os.path.isdir(arg) else os.path.dirname(arg))
+        if not (arg.startswith("/tmp/") and os.path.exists(arg)):
+            continue
+        for path in dict.fromkeys([arg, os.path.realpath(arg)]):
+            found.append(path if os.path.isdir(path) else os.path.dirname(path))
+            parts = path.split(os.sep)
+            if "node_modules" in parts:
+                found.append(os.sep.join(parts[: parts.index("node_modules") + 1]))
     return found
