@@ -116,3 +116,25 @@ def test_a_program_installed_by_npm_in_a_project_under_tmp_runs_inside_the_sandb
     argv = confine([str(link)], cwd=str(work), home=str(home), writable=[], readable=[])
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
     assert (done.returncode, done.stdout) == (0, "the package's own file\n"), done.stderr
+
+
+def test_a_script_whose_interpreter_is_a_virtual_environment_under_tmp_runs_inside_it(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    from reins.coders.sandbox import confine
+
+    bin_ = tmp_path / "venv" / "bin"
+    bin_.mkdir(parents=True)
+    (bin_ / "python").symlink_to(os.path.realpath(sys.executable))
+    script = tmp_path / "agent.py"
+    script.write_text(f"#!{bin_ / 'python'}\nprint('ran')\n")
+    script.chmod(0o755)
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    argv = confine([str(script)], cwd=str(work), home=str(home), writable=[], readable=[])
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    assert (done.returncode, done.stdout) == (0, "ran\n"), done.stderr

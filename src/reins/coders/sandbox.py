@@ -8,7 +8,9 @@ writable: the agent cannot move your branches, nor its own (reins commits its wo
 branch after the run). The network is left alone (a model server on loopback must stay
 reachable). ``--unshare-pid`` puts the agent in a process namespace of its own and
 ``--die-with-parent`` ends it with reins. A path the launch names under ``/tmp`` (a script)
-is bound read-only, since the private ``/tmp`` would hide it.
+is bound read-only, since the private ``/tmp`` would hide it, and so are the interpreter its
+``#!`` line names (with its virtual environment) and an npm program's link target and
+``node_modules``: a project checked out under ``/tmp`` keeps its own programs.
 """
 
 from __future__ import annotations
@@ -67,12 +69,33 @@ def _under_tmp(argv: Sequence[str]) -> list[str]:
     link points to (``node_modules/.bin/claude`` is one), and a whole ``node_modules`` on
     either path, since a program installed by npm reads its siblings."""
     found = []
-    for arg in argv:
+    for arg in [*argv, *_interpreters(argv)]:
         if not (arg.startswith("/tmp/") and os.path.exists(arg)):
             continue
         for path in dict.fromkeys([arg, os.path.realpath(arg)]):
-            found.append(path if os.path.isdir(path) else os.path.dirname(path))
+            folder = path if os.path.isdir(path) else os.path.dirname(path)
+            found.append(folder)
             parts = path.split(os.sep)
             if "node_modules" in parts:
                 found.append(os.sep.join(parts[: parts.index("node_modules") + 1]))
+            if os.path.basename(folder) == "bin":  # a virtual environment's: its packages too
+                found.append(os.path.dirname(folder))
+    return found
+
+
+def _interpreters(argv: Sequence[str]) -> list[str]:
+    """The interpreter each script ``argv`` names starts with (its ``#!`` line)."""
+    found = []
+    for arg in argv:
+        if not os.path.isfile(arg):
+            continue
+        try:
+            with open(arg, "rb") as f:
+                first = f.readline(256)
+        except OSError:
+            continue
+        if first.startswith(b"#!"):
+            words = first[2:].decode("utf-8", "replace").split()
+            if words:
+                found.append(words[0])
     return found
