@@ -129,7 +129,8 @@ def test_a_script_whose_interpreter_is_a_virtual_environment_under_tmp_runs_insi
     bin_ = tmp_path / "venv" / "bin"
     bin_.mkdir(parents=True)
     (bin_ / "python").symlink_to(os.path.realpath(sys.executable))
-    script = tmp_path / "agent.py"
+    script = tmp_path / "scripts" / "agent.py"  # beside the environment, not inside it
+    script.parent.mkdir()
     script.write_text(f"#!{bin_ / 'python'}\nprint('ran')\n")
     script.chmod(0o755)
     work, home = tmp_path / "work", tmp_path / "home"
