@@ -13,7 +13,7 @@ import pytest
 
 from reins import Quest, SQLiteStore
 from reins.testing.harness import SQLiteHarness, StoreHarness
-from tests.kit import ROOT, TINY, Cli, FakeServer
+from tests.kit import CHILD_PATH, TINY, Cli, FakeServer
 from tests.kit.environment import foreign
 from tests.kit.pgserver import postgres_harness, postgres_url
 
@@ -26,7 +26,9 @@ def clean_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if foreign(name):
             monkeypatch.delenv(name)
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # a child process imports tests.kit too
+    # A child process imports tests.kit too, and this tree's reins (not another checkout's that
+    # an editable install may point at).
+    monkeypatch.setenv("PYTHONPATH", CHILD_PATH)
     monkeypatch.setenv("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")  # the system's Chromium only
     monkeypatch.chdir(tmp_path)
 

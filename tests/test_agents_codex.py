@@ -17,7 +17,15 @@ from reins import SQLiteStore, State
 from reins.errors import Exit
 from reins.store import AttemptKind
 from tests.kit.agentclis import need, pack_model, running, survivors
-from tests.kit.codingkit import FILE_HOLDS_KEY, checkout_state, cli, events, git, quest_repo
+from tests.kit.codingkit import (
+    FILE_HOLDS_KEY,
+    checkout_state,
+    cli,
+    events,
+    git,
+    passes_reproduce,
+    quest_repo,
+)
 from tests.kit.modelserver import Ask, Call, ModelServer, Reply, Tokens
 
 pytestmark = pytest.mark.slow
@@ -68,6 +76,7 @@ def test_fail_then_facts_then_pass_through_codex_on_the_coding_pack(
     assert {a.headers.get("authorization") for a in server.asks} == {f"Bearer {KEY}"}
     fixed = git(play, "show", "reins/slugify:textkit/__init__.py")
     assert "return re.sub(r'[^a-z0-9]+', '-', text.lower()).strip('-')" in fixed
+    assert passes_reproduce(play, here / "play.reins.db", play, here / "replay") == 1
     assert checkout_state(play) == before
     with SQLiteStore.open(here / "play.reins.db") as led:
         item, log = led.snapshot("slugify")

@@ -50,7 +50,9 @@ def finish(a: BatchAPI, batch_id: str) -> Any:
         remote = await a.retrieve(batch_id)
         while not remote.ended:
             remote = await a.retrieve(batch_id)
-        return remote, await a.results(remote)
+        got = await a.results(remote)
+        assert got.bad == []
+        return remote, got.results
 
     return asyncio.run(go())
 

@@ -19,7 +19,8 @@ from reins import SQLiteStore, State
 from reins.cli import make_group
 from reins.errors import Exit
 from reins.store.jobs import JobState
-from tests.kit.batchkit import LOOP, ROOT, steered
+from tests.kit import CHILD_PATH
+from tests.kit.batchkit import LOOP, run_loop, steered
 from tests.kit.batchserver import KEY, BatchServer, FakeProvider
 from tests.kit.loopkit import make_ledger
 
@@ -61,7 +62,7 @@ def start_loop(server: BatchServer, provider: str, ledger: Path) -> subprocess.P
     argv += ["--model", model(server, provider), "--poll", "0.01", "--lease", "1", "--json"]
     return subprocess.Popen(
         [sys.executable, "-c", LOOP, *argv],
-        env={**os.environ, "PYTHONPATH": str(ROOT), "BATCH_KEY": KEY},
+        env={**os.environ, "PYTHONPATH": CHILD_PATH, "BATCH_KEY": KEY},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
 
@@ -161,3 +162,38 @@ def test_batch_cancel_refuses_another_backend_s_job_and_discards_an_unsent_one(
     with SQLiteStore.open(ledger) as led:
         assert led.stats().leased == 0 and led.jobs() == []
     assert server.fake.log == []  # never sent: the provider heard nothing of it
+
+
+def test_batch_cancel_of_a_batch_never_recorded_cancels_only_one_known_to_be_the_job_s(
+    server: BatchServer, provider: str, ledger: Path
+) -> None:
+    """Killed after the provider made its batch, before it recorded the id: at Anthropic a
+    batch is the job's only once its results say so, so a cancel with --no-wait touches no
+    batch (another batch of the same size may be someone else's), and one that waits waits
+    until they end and records the job's own results."""
+    server.fake.auto = False
+    killed = run_loop(server, provider, ledger, "created")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    with server.fake.lock:  # someone else's batch of the same size, made just after
+        server.fake.an_create({"requests": [{"custom_id": f"elsewhere-{n}", "params": {}}
+                                            for n in range(3)]})  # fmt: skip
+    out = cli(ledger, "batch", "cancel", "--no-wait", "--model", model(server, provider))
+    assert out.exit_code == 0, out.output
+    cancels = server.fake.calls("POST", r"/cancel$")
+    with SQLiteStore.open(ledger) as led:
+        [job] = led.jobs(open_only=False)
+    if provider == "openai":  # the batch carries the job's tag: its cancel is asked for
+        assert cancels == 1 and job.state is JobState.SENT and job.note == "cancelling"
+        return
+    assert cancels == 0 and job.state is JobState.COMPOSED and job.batch_id is None
+    assert "may have been sent as anthropic batch(es)" in out.stderr
+    assert "msgbatch_000001, msgbatch_000002" not in out.stderr  # newest first
+    assert "msgbatch_000002, msgbatch_000001" in out.stderr
+    server.fake.auto = True
+    out = cli(ledger, "batch", "cancel", "--model", model(server, provider))
+    assert out.exit_code == 0, out.output
+    assert server.fake.calls("POST", r"/cancel$") == 1  # its own, which had ended already
+    with SQLiteStore.open(ledger) as led:
+        [job] = led.jobs(open_only=False)
+        assert job.state is JobState.COLLECTED and job.batch_id == "msgbatch_000001"
+        assert led.stats().attempts == 3 and led.check() == []

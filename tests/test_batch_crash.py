@@ -10,7 +10,9 @@ outlives the killed loops, as a provider would.
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,7 @@ import pytest
 from reins import SQLiteStore, State
 from reins.store.jobs import JobState
 from reins.store.walk import iter_items
-from tests.kit.batchkit import run_loop, steered
+from tests.kit.batchkit import item_turns, run_loop, start_loop, steered
 from tests.kit.batchserver import BatchServer, FakeProvider
 from tests.kit.loopkit import make_ledger
 
@@ -77,3 +79,51 @@ def test_a_round_killed_at_each_step_is_carried_on_by_a_rerun(
     if provider == "openai":
         assert uploads == 2, step  # an upload whose batch was never made is found, not redone
     assert len({a.custom_id for a in server.fake.asked}) == len(server.fake.asked) == 4
+    billed = item_turns(server.fake.requested())  # what the provider holds, and bills
+    assert sum(billed.values()) == len(billed) == 4, billed
+
+
+def until(condition: Callable[[], bool], seconds: float = 60.0) -> None:
+    """Poll ``condition`` until it holds (a deadline, so that a broken run fails instead of
+    hanging; nothing is asserted about the time it took)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the run never got that far"
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_batches_two_killed_runs_made_but_never_recorded_are_each_used_for_their_own_job(
+    server: BatchServer, provider: str, tmp_path: Path
+) -> None:
+    """Issue 29's reproduction: run 1 is killed as the provider makes its batch (before it
+    answers), run 2 (started meanwhile, it takes the other 6 items) likewise, run 3 finds both.
+    Anthropic keeps nothing on a batch, so both are candidates of each job by size and time;
+    each is used for the job its results' custom ids name, and nothing is sent again."""
+    ledger = make_ledger(tmp_path / "tiny.reins.db", [f"k{i:02d}" for i in range(12)])
+    fake = server.fake
+    fake.stall = threading.Event()  # a batch is made, its answer held back
+    args = ("--round-size", "6", "--lease", "5")
+    runs = []
+    try:
+        for made in (1, 2):
+            runs.append(start_loop(server, provider, ledger, *args))
+            until(lambda: len(fake.batches) == made)  # noqa: B023 (used at once)
+    finally:
+        for run in runs:
+            run.send_signal(signal.SIGKILL)
+            run.wait()
+        fake.stall.set()
+    with SQLiteStore.open(ledger) as led:
+        assert [j.batch_id for j in led.jobs()] == [None, None]  # composed or uploaded
+    again = run_loop(server, provider, ledger, None, *args)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "none of its results is this job's" not in again.stderr
+    with SQLiteStore.open(ledger) as led:
+        jobs = led.jobs(open_only=False)
+        assert [(j.state, j.requests) for j in jobs] == [(JobState.COLLECTED, 6)] * 2, jobs
+        assert {j.batch_id for j in jobs} == set(fake.batches)  # each orphan used, once
+        stats = led.stats()
+        assert stats.remaining == 0 and stats.kinds == {"judged": 12} and led.check() == []
+    sent = item_turns(fake.requested())
+    assert len(sent) == 12 and set(sent.values()) == {1}, sent  # 12 requests for 12 turns

@@ -85,3 +85,33 @@ def test_init_refuses_a_name_that_shadows_an_importable_module(cli: Cli, name: s
 def test_init_with_a_fresh_name_still_works_and_force_rewrites_it(cli: Cli) -> None:
     assert cli("init", "--name", "my_fresh_quest", quest=None).exit_code == 0
     assert cli("init", "--name", "my_fresh_quest", "--force", quest=None).exit_code == 0
+
+
+def test_a_ledger_in_a_folder_that_does_not_exist_says_to_make_the_folder(cli: Cli) -> None:
+    """It said "Run `reins scan`", and scan then failed on the missing folder."""
+    out = cli("--ledger", "nodir/x.db", "status")
+    one_line_error(out, 2, "no ledger at nodir/x.db", "folder nodir does not exist")
+    assert "mkdir -p nodir" in out.stderr and "Run `reins scan`" not in out.stderr
+    scan = cli("--ledger", "nodir/x.db", "scan")
+    one_line_error(scan, 2, "cannot create ledger nodir/x.db", "mkdir -p nodir")
+    assert not Path("nodir").exists()
+    Path("nodir").mkdir()
+    assert cli("--ledger", "nodir/x.db", "scan").exit_code == 0
+    plain = cli("--ledger", "nodir/y.db", "status")  # the folder is there: scan makes it
+    one_line_error(plain, 2, "no ledger at nodir/y.db. Run `reins scan` to create it.")
+
+
+@pytest.mark.parametrize("command", [["new", "--pack", "emials", "x"], ["status"]])
+def test_an_unknown_pack_is_answered_with_the_closest_name(cli: Cli, command: list[str]) -> None:
+    out = cli(*command, quest=None if command[0] == "new" else "emials")
+    one_line_error(out, 2, "'emials' (did you mean 'emails'?)", "Known: ", "emails")
+    far = cli("new", "--pack", "zzzzzz", "x", quest=None)
+    one_line_error(far, 2, "no pack named 'zzzzzz'. Known: ")
+
+
+def test_report_html_says_what_it_wrote_on_stderr(cli: Cli) -> None:
+    """Every other message goes to stderr; stdout holds data only (the --json document)."""
+    assert cli("scan").exit_code == 0
+    out = cli("report", "--html", "r.html")
+    assert out.exit_code == 0, out.output
+    assert out.stdout == "" and out.stderr == "wrote r.html\n"

@@ -82,6 +82,7 @@ SUBMITTED = [
     "answer",
     "answers_allowed",
     "failures_used",
+    "refused",
 ]
 CHANGE = ["key", "state", "was", "was_root_cause", "now", "root_cause", "error", "applied"]
 
@@ -108,7 +109,17 @@ def test_scan(cli: Cli) -> None:
 
 def test_next_leased_and_peeked(cli: Cli) -> None:
     peeked = doc(cli("next", "--peek", "--json"))
-    assert list(peeked) == ["key", "turn", "leased", "system", "user", "prompt_digest"]
+    assert list(peeked) == [
+        "key",
+        "turn",
+        "leased",
+        "system",
+        "user",
+        "prompt_digest",
+        "answer",
+        "answers_allowed",
+        "failures_used",
+    ]
     leased = doc(cli("next", "--json"))
     assert list(leased) == [
         "key",
@@ -127,6 +138,8 @@ def test_next_leased_and_peeked(cli: Cli) -> None:
         "failures_used",
     ]
     assert (leased["answer"], leased["answers_allowed"], leased["failures_used"]) == (1, 3, 0)
+    same = ("key", "turn", "system", "user", "answer", "answers_allowed", "failures_used")
+    assert {k: peeked[k] for k in same} == {k: leased[k] for k in same}  # what next will give
 
 
 def test_next_with_nothing_left(cli: Cli) -> None:
@@ -195,8 +208,10 @@ def test_status(cli: Cli) -> None:
         "usage",
         "failures_used",
         "answers_allowed",
+        "sandbox",
     ]
     assert status["failures_used"] == status["tries"] and status["answers_allowed"] == 3
+    assert status["sandbox"] is None  # no coding agent ran
     assert list(status["rules"]["not-bad"]) == ["fired", "root_cause"]
     assert list(status["usage"]) == [
         "input_tokens",
@@ -207,9 +222,19 @@ def test_status(cli: Cli) -> None:
         "batch_cost",
         "list_cost",
     ]
+
+
+def test_status_todo(cli: Cli) -> None:
     board = doc(cli("status", "--todo", "--json"))
     row = ["key", "state", "tries", "leased_to", "failures_used", "answers_allowed"]
-    assert [list(r) for r in board] == [row] * 3
+    assert [list(r) for r in board] == [[*row, "next_answer"]] * 3
+    # As the text says it: "answer 2 of 3 next" for a TODO item, nothing for a locked one.
+    text = cli("status", "--todo").stdout.splitlines()
+    for r, line in zip(board, text, strict=True):
+        upcoming = r["next_answer"]
+        assert (upcoming is None) == (r["state"] != "TODO"), r
+        if upcoming is not None:
+            assert f"answer {upcoming} of {r['answers_allowed']} next" in line, (r, line)
 
 
 def test_log(cli: Cli) -> None:
@@ -238,7 +263,7 @@ def test_rules(cli: Cli) -> None:
 
 
 def test_export(cli: Cli) -> None:
-    assert list(doc(cli("export", "--json"))) == ["exported", "out"]
+    assert list(doc(cli("export", "--json"))) == ["exported", "out", "refused"]
 
 
 def test_items_and_review(cli: Cli) -> None:
@@ -247,7 +272,9 @@ def test_items_and_review(cli: Cli) -> None:
     assert [list(i) for i in page["items"]] == [ITEM, ITEM]
     review = doc(cli("review", "--json"))
     assert list(review) == ["items", "next"]
-    assert [list(i) for i in review["items"]] == [[*ITEM, "facts", "submission"]]
+    assert [list(i) for i in review["items"]] == [
+        [*ITEM, "facts", "submission", "text", "text_rendered"]
+    ]
 
 
 def test_resolve_and_reopen(cli: Cli) -> None:
@@ -260,7 +287,7 @@ def test_resolve_and_reopen(cli: Cli) -> None:
 
 def test_rejudge(cli: Cli) -> None:
     dry = doc(cli("rejudge", "--json", quest="tests.kit:LENIENT"))
-    assert list(dry) == ["changes", "applied", "exported"]
+    assert list(dry) == ["changes", "applied", "exported", "refused"]
     assert [list(c) for c in dry["changes"]] == [CHANGE]
     applied = doc(cli("rejudge", "--apply", "--json", quest="tests.kit:LENIENT"))
     assert [list(c) for c in applied["changes"]] == [[*CHANGE, "new_state"]]
@@ -294,6 +321,7 @@ def test_replay(cli: Cli, tmp_path: Path) -> None:
         "judge_errors",
         "generation_errors",
         "exported",
+        "refused",
     ]
 
 

@@ -32,19 +32,69 @@ def test_check_says_a_worked_ledger_is_sound(cli: Cli) -> None:
     }
 
 
-def test_check_finds_a_state_that_its_log_does_not_explain(cli: Cli, tmp_path: Path) -> None:
-    worked(cli)
-    # Tampering by hand, past the triggers: drop them, then move a TODO item to PASS.
-    conn = sqlite3.connect(tmp_path / "tiny.reins.db")
-    conn.execute("DROP TRIGGER items_ratchet")
-    conn.execute("UPDATE items SET state = 'PASS', locked_at = 'x' WHERE key = 'c'")
-    conn.execute("UPDATE state_counts SET n = 7 WHERE state = 'TODO'")
+def forge(path: Path, *statements: str) -> None:
+    """Write the ledger by hand, as an agent with the file in reach could."""
+    conn = sqlite3.connect(path)
+    for statement in statements:
+        conn.execute(statement)
     conn.commit()
     conn.close()
+
+
+def test_check_names_an_item_moved_to_pass_by_hand(cli: Cli, tmp_path: Path) -> None:
+    """The forgery of issue 26: one UPDATE, which the triggers allow (the item was TODO) and
+    whose counters they keep, left an item PASS with no turn, and nothing said so."""
+    worked(cli)
+    forge(
+        tmp_path / "tiny.reins.db",
+        "UPDATE items SET state = 'PASS', locked_at = '2026-01-01T00:00:00.000Z' WHERE key = 'c'",
+    )
     out = cli("ledger", "check")
     assert out.exit_code == 9
-    assert "an item with no turn is TODO with no tries: violated by c, PASS, 0" in out.stdout
-    assert "the kept count per state matches the items: violated by TODO, 7, 0" in out.stdout
+    assert out.stdout.splitlines() == [
+        "item c is PASS, but no attempt locked it: it has no attempt in its log"
+    ]
+    report = json.loads(cli("ledger", "check", "--json").stdout)
+    assert report["sound"] is False
+    assert report["problems"] == [
+        "item c is PASS, but no attempt locked it: it has no attempt in its log"
+    ]
+
+
+def test_check_names_a_lock_whose_last_attempt_left_the_item_todo(cli: Cli, tmp_path: Path) -> None:
+    worked(cli)
+    assert cli("submit", "--key", "c", input="bad").exit_code == 4
+    assert cli("submit", "--key", "c", input="bad").exit_code == 4
+    forge(
+        tmp_path / "tiny.reins.db",
+        "UPDATE items SET state = 'PASS', locked_at = '2026-01-01T00:00:00.000Z' WHERE key = 'c'",
+    )
+    out = cli("ledger", "check")
+    assert out.exit_code == 9
+    assert out.stdout.splitlines() == [
+        "item c is PASS, but no attempt locked it: its last attempt (turn 2) is a judged FAIL "
+        "that left it TODO"
+    ]
+
+
+def test_check_finds_a_state_that_its_log_does_not_explain(cli: Cli, tmp_path: Path) -> None:
+    worked(cli)
+    # Tampering by hand, past the triggers: drop them, then move a TODO item to PASS and a
+    # kept counter with it.
+    forge(
+        tmp_path / "tiny.reins.db",
+        "DROP TRIGGER items_ratchet",
+        "DROP TRIGGER items_recounted",
+        "UPDATE items SET state = 'PASS', locked_at = 'x' WHERE key = 'c'",
+        "UPDATE state_counts SET n = 7 WHERE state = 'TODO'",
+    )
+    out = cli("ledger", "check")
+    assert out.exit_code == 9
+    assert out.stdout.splitlines() == [
+        "item c is PASS, but no attempt locked it: it has no attempt in its log",
+        "the kept count per state matches the items: violated by PASS, 1, 2",
+        "the kept count per state matches the items: violated by TODO, 7, 0",
+    ]
 
 
 def test_copy_moves_a_run_verbatim_and_verifies_it(cli: Cli, tmp_path: Path) -> None:

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from reins.coders import tree
 from reins.coders.cmd import CmdAgent
 from reins.coders.protocol import Done, Ending, Launch, Session, Spent
 from reins.coders.runner import Limits, Outcome, Switch, run_agent
 from reins.errors import ConfigError
 from reins.values import Prompt
+from reins.workspace import processes as tree
 from tests.kit.codingkit import agent
 
 

@@ -1,11 +1,11 @@
-"""The ``command`` check in an item's workspace, and the judge-error rule: what says the tool or
-its environment broke is the judge's failure (no try), what the change broke is the agent's FAIL.
+"""The ``command`` check in a judge's tree, and the judge-error rule: what says the tool or its
+environment broke is the judge's failure (no try), what the change broke is the agent's FAIL.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +14,8 @@ import pytest
 from reins.checks import BASE, spec_of, validate
 from reins.errors import JudgeError
 from reins.gate.rule import Context
-from reins.values import Fact, Worktree
-from reins.workspace.spec import Workspace
-from reins.workspace.trees import Worktrees
-from tests.kit.codingkit import PYTHON, make_repo
+from reins.values import Fact, JudgeTree
+from tests.kit.codingkit import PYTHON, Judging, make_repo
 
 PROJECT = {
     "calc.py": "def add(a, b):\n    return a - b\n",
@@ -41,19 +39,18 @@ def facts(found: Fact | Iterable[Fact] | None) -> list[Fact]:
 
 
 @pytest.fixture
-def trees(tmp_path: Path) -> Worktrees:
+def trees(tmp_path: Path) -> Iterator[Judging]:
     repo = make_repo(tmp_path / "project", PROJECT)
-    return Worktrees.open(Workspace(repo=str(repo)), root=str(tmp_path / "trees"))
+    judging = Judging(repo, tmp_path / "trees")
+    yield judging
+    judging.close()
 
 
-def worked(trees: Worktrees, key: str, files: dict[str, str]) -> Worktree:
-    tree = trees.prepare(key, trees.base)
-    for name, text in files.items():
-        (Path(tree.path) / name).write_text(text)
-    return tree
+def worked(trees: Judging, key: str, files: dict[str, str]) -> JudgeTree:
+    return trees.tree(key, files)
 
 
-def ctx(tree: Worktree | None, key: str = "add") -> Context:
+def ctx(tree: JudgeTree | None, key: str = "add") -> Context:
     return Context(key=key, submission="the agent's message and diff", workspace=tree)
 
 
@@ -61,7 +58,7 @@ PYTEST = ["{python}", "-m", "pytest", "-q", "-p", "no:randomly", "tests"]
 
 
 def test_a_command_runs_in_the_worktree_and_names_each_failing_test(
-    trees: Worktrees, tmp_path: Path
+    trees: Judging, tmp_path: Path
 ) -> None:
     run = check(tmp_path, run=PYTEST, workspace=True, timeout=120)
     tree = worked(trees, "add", {})
@@ -74,7 +71,8 @@ def test_a_command_runs_in_the_worktree_and_names_each_failing_test(
     assert run(ctx(fixed)) is None
 
 
-def test_judging_writes_nothing_into_the_worktree(trees: Worktrees, tmp_path: Path) -> None:
+def test_judging_writes_no_bytecode_or_cache_into_the_tree(trees: Judging, tmp_path: Path) -> None:
+    """A judge's tree is reused: nothing one run writes may serve the next."""
     run = check(tmp_path, run=PYTEST, workspace=True, timeout=120)
     tree = worked(trees, "add", {})
     run(ctx(tree))
@@ -82,7 +80,7 @@ def test_judging_writes_nothing_into_the_worktree(trees: Worktrees, tmp_path: Pa
     assert leftovers == [] and not (Path(tree.path) / ".pytest_cache").exists()
 
 
-def test_a_command_that_cannot_start_is_the_judge_s_error(trees: Worktrees, tmp_path: Path) -> None:
+def test_a_command_that_cannot_start_is_the_judge_s_error(trees: Judging, tmp_path: Path) -> None:
     tree = worked(trees, "add", {})
     with pytest.raises(JudgeError, match="not found on PATH"):
         check(tmp_path, run=["no-such-tool-here", "x"], workspace=True)(ctx(tree))
@@ -94,7 +92,7 @@ def test_a_command_that_cannot_start_is_the_judge_s_error(trees: Worktrees, tmp_
 
 
 def test_a_missing_module_or_a_pytest_usage_error_is_the_judge_s_error(
-    trees: Worktrees, tmp_path: Path
+    trees: Judging, tmp_path: Path
 ) -> None:
     tree = worked(trees, "add", {})
     with pytest.raises(JudgeError, match="has no module 'no_such_tool'"):
@@ -105,7 +103,7 @@ def test_a_missing_module_or_a_pytest_usage_error_is_the_judge_s_error(
 
 
 def test_a_collection_error_the_change_caused_is_the_agent_s_fail(
-    trees: Worktrees, tmp_path: Path
+    trees: Judging, tmp_path: Path
 ) -> None:
     run = check(tmp_path, run=PYTEST, workspace=True, timeout=120)
     tree = worked(trees, "add", {"calc.py": "def add(a, b)\n    return a + b\n"})  # no colon
@@ -121,14 +119,18 @@ def test_a_collection_error_the_base_has_too_is_the_environment_s_a_judge_error(
     so no change can be blamed for it."""
     broken = {**PROJECT, "tests/test_more.py": "import a_plugin_nobody_installed\n"}
     repo = make_repo(tmp_path / "project", broken)
-    trees = Worktrees.open(Workspace(repo=str(repo)), root=str(tmp_path / "trees"))
-    tree = worked(trees, "add", {"calc.py": "def add(a, b):\n    return a + b\n"})
-    run = check(tmp_path, run=PYTEST, workspace=True, timeout=120)
-    with pytest.raises(JudgeError, match=r"exits 2 at the base revision .* too") as caught:
-        run(ctx(tree))
+    judging = Judging(repo, tmp_path / "trees")
+    try:
+        tree = worked(judging, "add", {"calc.py": "def add(a, b):\n    return a + b\n"})
+        run = check(tmp_path, run=PYTEST, workspace=True, timeout=120)
+        with pytest.raises(JudgeError, match=r"exits 2 at the base revision .* too") as caught:
+            run(ctx(tree))
+    finally:
+        judging.close()
     assert "a_plugin_nobody_installed" in str(caught.value)
-    clean = os.path.join(tree.root, ".reins", f"base-{tree.base[:12]}")
-    assert os.path.isfile(os.path.join(clean, ".git"))  # the base's own clean worktree
+    judge = os.path.join(tree.root, ".reins", "judge")
+    # Two judge's trees: the change's, held while it was judged, and one of the base alone.
+    assert {"0", "1"} <= set(os.listdir(judge)) and "2" not in os.listdir(judge)
 
 
 def test_in_workspace_mode_a_turn_without_a_workspace_is_a_judge_error(tmp_path: Path) -> None:
@@ -141,7 +143,7 @@ def test_a_file_placeholder_has_no_meaning_in_a_workspace(tmp_path: Path) -> Non
         check(tmp_path, run=["cat", "{file}"], workspace=True)
 
 
-def test_the_key_and_the_judge_s_python_are_placeholders(trees: Worktrees, tmp_path: Path) -> None:
+def test_the_key_and_the_judge_s_python_are_placeholders(trees: Judging, tmp_path: Path) -> None:
     tree = worked(trees, "zero", {})
     one_test = ["{python}", "-m", "pytest", "-q", "tests/test_calc.py::test_{key}"]
     assert check(tmp_path, run=one_test, workspace=True, timeout=120)(ctx(tree, "zero")) is None

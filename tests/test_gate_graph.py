@@ -190,6 +190,24 @@ def test_the_walkthrough_text_is_exact() -> None:
     ]
 
 
+def test_the_fail_that_locks_done_offers_no_round_to_clear() -> None:
+    """The last answer is spent: what the next one must clear would mislead (it said "To flip
+    the verdict to PASS, clear …" on the FAIL that locked the item DONE)."""
+    verdict = go_graph().evaluate(ctx("fmt", "holder"))
+    retry = render("k", verdict, state="TODO", tries=2, max_tries=3)
+    assert "  To flip the verdict to PASS, clear fmt, then holder." in retry.splitlines()
+    locked = render("k", verdict, state="DONE", tries=3, max_tries=3)
+    assert "To flip" not in locked
+    assert (
+        locked.splitlines()[0]
+        == "k -> FAIL on answer 3 of 3 (state DONE — out of tries, not passed)"
+    )
+    assert locked.splitlines()[-1] == (
+        "  No answer is left to clear them: the item is DONE, out of tries, not passed "
+        "(a person may reopen it for a new round)."
+    )
+
+
 def test_the_walkthrough_names_every_round_to_clear_before_a_pass() -> None:
     verdict = go_graph().evaluate(ctx("fmt", "holder"))
     assert verdict.feedback == (

@@ -193,7 +193,7 @@ def test_a_judge_error_is_recorded_without_a_try_a_lock_or_a_prompt(
     recorded, exported = submit(ledger, quest, "a", answer, driver="t")
 
     a = recorded.attempt
-    assert a.kind is AttemptKind.JUDGE_ERROR and recorded.verdict is None and exported == 0
+    assert a.kind is AttemptKind.JUDGE_ERROR and recorded.verdict is None and exported.count == 0
     assert (recorded.item.state, recorded.item.tries, recorded.item.turns) == (State.TODO, 2, 3)
     assert not recorded.item.state.terminal
     assert (a.turn, a.state_after, a.tries_after) == (3, State.TODO, 2)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kit import ROOT, Cli
+from tests.kit import CHILD_PATH, ROOT, Cli
 from tests.kit.environment import foreign
 
 TESTS = ROOT / "tests"
@@ -50,7 +50,7 @@ def test_no_test_imports_another_test_module_or_the_conftest() -> None:
 def test_each_test_starts_in_its_own_empty_folder_in_a_clean_environment(tmp_path: Path) -> None:
     assert Path.cwd() == tmp_path and list(tmp_path.iterdir()) == []
     assert [name for name in os.environ if foreign(name)] == []
-    assert os.environ["PYTHONPATH"] == str(ROOT)  # a child process finds tests.kit
+    assert os.environ["PYTHONPATH"] == CHILD_PATH  # a child process finds tests.kit
 
 
 @pytest.mark.slow  # pytest in a process of its own

@@ -71,6 +71,47 @@ def test_review_lists_doubt_and_resolve_settles_it_by_a_person(cli: Cli) -> None
     assert empty.stdout == "" and empty.stderr == "nothing to review\n"
 
 
+def test_review_shows_the_item_s_text_and_the_submission_beside_the_facts(cli: Cli) -> None:
+    """A person decides from what the item asked and what was answered, not the facts alone."""
+    assert cli("submit", "--key", "a", input="meh, as I see it").exit_code == 11
+    assert cli("submit", "--key", "b", input="meh " + "x" * 700).exit_code == 11
+    out = cli("review")
+    assert out.exit_code == 0, out.output
+    first = out.stdout.split("\n\n")[0].splitlines()
+    assert first[0].startswith("[?] a  REVIEW on answer 1 of 3 · root cause not-meh · by ann at ")
+    assert first[1:] == [
+        "    the item:",
+        "      Say 'good' for a.",
+        "    submission:",
+        "      meh, as I see it",
+        "    facts:",
+        "      - not-meh: answer  expected 'good', actual 'meh, as I see it'",
+    ]
+    assert "(104 more characters)" in out.stdout  # b's long submission is cut, unless --full
+    assert "x" * 700 in cli("review", "--full").stdout
+    listed = json.loads(cli("review", "--json").stdout)["items"][0]
+    assert (listed["text"], listed["text_rendered"], listed["submission"]) == (
+        "Say 'good' for a.",
+        True,
+        "meh, as I see it",
+    )
+    found = cli("review", "--search", "SEE")
+    assert found.stdout.startswith("[?] a ") and "[?] b" not in found.stdout
+
+
+def test_review_names_who_claimed_an_item(cli: Cli, store_harness: StoreHarness) -> None:
+    assert cli("submit", "--key", "a", input="meh").exit_code == 11
+    assert cli.ledger is not None
+    store = store_harness.open(cli.ledger)
+    try:
+        store.reserve("a", "rita", ttl=600)
+    finally:
+        store.close()
+    assert " · claimed by rita\n" in cli("review").stdout.split("\n    the item")[0] + "\n"
+    refused = cli("resolve", "a", "--accept", "--note", "mine now", "--by", "sam")
+    assert refused.exit_code != 0 and "claimed by 'rita'" in refused.stderr
+
+
 def test_only_a_review_item_is_resolved_and_a_decision_is_required(cli: Cli) -> None:
     assert cli("submit", "--key", "a", input="good").exit_code == 0
     out = cli("resolve", "a", "--reject", "--note", "no")
@@ -154,7 +195,7 @@ def test_export_and_the_loop_write_a_withdrawal_auto_export_left_unwritten(
     Path("reins.toml").unlink()
     assert [r["state"] for r in records("b")] == ["PASS"]  # not written yet
     exported = json.loads(cli("export", "--json").stdout)
-    assert exported == {"exported": 2, "out": "tiny-results.jsonl"}
+    assert exported == {"exported": 2, "out": "tiny-results.jsonl", "refused": []}
     assert [r["state"] for r in records("b")] == ["PASS", "TODO"]
     assert [r["state"] for r in records("c")] == ["PASS", "TODO"]
     # Reopened again while auto-export is off; the loop, which locks nothing, writes it.

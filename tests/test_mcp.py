@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from reins import SQLiteStore
-from tests.kit import ROOT, Cli
+from tests.kit import CHILD_PATH, ROOT, Cli
 from tests.kit.loopkit import make_ledger
 
 mcp = pytest.importorskip("mcp")
@@ -391,6 +391,7 @@ async def transcript(folder: Path) -> str:
         command=sys.executable,
         args=["-m", "reins.cli", "-q", "emails", "mcp", "--driver", "agent-1"],
         cwd=str(folder),
+        env={"PYTHONPATH": CHILD_PATH},  # this tree's reins, which made the ledger above
     )
     with (folder / "server.log").open("w") as errlog:
         async with stdio_client(params, errlog=errlog) as (r, w), ClientSession(r, w) as s:

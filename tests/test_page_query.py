@@ -17,6 +17,7 @@ from reins.agents.session import AgentSession, Options
 from reins.errors import ConfigError
 from reins.store.model import State
 from reins.store.query import PageQuery
+from reins.store.search import words
 from reins.web.app import create_app
 from reins.web.listing import link, read_filter
 from reins.web.security import Guard
@@ -32,8 +33,9 @@ REFUSED = [
     ("limit", "ten", "limit must be a whole number from 1 to"),
     ("state", "NOPE", "state must be one of TODO, PASS, REVIEW, DONE, SKIPPED, BLOCKED"),
     ("after", "-3", "after must be a whole number from 0 to"),
+    ("search", "!?", "search must hold a letter or a digit, got '!?'"),
 ]
-OPTION = {"limit": "--limit", "state": "--state", "after": "--after"}
+OPTION = {"limit": "--limit", "state": "--state", "after": "--after", "search": "--search"}
 
 
 @pytest.fixture
@@ -74,6 +76,7 @@ def test_a_blank_value_keeps_the_default_and_other_names_are_ignored() -> None:
     assert PageQuery.parse({"driver": " ann ", "q": "x y", "sort": "newest"}) == PageQuery(
         leased_to="ann", contains="x y", descending=True
     )
+    assert PageQuery.parse({"search": " free mail "}) == PageQuery(search="free mail")
     with pytest.raises(ConfigError, match="sort must be newest or oldest, got 'up'"):
         PageQuery.parse({"sort": "up"})
     with pytest.raises(ConfigError, match="limit must be at most 500, got 501"):
@@ -88,6 +91,7 @@ queries = st.builds(
     leased_to=st.none() | texts.filter(bool),
     round=st.none() | st.integers(1, 1_000_000),
     contains=st.none() | texts.filter(bool),
+    search=st.none() | texts.filter(lambda t: bool(words(t))),
     descending=st.booleans(),
     after=st.none() | st.integers(0, 2**62),
     limit=st.integers(1, 500),

@@ -188,3 +188,59 @@ def test_the_demo_sample_is_shipped_so_its_scan_runs_as_pasted(cli: Cli, tmp_pat
     (tmp_path / "mine.jsonl").rename(tmp_path / "sample.jsonl")
     again = cli("--ledger", "other.db", "scan", "sample.jsonl")
     assert again.stdout.startswith("added 1 item(s)")
+
+
+# -- the coding session, as a newcomer pastes it ---------------------------------------------
+
+
+def coding_session() -> str:
+    """The console block of "Coding agents in the loop" that starts with `reins new`."""
+    for lang, body in blocks(README):
+        if lang == "console" and body.startswith("$ reins new --pack coding play\n"):
+            return body
+    raise AssertionError("the README has no coding session starting with `reins new`")
+
+
+@pytest.mark.slow  # a coding agent's loop: git, bubblewrap, pytest in the judge's tree
+def test_the_coding_session_runs_as_pasted(tmp_path: Path) -> None:
+    """After `reins new --pack coding play`, the README's `cmd:` stand-in is there, and every
+    command of the session runs: it named a file only a source checkout had, and a diff from
+    `master`, a branch git's default may not make. Its diff is from the base the loop printed."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed (apt-get install bubblewrap)")
+    session = coding_session()
+    said_base = re.search(r"from base (\w+)", session)
+    assert said_base is not None
+    commands = [line[2:] for line in session.splitlines() if line.startswith("$ ")]
+    assert any(f"diff {said_base.group(1)} " in c for c in commands)  # the base the loop said
+    env = {**os.environ, "REINS_DRIVER": "newcomer"}
+    base = said_base.group(1)
+    outputs = []
+    for command in commands:
+        argv = [a.replace(said_base.group(1), base) for a in shlex.split(command)]
+        if argv[0] == "reins":
+            argv = [sys.executable, "-m", "reins.cli", *argv[1:]]
+        done = subprocess.run(
+            argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+        )
+        assert done.returncode == 0, (command, done.stdout, done.stderr)
+        outputs.append(done.stdout)
+        printed = re.search(r"from base (\w+)", done.stderr)
+        base = printed.group(1) if printed else base
+        if command.startswith("reins new"):  # the stand-in came with the pack, untracked
+            agent = tmp_path / "play" / "stand_in_agent.py"
+            assert agent.is_file() and os.access(agent, os.X_OK)
+    listed = dict(zip(commands, outputs, strict=True))
+    assert listed['git -C play branch --list "reins/*"'].split() == [
+        f"reins/{k}"
+        for k in ("count_vowels", "initials", "is_palindrome", "reverse_words", "slugify")
+    ]
+    diff = next(out for c, out in listed.items() if c.startswith("git -C play diff"))
+    assert diff.startswith("diff --git a/textkit/__init__.py b/textkit/__init__.py")
+    assert "+    return re.sub(r'[^a-z0-9]+', '-', text.lower()).strip('-')" in diff
+    assert listed["git -C play status --short"] == ""  # the stand-in is not in the repository

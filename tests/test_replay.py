@@ -82,6 +82,7 @@ def test_replay_judges_exactly_as_submit_does(path: Path, cli: Cli, tmp_path: Pa
         "judge_errors": 0,
         "generation_errors": 0,
         "exported": 0,
+        "refused": [],
     }
 
 

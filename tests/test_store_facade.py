@@ -65,6 +65,12 @@ class Watched:
     def soonest_expiry(self, db: Database, *, excluding: Collection[str]) -> float | None:
         return leases.soonest_expiry(db, excluding=excluding)
 
+    def holders(self, db: Database) -> list[str]:
+        return leases.holders(db)
+
+    def expire(self, db: Database, owners: Sequence[str], *, now: float) -> int:
+        return leases.expire(db, owners, now=now)
+
 
 class WatchedStore(Ledger[Database]):
     """A third-party engine: it opens its database and names its SQL; the ledger does the rest."""

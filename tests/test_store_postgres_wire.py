@@ -20,6 +20,7 @@ import pytest
 from reins.loop import LoopOptions, run
 from reins.store.model import AttemptKind, Claim, Draft, Notes, State, Transition
 from reins.store.postgres import PostgresStore
+from reins.store.postgres.schema import SCHEMA_VERSION
 from reins.store.postgres.target import parse
 from reins.testing import FakeBackend, FakeCall
 from reins.testing.postgres import PostgresHarness
@@ -160,7 +161,7 @@ def test_a_turn_is_one_round_trip(proxy: CountingProxy) -> None:
 def test_a_turn_on_a_ledger_migrated_from_v4_is_one_round_trip(proxy: CountingProxy) -> None:
     location = PostgresHarness(proxy.url().split("?")[0] + "?sslmode=disable").make_at_version(4)
     with PostgresStore.open(location) as store:
-        assert store.schema_version == 5
+        assert store.schema_version == SCHEMA_VERSION  # migrated on open
         counts = trips_of_turns(proxy, store, ["b"])
         assert counts == [1, 1, 1] and store.get("b").state is State.PASS
         assert store.check() == []
@@ -175,12 +176,17 @@ def test_several_leases_with_their_logs_are_one_round_trip(proxy: CountingProxy)
         owners = [f"slot#{i}" for i in range(8)]
         before = proxy.trips
         got = store.lease_many(owners, ttl=60)
-        assert proxy.trips - before == 1
+        # The ledger's first lease also reads who holds leases, once: a holder of this host
+        # that is gone gives its items up (reins.store.holder). Every later one is one trip.
+        assert proxy.trips - before == 2
         assert [lease.item.key for lease, _ in got] == keys[:8]
         assert [len(log) for _, log in got] == [1, 1, 1, 0, 0, 0, 0, 0]
         assert all(store.snapshot(lease.item.key)[1] == log for lease, log in got)
         before = proxy.trips
         assert store.lease("other", ttl=60) is not None
+        assert proxy.trips - before == 1
+        before = proxy.trips
+        assert len(store.lease_many(["more#0", "more#1", "more#2"], ttl=60)) == 3
         assert proxy.trips - before == 1
 
 

@@ -20,6 +20,7 @@ from reins.store.model import AttemptKind, State
 from reins.testing import FakeBackend
 from reins.testing.harness import StoreHarness
 from reins.turn import submit
+from reins.turn.lane import reopen
 from reins.web.report import write_html
 from reins.web.security import Guard
 from tests.kit import LENIENT, TINY, Cli
@@ -157,7 +158,8 @@ def test_on_loopback_a_foreign_host_name_is_refused(ledger: Ledger) -> None:
 def test_read_only_offers_no_action_and_refuses_every_post(ledger: Ledger) -> None:
     web = client(ledger.store, read_only=True)
     review = web.get("/review").text
-    assert "<form" not in review and "read-only" in review
+    # Forms that look (the review queue's filter) stay; none that act.
+    assert 'method="post"' not in review and "read-only" in review
     assert "<form" not in web.get("/item?key=a").text
     before = ledger.store.snapshot("b")
     form = {"key": "b", "decision": "accept", "note": "x", "csrf": "anything"}
@@ -165,7 +167,7 @@ def test_read_only_offers_no_action_and_refuses_every_post(ledger: Ledger) -> No
     assert web.post("/item/reopen", data={"key": "a", "reason": "x"}).status_code in (404, 405)
     assert ledger.store.snapshot("b") == before
     # Without the quest there is no human table to act by: no forms either.
-    assert "<form" not in client(ledger.store, quest=None).get("/review").text
+    assert 'method="post"' not in client(ledger.store, quest=None).get("/review").text
 
 
 def test_what_a_generator_wrote_is_escaped_on_every_page(ledger: Ledger, tmp_path: Path) -> None:
@@ -344,6 +346,24 @@ def test_tries_to_lock_counts_the_try_that_locked() -> None:
         Mark(at, AttemptKind.HUMAN, State.PASS, 1),  # a person's accept is not the gate's lock
     )
     assert tries_to_lock(Activity(marks, len(marks))) == {1: 1, 2: 1, 3: 1}
+
+
+def test_answers_that_locked_count_each_locked_item_once_after_a_reopen(ledger: Ledger) -> None:
+    """A lock a person reopened no longer stands: "locked on answer" adds up to the items
+    locked (it counted 10 locks for 9 items after a reopen)."""
+    from reins.web.board import board
+    from reins.web.charts import tries_to_lock
+
+    store = ledger.store
+    reopen(store, TINY, "a", reason="look again", by="ann")  # a: PASS on answer 2, reopened
+    submit(store, TINY, "a", "good", driver="ann")  # locked again, on answer 1 of round 2
+    submit(store, TINY, "d", "good", driver="ann")
+    locked = store.stats().total - store.stats().remaining
+    found = tries_to_lock(store.activity())
+    assert sum(found.values()) == locked == 5  # a, d, and three REVIEW items
+    assert found == {1: 5}
+    shown = board(store, TINY).tries_to_lock
+    assert [(b.label, b.value) for b in shown] == [("1", 5)]
 
 
 def test_serve_on_a_port_in_use_is_a_clear_error(ledger: Ledger, cli: Cli) -> None:

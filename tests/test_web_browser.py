@@ -134,11 +134,13 @@ def test_the_dashboard_follows_a_loop_and_settles_the_review_queue(
         first = page.locator(f'article.waiting[data-key="{DOUBTFUL[0]}"]')
         first.locator("input[name=note]").fill("fine in context")
         first.locator("button.accept").click()
-        expect(page.locator("#done")).to_have_text(f"{DOUBTFUL[0]}: accepted")
+        expect(page.locator("#done-text")).to_have_text(f"{DOUBTFUL[0]}: accepted, locked PASS")
         second = page.locator(f'article.waiting[data-key="{DOUBTFUL[1]}"]')
         second.locator("input[name=note]").fill("not good enough")
         second.locator("button.reject").click()
-        expect(page.locator("#done")).to_have_text(f"{DOUBTFUL[1]}: rejected")
+        expect(page.locator("#done-text")).to_have_text(
+            f"{DOUBTFUL[1]}: rejected, locked DONE (unsolved)"
+        )
         expect(page.locator("#nothing-to-review")).to_be_visible()
 
         # A post without the CSRF token, from the page itself, is refused.

@@ -32,6 +32,7 @@ QUEUED = ("r1", "r2", "r3")
 # Text with no place to break: a link, a token, a path, as generators and inputs have them.
 UNBROKEN = "https://example.org/" + "a1b2c3d4" * 40
 LONG_KEY = "item-" + "x" * 90
+TALL_KEY = "tall"
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +66,12 @@ def test_the_review_queue_answers_to_keys(browser: BrowserContext, tmp_path: Pat
         page.set_viewport_size(DESKTOP)
         page.goto(f"{url}review")
         expect(page.locator("#keys")).to_contain_text("next / previous item")
+        # No item is current on load: a key meant for one cannot land on another.
+        assert page.locator("article.waiting.current").count() == 0
+        page.keyboard.press("n")
+        expect(page.locator("#hint")).to_have_text("press j to choose an item first")
+        assert page.locator("article.waiting.current").count() == 0
+        page.keyboard.press("j")
         assert current(page) == "r1"
         shot(page, "review-queue")
         page.set_viewport_size(PHONE)
@@ -80,7 +87,7 @@ def test_the_review_queue_answers_to_keys(browser: BrowserContext, tmp_path: Pat
 
         # Typing in a field fires no key: "rita" holds an r and an a.
         first = page.locator('article.waiting[data-key="r1"]')
-        first.locator('input[name="by"]').press_sequentially("rita")
+        first.locator('input[name="by"]:visible').press_sequentially("rita")
         assert page.locator("#done").count() == 0 and current(page) == "r1"
         for field in page.locator('input[name="by"]').all():  # one name for the whole queue
             expect(field).to_have_value("rita")
@@ -92,8 +99,12 @@ def test_the_review_queue_answers_to_keys(browser: BrowserContext, tmp_path: Pat
         page.keyboard.type("fine in context")
         page.keyboard.press("Escape")
         page.keyboard.press("a")
-        expect(page.locator("#done")).to_have_text("r1: accepted")
-        # Back at the item that followed (once reins.js has run: it marks the current one).
+        expect(page.locator("#done-text")).to_have_text("r1: accepted, locked PASS")
+        # The item that followed is offered to j, not chosen: nothing is current.
+        expect(page.locator("article.waiting.up")).to_have_attribute("data-key", "r2")
+        assert page.locator("article.waiting.current").count() == 0
+        expect(page.locator('#queue[data-keys="ready"]')).to_have_count(1)
+        page.keyboard.press("j")
         expect(page.locator("article.waiting.current")).to_have_attribute("data-key", "r2")
 
         # r with no note asks for one; Enter then finishes the rejection.
@@ -103,23 +114,32 @@ def test_the_review_queue_answers_to_keys(browser: BrowserContext, tmp_path: Pat
         expect(second.locator(".pending")).to_have_text("write a note, then Enter to reject")
         page.keyboard.type("not good enough")
         page.keyboard.press("Enter")
-        expect(page.locator("#done")).to_have_text("r2: rejected")
+        expect(page.locator("#done-text")).to_have_text("r2: rejected, locked DONE (unsolved)")
         assert not greenish(colour(page, "#done"))  # a rejection (DONE) is no success
 
         # Enter alone in a note decides nothing.
+        expect(page.locator('#queue[data-keys="ready"]')).to_have_count(1)
+        page.keyboard.press("j")
         expect(page.locator("article.waiting.current")).to_have_attribute("data-key", "r3")
         page.keyboard.press("n")
         page.keyboard.type("hmm")
         page.keyboard.press("Enter")
         last = page.locator('article.waiting[data-key="r3"]')
         expect(last.locator(".pending")).to_have_text("press a to accept or r to reject")
-        expect(page.locator("#done")).to_have_text("r2: rejected")
+        expect(page.locator("#done-text")).to_have_text("r2: rejected, locked DONE (unsolved)")
+
+        # ? opens the sheet of every key; Escape closes it.
+        page.keyboard.press("?")
+        expect(page.locator("#keysheet")).to_be_visible()
+        expect(page.locator("#keysheet")).to_contain_text("undo the decision the banner names")
+        page.keyboard.press("Escape")
+        expect(page.locator("#keysheet")).to_be_hidden()
 
         # The name under "by" is this browser's: it is still there after a reload.
         page.reload()
-        expect(page.locator('input[name="by"]')).to_have_value("rita")
+        expect(page.locator('input[name="by"]:visible').first).to_have_value("rita")
         page.goto(f"{url}item?key=p1")
-        expect(page.locator('input[name="by"]')).to_have_value("rita")
+        expect(page.locator('input[name="by"]:visible').first).to_have_value("rita")
         page.close()
 
     with SQLiteStore.open(ledger) as led:
@@ -141,28 +161,57 @@ def test_the_review_queue_answers_to_keys(browser: BrowserContext, tmp_path: Pat
 
 
 def wide_ledger(folder: Path) -> Path:
-    """The queued ledger and an item of unbroken text everywhere: key, submission, facts."""
+    """The queued ledger and an item of unbroken text everywhere (key, submission, facts), an
+    item whose text and facts run long (forty lines: more than a box of 18 or 8 lines holds),
+    and one waiting with a coding change."""
     path = queued_ledger(folder)
+    tall = "\n".join(f"line {n} of a long input" for n in range(40))
     with SQLiteStore.open(path) as led:
-        led.add([(LONG_KEY, {"word": UNBROKEN})])
+        led.add([(LONG_KEY, {"word": UNBROKEN}), (TALL_KEY, {"word": "tall", "text": tall})])
         submit(led, TINY, LONG_KEY, f"meh {UNBROKEN}", driver="a-driver-with-a-long-name")
+        submit(led, TINY, TALL_KEY, f"meh\n{tall}", driver="ann")
     return path
 
 
-# Whether anything sticks out sideways: the page, a nav link broken over two lines, a fact
-# table wider than its box or a cell's text running out of it.
+# Whether anything sticks out sideways or is cut: the page, a nav link broken over two lines,
+# a state or a key broken over lines ("REVI/EW", "DON/E (unso/lved)"), a table wider than the
+# screen outside a box that scrolls, a fact table wider than its box or a cell's text running
+# out of it, a fact or the item's text cut short in a scroll box of its own.
 OVERFLOW = """() => {
   const root = document.documentElement;
   const out = [];
+  const lines = (e) => {
+    const range = document.createRange();
+    range.selectNodeContents(e);
+    return new Set(Array.from(range.getClientRects(), (r) => Math.round(r.top))).size;
+  };
   if (root.scrollWidth > root.clientWidth) out.push(`page ${root.scrollWidth} wide`);
   for (const a of document.querySelectorAll("header nav a"))
     if (a.getClientRects().length !== 1) out.push(`nav link broken: ${a.textContent}`);
+  // A key longer than a line may wrap where it must, outside a table (a table scrolls).
+  for (const e of document.querySelectorAll('td[class^="state-"], .key, .count .name')) {
+    const text = e.textContent.trim();
+    const short = text.length <= 40 || e.closest("td");
+    if (text && short && lines(e) > 1) out.push(`broken: ${text}`);
+  }
+  for (const t of document.querySelectorAll("table")) {
+    if (t.getBoundingClientRect().right <= root.clientWidth + 1) continue;
+    let box = t.parentElement;
+    while (box && !["auto", "scroll"].includes(getComputedStyle(box).overflowX))
+      box = box.parentElement;
+    if (!box || box.getBoundingClientRect().right > root.clientWidth + 1)
+      out.push(`table wider than the screen: ${t.className || t.id}`);
+  }
   for (const t of document.querySelectorAll("table.facts")) {
     const box = t.parentElement.getBoundingClientRect();
     if (t.getBoundingClientRect().right > box.right + 1) out.push("fact table too wide");
     for (const c of t.querySelectorAll("td, th, pre"))
       if (c.scrollWidth > c.clientWidth + 1) out.push(`clipped: ${c.textContent.slice(0, 30)}`);
+    for (const c of t.querySelectorAll("pre"))
+      if (c.scrollHeight > c.clientHeight + 1) out.push(`fact cut: ${c.textContent.slice(0, 30)}`);
   }
+  for (const c of document.querySelectorAll(".side.source pre"))
+    if (c.scrollHeight > c.clientHeight + 1) out.push(`item text cut: ${c.textContent}`);
   return out;
 }"""
 
@@ -186,7 +235,7 @@ def test_no_page_scrolls_sideways(
     report = tmp_path / "report.html"
     reins(ledger, "report", "--html", str(report))
     name = "phone" if size == PHONE else "desktop"
-    with served(ledger) as url:
+    with served(ledger, quest="tests.kit.quests:WORDY") as url:
         page = browser.new_page()
         page.set_viewport_size(size)
         pages = {
@@ -194,6 +243,8 @@ def test_no_page_scrolls_sideways(
             "items": f"{url}items",
             "item": f"{url}item?key=p1",
             "long-item": f"{url}item?key={LONG_KEY}",
+            "tall-item": f"{url}item?key={TALL_KEY}",
+            "decided": f"{url}decided",
             "review": f"{url}review",
             "rejudge": f"{url}rejudge",
             "problem": f"{url}item?key=nope",

@@ -44,7 +44,10 @@ def test_each_item_shows_its_text_the_submission_and_the_facts(ledger: Ledger) -
     b = queued["b"]
     assert text_of(side(b, "source")) == "The item Say 'good' for b."  # the quest's render
     assert text_of(side(b, "submission")) == "Submission meh"
-    assert text_of(side(b, "facts")) == "Facts rule not-meh where answer expected good actual meh"
+    assert text_of(side(b, "facts")) == (
+        "Facts rule not-meh where answer expected good actual meh "
+        "not-meh REVIEW the answer is not 'meh'"  # the rule as the gate's catalog says it
+    )
     assert "REVIEW on answer 1 of 3" in text_of(b)
     # Hostile text stays text in all three.
     hostile = queued["&lt;script&gt;alert(&#39;key&#39;)&lt;/script&gt;"]
@@ -75,8 +78,8 @@ def test_the_keys_are_shown_beside_what_they_do(ledger: Ledger) -> None:
     for said in ("j / k next / previous item", "n write the note", "a accept", "r reject"):
         assert said in legend
     b = waiting(page)["b"]
-    assert re.search(r'aria-keyshortcuts="a">Accept <kbd>a</kbd></button>', b)
-    assert re.search(r'aria-keyshortcuts="r">Reject <kbd>r</kbd></button>', b)
+    assert re.search(r'aria-keyshortcuts="a" title="locks it PASS">Accept <kbd>a</kbd></button>', b)
+    assert re.search(r'aria-keyshortcuts="r" title="[^"]*">Reject <kbd>r</kbd></button>', b)
     # The page loads its own script only: the keys live in reins.js, not in the page.
     assert re.findall(r"<script[^>]*>", page) == ['<script src="/static/reins.js" defer>']
     assert client(ledger.store).get("/static/reins.js").status_code == 200
@@ -107,7 +110,9 @@ def test_a_decision_comes_back_to_the_item_that_followed(ledger: Ledger) -> None
         data={"csrf": csrf_of(page), "key": "b", "decision": "accept", "note": "ok", "then": "c"},
     )
     assert done.status_code == 303
-    assert done.headers["location"] == "/review?done=b%3A+accepted&at=c"
+    assert done.headers["location"] == (
+        "/review?done=b%3A+accepted%2C+locked+PASS&at=c&undo=b&turn=2"
+    )
     assert ledger.store.get("b").state is State.PASS
     # Enter in the note presses no decision: the form's first submit button is a disabled one.
     form = re.search(

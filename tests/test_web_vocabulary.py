@@ -32,9 +32,9 @@ def ledger(store_harness: StoreHarness) -> Iterator[Ledger]:
 def test_every_page_says_which_answer_of_how_many(ledger: Ledger, tmp_path: Path) -> None:
     web = client(ledger.store)
     item = text_of(web.get("/item", params={"key": "a"}).text)
-    assert "FAIL on answer 1 of 3 → TODO, failures used 1 of 3" in item
-    assert "PASS on answer 2 of 3 → PASS, failures used 1 of 3" in item
-    assert "PASS · failures used 1 of 3 · 2 turn(s)" in item
+    assert "FAIL (not-bad) → TODO, 1 of 3 failures used" in item
+    assert "PASS on answer 2 of 3 → PASS" in item
+    assert "PASS · 1 of 3 failures used · 2 turn(s)" in item
     assert "answer 1 of 3 next" in text_of(web.get("/item", params={"key": "d"}).text)
     items = web.get("/items").text
     assert "<th>failures used</th>" in items and "<th>tries</th>" not in items
@@ -52,7 +52,7 @@ def test_every_page_says_which_answer_of_how_many(ledger: Ledger, tmp_path: Path
     assert "failures used" in shown and "REVIEW on answer 1 of 3" in shown
     # Without the quest the answers allowed are unknown: the count stands alone.
     bare = text_of(client(ledger.store, quest=None).get("/item", params={"key": "a"}).text)
-    assert "FAIL on answer 1 → TODO, failures used 1" in bare
+    assert "FAIL (not-bad) → TODO, 1 failure used" in bare
 
 
 def test_done_says_it_is_unsolved_on_every_page(ledger: Ledger, tmp_path: Path) -> None:
@@ -62,8 +62,8 @@ def test_done_says_it_is_unsolved_on_every_page(ledger: Ledger, tmp_path: Path) 
     assert ledger.store.get("d").state is State.DONE
     web = client(ledger.store)
     item = text_of(web.get("/item", params={"key": "d"}).text)
-    assert "DONE — out of tries, not passed · failures used 3 of 3" in item
-    assert "FAIL on answer 3 of 3 → DONE (unsolved)" in item
+    assert "DONE — out of tries, not passed · 3 of 3 failures used" in item
+    assert "FAIL (not-bad) → DONE (unsolved), 3 of 3 failures used" in item
     assert "DONE (unsolved)" in text_of(web.get("/items", params={"state": "DONE"}).text)
     board = web.get("/").text
     assert re.search(
@@ -78,6 +78,29 @@ def test_done_says_it_is_unsolved_on_every_page(ledger: Ledger, tmp_path: Path) 
     assert 'data-count="DONE">2<' in board
 
 
+def test_the_feed_words_a_turn_as_the_loop_prints_it(ledger: Ledger) -> None:
+    """One wording of a turn: the loop's line ("FAIL (r) → TODO, 1 of 3 failures used") and
+    the dashboard's feed said the same FAIL differently ("failures used 1 of 3")."""
+    from reins.loop.events import TurnEvent
+    from reins.loop.progress import turn_line
+    from reins.web.board import board
+    from reins.web.words import answer
+
+    submit(ledger.store, TINY, "d", "bad", driver="ann")
+    feed = board(ledger.store, TINY).feed
+    judged = [r for r in feed if r.attempt.judged]
+    assert {r.attempt.outcome for r in judged} == {"FAIL", "PASS", "REVIEW"}
+    for r in judged:
+        a = r.attempt
+        event = TurnEvent(
+            a.key, a.turn, a.kind.value, a.outcome, a.state_after.value, a.tries_after,
+            TINY.max_tries, a.root_cause, "via", None, 0, a.policy, "", None, None, None, None,
+            a.error, a.feedback, answer(a),
+        )  # fmt: skip
+        line = turn_line(event)
+        assert line == f"turn {a.turn} · {a.key} · {r.what} · via", (line, r.what)
+
+
 def test_the_board_feeds_the_newest_turns(ledger: Ledger) -> None:
     board = client(ledger.store).get("/").text
     feed = re.search(r'<ol class="feed" id="feed">(.*?)</ol>', board, re.S)
@@ -85,11 +108,11 @@ def test_the_board_feeds_the_newest_turns(ledger: Ledger) -> None:
     lines = [text_of(li) for li in re.findall(r"<li.*?</li>", feed.group(1), re.S)]
     assert all(re.fullmatch(r"just now|\d+ s ago", line.split(" · ")[0]) for line in lines)
     assert [line.split(" · ", 1)[1] for line in lines] == [
-        f"<b>bo</b> · {HOSTILE_KEY} · REVIEW on answer 1 of 3 → REVIEW",
-        "ann · c · REVIEW on answer 1 of 3 → REVIEW",
-        "ann · b · REVIEW on answer 1 of 3 → REVIEW",
+        f"<b>bo</b> · {HOSTILE_KEY} · REVIEW (not-meh) on answer 1 of 3 → REVIEW",
+        "ann · c · REVIEW (not-meh) on answer 1 of 3 → REVIEW",
+        "ann · b · REVIEW (not-meh) on answer 1 of 3 → REVIEW",
         "ann · a · PASS on answer 2 of 3 → PASS",
-        "ann · a · FAIL on answer 1 of 3 → TODO",
+        "ann · a · FAIL (not-bad) → TODO, 1 of 3 failures used",
     ]
     assert 'href="/item?key=a#turn-2"' in feed.group(1)
     assert "&lt;b&gt;bo&lt;/b&gt;" in feed.group(1)  # a driver's name is text, never markup

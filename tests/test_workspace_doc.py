@@ -57,12 +57,15 @@ def test_the_workspace_table_becomes_the_quest_s_workspace(tmp_path: Path) -> No
 def test_the_defaults_are_the_quest_folder_its_head_and_reins_branches(tmp_path: Path) -> None:
     work = load_folder(folder(tmp_path, "[workspace]\n")).workspace
     assert work == Workspace(repo=str(tmp_path / "q"))
-    assert (work.base, work.branch, work.keep, work.retry) == (
+    assert (work.base, work.branch, work.keep, work.retry, work.sandbox) == (
         "HEAD",
         "reins/{key}",
         "failed",
         "continue",
+        "bwrap",  # sandboxed unless a quest or a run says none
     )
+    assert "conftest.py" in work.judge_globs and "*.pyc" in work.judge_globs
+    assert (work.max_files, work.max_bytes, work.hidden) == (1000, 1024 * 1024, None)
     assert load_folder(folder(tmp_path, "")).workspace is None
 
 
@@ -71,7 +74,13 @@ def test_the_defaults_are_the_quest_folder_its_head_and_reins_branches(tmp_path:
     [
         ('keep = "sometimes"', "keep: expected one of failed, all, none"),
         ('retry = "again"', "retry: expected one of continue, fresh"),
-        ('sandbox = "docker"', "sandbox: expected one of none, bwrap"),
+        ('sandbox = "docker"', "sandbox: expected one of bwrap, none"),
+        ('judge = "tests/**"', "judge must be an array"),
+        ('judge = ["tests/../x"]', ". and .. have no meaning"),
+        ('judge = [""]', "expected a path pattern"),
+        ("max_files = 0", "max_files: expected a whole number above 0"),
+        ('max_bytes = "1M"', "max_bytes must be"),
+        ("hidden = 1", "hidden must be a string"),
         ('branch = "{key}"', "needs a folder before {key}"),
         ('branch = "reins/fixed"', "expected {key} once"),
         ('branch = "reins/{key}..x"', "not a valid git branch name"),

@@ -16,7 +16,7 @@
     │   ├── BackendTimeout
     │   └── TransientError       retried inside the backend
     │       └── TransientTimeout (also a BackendTimeout)
-    ├── WorkspaceError           an item's git worktree failed            ERROR 1
+    ├── WorkspaceError           an item's git workspace failed           ERROR 1
     ├── JudgeError               the gate itself failed: never a verdict  JUDGE_ERROR 10
     │   └── GroundError          a ground could not be resolved
     └── TurnTableError           turn.md is malformed: raised at import   ERROR 1

@@ -95,7 +95,7 @@ class Quest:
             the gate judges them like any other. Off by default: remaining work then only
             grows by a person's reopen.
         workspace: the items are changes to a git repository: ``reins loop`` runs a coding
-            agent in a worktree per item and judges what it changed there (see
+            agent in a repository of its own per item and judges what it changed (see
             :class:`~reins.workspace.spec.Workspace`). None: a submission is text.
         figures: the quest's own figures for ``reins report`` (:mod:`reins.figures`): called
             with a read-only view of the ledger (each item, its payload and its latest judged

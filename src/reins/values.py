@@ -1,4 +1,4 @@
-"""The values every layer passes: JSON, a prompt, a completion, a fact, a worktree. Nothing of
+"""The values every layer passes: JSON, a prompt, a completion, a fact, a judge's tree. Nothing of
 reins imported.
 
 They sit at the bottom so that a backend, a store or a gate can name them without loading any
@@ -124,20 +124,24 @@ class Fact:
 
 
 @dataclass(frozen=True, slots=True)
-class Worktree:
-    """An item's workspace as a turn hands it to the gate: a git worktree on its own branch.
+class JudgeTree:
+    """The tree a coding item's gate judges in, as a turn hands it to the gate.
 
-    ``path`` is the worktree (absolute), ``branch`` its branch (``reins/<key>``), ``base`` the
-    commit id every item starts from, ``repo`` the repository's top folder and ``root`` the
-    folder of reins' own where the worktrees of the quest live (a pristine tree of the base,
-    for a check that compares with it, goes there too).
+    reins built it, not the agent: ``path`` (absolute) holds the ``base`` commit, the recorded
+    patch applied to it, the judge's own files taken from the base and the ``hidden`` tests
+    copied in. ``facts`` are what reins found in the patch as it built the tree (a judge's file
+    changed, a link out of the tree); each is a FAIL. ``branch`` is the item's branch, ``root``
+    the folder of reins' own for the quest (its base store, its other trees). ``runs`` holds
+    what checks of one judgment share (one pytest run read by several rules), never compared.
     """
 
     path: str
-    branch: str
     base: str
-    repo: str
+    branch: str
     root: str
+    hidden: str | None = None
+    facts: tuple[Fact, ...] = ()
+    runs: dict[tuple[str, ...], object] = field(default_factory=dict, compare=False)
 
 
 def readable_json(value: object) -> str:

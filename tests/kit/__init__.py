@@ -30,8 +30,9 @@ and ``tests.kit.checkfuncs:NAME`` names a function for the ``python`` check. The
 
 Every test runs in a clean environment (``clean_environment``, autouse): its working folder is
 its own empty ``tmp_path``; no ``REINS_*``, no API key of a backend, no ``PG*`` and no
-``CLAUDE_PROJECT_DIR`` from the shell that started pytest; ``PYTHONPATH`` is the repository, so
-a child process finds ``tests.kit`` (a test that starts one passes ``env`` only to add to or
+``CLAUDE_PROJECT_DIR`` from the shell that started pytest; ``PYTHONPATH`` is
+:data:`CHILD_PATH` (this tree's ``src`` and the repository), so a child process runs this
+tree's reins and finds ``tests.kit`` (a test that starts one passes ``env`` only to add to or
 narrow ``os.environ``). ``PATH``, ``HOME`` and ``CI`` are left alone: PostgreSQL, Chromium and
 the CI policy (fail, rather than skip, when a tool is missing) come from there.
 
@@ -45,6 +46,7 @@ test slow. ``make test`` runs every test; ``pytest -m "not slow"`` is the quick 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from tests.kit.cli import TINY_REF, Cli
@@ -63,8 +65,12 @@ from tests.kit.quests import (
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 """The repository's root folder."""
+CHILD_PATH = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
+"""A child process's ``PYTHONPATH``: this tree's ``reins`` (not the one an editable install of
+another checkout points at) and ``tests.kit``."""
 
 __all__ = [
+    "CHILD_PATH",
     "ESCALATING",
     "LENIENT",
     "PROPOSING",

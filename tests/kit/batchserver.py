@@ -18,6 +18,9 @@ else :meth:`FakeProvider.tick` does. Results are written out of the requests' or
 request is answered by ``answer(ask)``: a text, :class:`Fail` (an error for that request) or
 :class:`Expire` (the window ran out on it). :meth:`FakeProvider.fault` makes calls fail with an
 HTTP status (429, 500) a number of times; :attr:`FakeProvider.log` holds every request.
+:attr:`FakeProvider.mangle` rewrites the next results file served (repeats, broken lines, a
+cut); :attr:`FakeProvider.stall` holds back the answer to every batch made (the batch exists)
+until the test sets it, so that the test can kill the process waiting for it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import itertools
 import json
 import random
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -130,6 +134,8 @@ class FakeProvider:
         self.faults: list[dict[str, Any]] = []
         self.asked: list[Ask] = []
         self.invalid: str | None = None  # OpenAI: the next batch fails validation, saying this
+        self.mangle: Callable[[bytes], bytes] | None = None  # the next results file, rewritten
+        self.stall: threading.Event | None = None  # while unset, a made batch is not answered
         self.lock = threading.RLock()
         self.now = time.time()
         self._ids = itertools.count(1)
@@ -155,6 +161,17 @@ class FakeProvider:
             b = self.batches[batch_id]
             b.done_before_stop = answered
             self._finish(b, "expired")
+
+    def requested(self) -> list[str]:
+        """The custom id of every request the batches made hold, in the order they were made:
+        what a provider bills."""
+        with self.lock:
+            return [cid for b in self.batches.values() for cid, _ in b.requests]
+
+    def served(self, data: bytes) -> bytes:
+        """A results file as served: rewritten by :attr:`mangle` once, if set."""
+        mangle, self.mangle = self.mangle, None
+        return data if mangle is None else mangle(data)
 
     def calls(self, method: str, pattern: str) -> int:
         """How many requests matched ``method`` and the path regex."""
@@ -431,11 +448,18 @@ class _Handler(BaseHTTPRequestHandler):
                 status, body, ctype = self._route(method, url.path, parse_qs(url.query), raw)
         except HttpError as exc:
             status, body, ctype = exc.status, json.dumps(exc.body).encode(), "application/json"
-        self.send_response(status)
-        self.send_header("content-type", ctype)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        stall = fake.stall
+        if stall is not None and method == "POST" and re.fullmatch(r"/v1/(messages/)?batches",
+                                                                   url.path):  # fmt: skip
+            stall.wait(120)  # the batch is made; its maker may be killed before it hears so
+        try:
+            self.send_response(status)
+            self.send_header("content-type", ctype)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except OSError:  # the client was killed while it waited
+            self.close_connection = True
 
     def _auth(self, headers: dict[str, str], anthropic: bool) -> None:
         if anthropic:
@@ -485,7 +509,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _content(self, method: str, query: dict[str, list[str]], raw: bytes, fid: str) -> Any:
         if fid not in self.fake.files:
             raise _oa_error(404, f"No such File object: {fid}")
-        return self.fake.files[fid][1]
+        name, data, _ = self.fake.files[fid]
+        return self.fake.served(data) if name.startswith("batch_output") else data
 
     def _oa_batches(self, method: str, query: dict[str, list[str]], raw: bytes) -> Any:
         fake = self.fake
@@ -526,7 +551,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif tail == "/results":
             if b.status != "ended":
                 raise _an_error(400, "Batch results are not available until processing ends.")
-            return b"".join(json.dumps(x).encode() + b"\n" for x in b.results)
+            return self.fake.served(b"".join(json.dumps(x).encode() + b"\n" for x in b.results))
         elif self.fake.auto:
             self.fake._step(b)
         return self.fake.an_batch(b)
@@ -545,13 +570,19 @@ def _form(content_type: str, body: bytes) -> dict[str, tuple[str | None, bytes]]
     return out
 
 
+class _Quiet(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client killed mid-call
+            super().handle_error(request, client_address)
+
+
 class BatchServer:
     """A :class:`FakeProvider` served on 127.0.0.1 in a thread of the test process."""
 
     def __init__(self, fake: FakeProvider | None = None) -> None:
         self.fake = fake or FakeProvider()
         handler = type("Handler", (_Handler,), {"fake": self.fake})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd = _Quiet(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

@@ -38,7 +38,7 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 WAIT = 20_000  # ms: a deadline for the page to catch up, never a measure of speed
-DESKTOP: ViewportSize = {"width": 1200, "height": 900}
+DESKTOP: ViewportSize = {"width": 1280, "height": 800}  # the sizes reviewers were seen at
 PHONE: ViewportSize = {"width": 390, "height": 844}
 
 
@@ -106,10 +106,10 @@ def start_loop(script: str, ledger: Path) -> subprocess.Popen[str]:
 
 
 @contextmanager
-def served(ledger: Path, *extra: str) -> Iterator[str]:
+def served(ledger: Path, *extra: str, quest: str = "tests.kit:TINY") -> Iterator[str]:
     """``reins serve`` on a free port in its own process (its user: ``pat``); yields the URL
     it printed."""
-    argv = [sys.executable, "-m", "reins.cli", "--quest", "tests.kit:TINY"]
+    argv = [sys.executable, "-m", "reins.cli", "--quest", quest]
     proc = subprocess.Popen(
         [*argv, "--ledger", str(ledger), "serve", "--port", "0", *extra],
         cwd=ledger.parent,

@@ -18,8 +18,10 @@ from typing import Any
 from click.testing import CliRunner, Result
 
 from reins.cli import make_group
+from reins.values import JudgeTree
 
 PYTHON = sys.executable
+ROOT = Path(__file__).resolve().parent.parent.parent
 IDENTITY = {
     "GIT_AUTHOR_NAME": "you",
     "GIT_AUTHOR_EMAIL": "you@example.org",
@@ -76,6 +78,20 @@ def checkout_state(repo: Path) -> dict[str, Any]:
     }
 
 
+def object_files(repo: Path) -> dict[str, str]:
+    """Every file of the repository's git folder but its ``reins/`` refs and their logs, by
+    its digest: what no agent, and nothing of reins but a landing, may change. A landing only
+    adds (objects, the ``reins/`` branches), so a run leaves this a superset of before."""
+    dot_git = repo / ".git"
+    found = {}
+    for path in sorted(dot_git.rglob("*")):
+        name = str(path.relative_to(dot_git))
+        if not path.is_file() or "refs/heads/reins" in name or name.endswith(".lock"):
+            continue
+        found[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
 def agent(path: Path, body: str) -> Path:
     """An executable Python script at ``path``: a scripted stand-in for a coding agent."""
     path.write_text(f"#!{PYTHON}\n{body}", encoding="utf-8")
@@ -124,3 +140,93 @@ FILE_HOLDS_KEY = (
     '"{key}.txt", "{key}"], workspace = true | Write the word. |'
 )
 """A rule that passes when the worktree's ``<key>.txt`` holds the item's key."""
+
+
+class Judging:
+    """Judge's trees of a repository made as the loop makes them: an item's workspace, the
+    files an agent would write there (None deletes one), the change taken, a tree built from
+    its patch. Each tree is held until :meth:`close` (a test's teardown)."""
+
+    def __init__(self, repo: Path, root: Path, **workspace: Any) -> None:
+        from reins.workspace.judgetree import JudgeTrees
+        from reins.workspace.spec import Workspace
+        from reins.workspace.workspaces import Workspaces
+
+        self.spaces = Workspaces.open(Workspace(repo=str(repo), **workspace), root=str(root))
+        spec = self.spaces.workspace
+        self.judges = JudgeTrees(
+            self.spaces.places, self.spaces.base, judge=spec.judge_globs, hidden=spec.hidden
+        )
+        self._held: list[Any] = []
+
+    def tree(self, key: str, files: Mapping[str, str | bytes | None]) -> JudgeTree:
+        from reins.workspace.change import take
+
+        self.spaces.prepare(key, self.spaces.base)
+        work = Path(self.spaces.path_of(key))
+        for name, content in files.items():
+            target = work / name
+            if content is None:
+                target.unlink()
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                target.write_bytes(content)
+            else:
+                target.write_text(content, encoding="utf-8")
+        change = take(self.spaces, key, self.spaces.base, message="turn")
+        held = self.judges.tree(change.patch.decode() or None, branch=f"reins/{key}")
+        self._held.append(held)
+        return held.__enter__()
+
+    def close(self) -> None:
+        while self._held:
+            self._held.pop().__exit__(None, None, None)
+
+
+def passes_reproduce(quest_folder: Path, ledger: Path, repo: Path, scratch: Path) -> int:
+    """Replay every PASS of ``ledger`` from its recorded patch on a fresh clone of the base:
+    the patch applies with plain git and gives the very tree of the commit that landed on its
+    branch, and the quest's gate, judging in a tree built from that clone alone, passes it
+    again (invariant 17). Returns how many PASSes were replayed.
+    """
+    from reins import SQLiteStore, State
+    from reins.declare.questdoc import load_folder
+    from reins.store.walk import iter_items
+    from reins.turn.judge import judge
+    from reins.workspace.basestore import base_store
+    from reins.workspace.judgetree import JudgeTrees
+    from reins.workspace.places import Places
+    from reins.workspace.repository import Repository
+    from reins.workspace.submission import patch_of
+
+    quest = load_folder(quest_folder)
+    assert quest.workspace is not None
+    replayed = 0
+    scratch.mkdir(parents=True, exist_ok=True)
+    with SQLiteStore.open(ledger) as led:
+        passed = [led.snapshot(i.key) for i in iter_items(led) if i.state is State.PASS]
+    for n, (item, log) in enumerate(passed):
+        attempt = log[-1]
+        base, submission = attempt.notes.base, attempt.submission or ""
+        assert base is not None and attempt.notes.branch is not None
+        patch = patch_of(submission)
+        clone = scratch / f"clone-{n}"
+        git(scratch, "clone", "--quiet", "--no-local", "--no-checkout", str(repo), str(clone))
+        git(clone, "checkout", "--quiet", "--detach", base)
+        if patch:
+            subprocess.run(["git", "apply", "--binary", "-"], cwd=clone, input=patch.encode(),
+                           check=True)  # fmt: skip
+        git(clone, "add", "--all")
+        landed = git(repo, "rev-parse", f"refs/heads/{attempt.notes.branch}^{{tree}}")
+        assert git(clone, "write-tree") == landed, f"{item.key}: the patch is not the branch"
+        fresh = Places(str(scratch / f"reins-{n}"))
+        Path(fresh.own).mkdir(parents=True)
+        base_store(Repository.find(str(clone)), fresh, base)
+        spec = quest.workspace
+        judges = JudgeTrees(fresh, base, judge=spec.judge_globs, hidden=spec.hidden)
+        with judges.tree(patch, branch=attempt.notes.branch) as tree:
+            verdict, _ = judge(quest, item, submission, workspace=tree, limit=1 << 24)
+        assert getattr(verdict, "outcome", None) == "PASS", f"{item.key}: {verdict}"
+        replayed += 1
+    return replayed

@@ -13,7 +13,7 @@ import mcp
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from tests.kit import ROOT, TINY_REF
+from tests.kit import CHILD_PATH, TINY_REF
 
 
 def server(folder: Path, *args: str, quest: str = TINY_REF) -> StdioServerParameters:
@@ -22,7 +22,7 @@ def server(folder: Path, *args: str, quest: str = TINY_REF) -> StdioServerParame
         command=sys.executable,
         args=["-m", "reins.cli", "--quest", quest, "mcp", *args],
         cwd=str(folder),
-        env={"PYTHONPATH": str(ROOT)},
+        env={"PYTHONPATH": CHILD_PATH},
     )
 
 

@@ -59,6 +59,16 @@ TINY = Quest(
     coaching={"not-bad": "Never answer 'bad'."},
 )
 
+
+def wordy_render(item: Item) -> str:
+    """The tiny quest's text, and the item's own words under it (as long as its payload)."""
+    words = item.payload.get("text", "") if isinstance(item.payload, dict) else ""
+    return f"{tiny_render(item)}\n{words}".rstrip("\n")
+
+
+# The tiny quest, showing each item's own words too: an item text as long as its input.
+WORDY = dataclasses.replace(TINY, render=wordy_render)
+
 # The tiny quest, with agents allowed to propose items (the MCP server's propose_item).
 PROPOSING = dataclasses.replace(TINY, allow_proposals=True)
 

@@ -14,6 +14,7 @@ from reins.store.protocol import Store
 from reins.testing.harness import StoreHarness
 from reins.turn import submit
 from reins.web.app import create_app
+from reins.web.desk import UNDO_WINDOW
 from reins.web.security import Guard
 from tests.kit.quests import TINY
 
@@ -62,6 +63,7 @@ def client(
     guard: Guard | None = None,
     read_only: bool = False,
     base_url: str = LOCAL,
+    undo_window: float = UNDO_WINDOW,
 ) -> TestClient:
     """A client on the dashboard over ``store``; actions are by ``web-user`` unless a form
     names someone."""
@@ -71,6 +73,7 @@ def client(
         guard or Guard.for_host("127.0.0.1"),
         read_only=read_only,
         by="web-user",
+        undo_window=undo_window,
     )
     return TestClient(app, base_url=base_url, follow_redirects=False)
 

@@ -10,6 +10,7 @@ never an exception out of :meth:`AgentSession.call`.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -158,7 +159,7 @@ class AgentSession:
         raw: str = args["submission"]
         if not raw.strip():
             raise ConfigError("the submission is empty: nothing was recorded")
-        recorded, _ = submit(
+        recorded, exported = submit(
             self.store,
             self.quest,
             key,
@@ -168,6 +169,9 @@ class AgentSession:
             results=self.options.results,
             token=self.tokens.get(key),
         )
+        refusal = exported.refusal()
+        if refusal is not None:  # for the person who runs the server, not in the agent's reply
+            print(f"reins mcp: {refusal}", file=sys.stderr)
         item, attempt = recorded.item, recorded.attempt
         if item.state.terminal:
             self.tokens.pop(key, None)

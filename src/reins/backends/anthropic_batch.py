@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 from reins.backends._http import dig
 from reins.backends._transfer import Transfer
-from reins.backends.batch import BatchLine, BatchResult, Outcome, RemoteBatch, priced
+from reins.backends.batch import (
+    BatchLine,
+    BatchResult,
+    Outcome,
+    RemoteBatch,
+    Results,
+    priced,
+    read_results,
+)
 from reins.errors import BackendError
 
 if TYPE_CHECKING:
@@ -89,18 +97,10 @@ class AnthropicBatches:
     async def cancel(self, batch_id: str) -> RemoteBatch:
         return self._remote(await self.http.json("POST", f"{self.url}/{batch_id}/cancel"))
 
-    async def results(self, remote: RemoteBatch) -> list[BatchResult]:
+    async def results(self, remote: RemoteBatch) -> Results:
         # The documented place, not the answer's results_url: the key goes nowhere else.
         data = await self.http.download(f"{self.url}/{remote.id}/results")
-        out = []
-        for raw in data.splitlines():
-            try:
-                line = json.loads(raw) if raw.strip() else None
-            except ValueError:
-                continue
-            if line is not None:
-                out.append(self._result(line))
-        return out
+        return read_results(data, "results", self._result)
 
     # -- reading the API's answers -------------------------------------------------------
 
@@ -123,9 +123,8 @@ class AnthropicBatches:
             total=sum(counts.values()) if counts else None,
         )
 
-    def _result(self, line: Any) -> BatchResult:
-        cid = dig(line, "custom_id")
-        custom_id = cid if isinstance(cid, str) else ""
+    def _result(self, line: dict[str, Any]) -> BatchResult:
+        custom_id = line["custom_id"]
         kind = dig(line, "result", "type")
         outcome = OUTCOMES.get(kind) if isinstance(kind, str) else None
         if outcome is Outcome.SUCCEEDED:

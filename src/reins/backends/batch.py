@@ -15,11 +15,12 @@ what the same tokens cost at list price.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from reins.backends.prices import BATCH_PRICE as BATCH_PRICE  # re-exported: its home for callers
 from reins.values import Completion, Prompt
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
     from reins.backends.prices import Price
 
 CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}\Z")  # Anthropic's rule; OpenAI's is looser
+# A custom id as far as a line that cannot be read shows it (only whole ids: the quotes close).
+_NAMED = re.compile(rb'"custom_id"\s*:\s*"([a-zA-Z0-9_-]{1,64})"')
+EXCERPT = 120  # characters of an unreadable line a message quotes
 
 
 def priced(reply: Reply, price: Price | None, latency: float | None) -> Completion:
@@ -122,6 +126,76 @@ class BatchResult:
     error: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class BadLine:
+    """A line of a results file that holds no result: ``cut`` off (its JSON ends before its
+    value does: the file was truncated there) or malformed (not JSON, or not a result with a
+    custom id). ``file`` names the file (``results`` at Anthropic, a file id at OpenAI),
+    ``line`` counts from 1, ``custom_id`` is the one it names when that much can be read."""
+
+    file: str
+    line: int
+    cut: bool
+    custom_id: str | None
+    excerpt: str
+
+
+@dataclass(frozen=True, slots=True)
+class Results:
+    """What an ended batch's results files hold: every result in the provider's order (not the
+    requests'), and every line that holds none."""
+
+    results: list[BatchResult]
+    bad: list[BadLine] = field(default_factory=list)
+
+
+def read_results(
+    data: bytes, file: str, result: Callable[[dict[str, Any]], BatchResult]
+) -> Results:
+    """The results of the JSONL ``data`` (the file named ``file``), each line that is a JSON
+    object with a string ``custom_id`` read by ``result``; blank lines are nothing."""
+    out: list[BatchResult] = []
+    bad: list[BadLine] = []
+    for n, raw in enumerate(data.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            line = None
+        if isinstance(line, dict) and isinstance(line.get("custom_id"), str):
+            out.append(result(line))
+            continue
+        named = _NAMED.search(raw)
+        text = raw[: EXCERPT * 4].decode("utf-8", "replace")[:EXCERPT]
+        cut = line is None and _cut(raw.decode("utf-8", "replace"))
+        bad.append(BadLine(file, n, cut, named.group(1).decode() if named else None, text))
+    return Results(out, bad)
+
+
+def _cut(text: str) -> bool:
+    """Whether ``text`` is JSON that stops before its value ends: inside a string, or with an
+    object or array still open (a line truncated), as opposed to text that is no JSON."""
+    depth, in_string, escaped = 0, False, False
+    for ch in text.strip():
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth <= 0:
+                return False  # the value closed: whatever is wrong, it is not a cut
+    return in_string or depth > 0
+
+
 class BatchAPI(Protocol):
     """The batch API of one backend (one provider, one model).
 
@@ -165,8 +239,8 @@ class BatchAPI(Protocol):
 
     async def cancel(self, batch_id: str) -> RemoteBatch: ...
 
-    async def results(self, remote: RemoteBatch) -> list[BatchResult]:
-        """Every result of an ended batch, in the provider's order (not the requests')."""
+    async def results(self, remote: RemoteBatch) -> Results:
+        """Every result of an ended batch, and the lines of its files that hold none."""
         ...
 
 

@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 from reins.backends._http import dig
 from reins.backends._transfer import Transfer
-from reins.backends.batch import BatchLine, BatchResult, Outcome, RemoteBatch, priced
+from reins.backends.batch import (
+    BatchLine,
+    BatchResult,
+    Outcome,
+    RemoteBatch,
+    Results,
+    priced,
+    read_results,
+)
 from reins.errors import BackendError
 
 if TYPE_CHECKING:
@@ -104,12 +112,14 @@ class OpenAIBatches:
     async def cancel(self, batch_id: str) -> RemoteBatch:
         return self._remote(await self.http.json("POST", f"{self.base}/batches/{batch_id}/cancel"))
 
-    async def results(self, remote: RemoteBatch) -> list[BatchResult]:
-        out: list[BatchResult] = []
+    async def results(self, remote: RemoteBatch) -> Results:
+        out = Results([])
         for file_id in (remote.output_file_id, remote.error_file_id):
             if file_id:
                 data = await self.http.download(f"{self.base}/files/{file_id}/content")
-                out += [self._result(line) for line in _lines(data)]
+                found = read_results(data, file_id, self._result)
+                out.results.extend(found.results)
+                out.bad.extend(found.bad)
         return out
 
     # -- reading the API's answers -------------------------------------------------------
@@ -158,9 +168,8 @@ class OpenAIBatches:
             error_file_id=_text(dig(data, "error_file_id")),
         )
 
-    def _result(self, line: Any) -> BatchResult:
-        cid = dig(line, "custom_id")
-        custom_id = cid if isinstance(cid, str) else ""
+    def _result(self, line: dict[str, Any]) -> BatchResult:
+        custom_id = line["custom_id"]
         status = dig(line, "response", "status_code")
         if isinstance(status, int) and 200 <= status < 300:
             try:
@@ -185,18 +194,6 @@ class OpenAIBatches:
 
 def _dumps(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-def _lines(data: bytes) -> list[Any]:
-    """The JSON lines of a results file; a line that is not JSON is skipped."""
-    out = []
-    for raw in data.splitlines():
-        if raw.strip():
-            try:
-                out.append(json.loads(raw))
-            except ValueError:
-                continue
-    return out
 
 
 def _text(value: Any) -> str | None:

@@ -43,6 +43,7 @@ STANDARD: dict[str, str] = {
     "equals": "reins.checks.equals:EQUALS",
     "json_path": "reins.checks.jsonpath:JSON_PATH",
     "command": "reins.checks.command:COMMAND",
+    "pytest": "reins.checks.pytestrun:PYTEST",
     "ai": "reins.checks.ai:AI",
     "python": "reins.checks.python:PYTHON",
 }

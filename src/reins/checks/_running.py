@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from reins.errors import JudgeError
+from reins.workspace.processes import die_with_parent
 
 _EXCEPTION = re.compile(r"\b\w*(?:Error|Exception)\b:")
 
@@ -55,6 +56,7 @@ def execute(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,  # one process group: a timeout kills its children too
+            preexec_fn=die_with_parent,
         )
     except OSError as exc:
         raise JudgeError(check, f"cannot start {argv[0]}: {exc.strerror or exc}") from None

@@ -6,16 +6,17 @@ JSON as JSON), runs ``run`` there as an argument vector (no shell), and deletes 
 folder, ``{python}`` the judge's own Python and ``{key}`` the item's key; a program named with
 a ``/`` is relative to the quest folder, any other is looked up on ``PATH``.
 
-With ``workspace = true`` the program runs in the item's workspace instead: the git worktree a
-coding agent changed (``{dir}`` is the worktree; there is no submission file). Its HOME and
-TMPDIR are a temporary folder, and Python writes no bytecode and pytest no cache there, so
-judging leaves the worktree as the agent did.
+With ``workspace = true`` the program runs in the judge's tree of a coding item instead: the
+base with the recorded patch applied and the judge's own files from the base, a tree reins
+built (``{dir}`` is that tree; there is no submission file). Its HOME and TMPDIR are a
+temporary folder, and Python writes no bytecode and pytest no cache there.
 
 - The environment is clean: ``PATH``, ``LANG=C.UTF-8``, and ``HOME``/``TMPDIR`` set to the
   folder; no other variable of the judge (so no secret) reaches the program.
 - No network, as far as the host allows: on Linux the program runs in a new network namespace
-  (``unshare -n`` as root, else an unprivileged user namespace ``unshare -c -n``). Where neither
-  works (no ``unshare``, user namespaces disabled, not Linux) it runs with the host's network;
+  (``unshare -n`` as root, else an unprivileged user namespace ``unshare -c -n``), and a
+  process namespace of its own, so nothing it starts outlives it. Where neither works (no
+  ``unshare``, user namespaces disabled, not Linux) it runs with the host's network;
   ``require_isolation = true`` makes that the judge's failure instead.
 - Output is captured and capped (the last ``output_chars`` characters of each stream are kept).
 - An exit code outside ``pass_codes`` is a fact with the tail of the output; so is running past
@@ -30,10 +31,14 @@ judge's failure (:class:`~reins.errors.JudgeError`, no try used), never the gene
   for pytest also 3, an internal error, and 4, a usage error such as a missing test file);
 - ``X -m MODULE`` that says ``No module named MODULE`` (the interpreter lacks the tool);
 - in a workspace, an exit code of ``base_codes`` (for pytest 2, a collection error, and 5, no
-  tests collected) that the same command also exits with at the base revision, in a clean
-  worktree of it: the environment's fault (a missing plugin, a broken conftest), not the
-  change's. The answer is kept per base and command for the process. When the base exits
+  tests collected) that the same command also exits with at the base revision, in a judge's
+  tree of the base alone: the environment's fault (a missing plugin, a broken conftest), not
+  the change's. The answer is kept per base and command for the process. When the base exits
   otherwise, the change broke collection: a FAIL.
+
+An exit code is all this check reads. For tests, prefer the ``pytest`` check, which reads
+pytest's own report: an exit status 0 with no test run, or printed text that looks like a
+pass, is no pass there.
 
 Not a sandbox: the program can read what the judge's user can read. Run untrusted code in a
 container or a VM.
@@ -46,6 +51,7 @@ import itertools
 import json
 import os
 import re
+import secrets
 import shutil
 import subprocess
 import sys
@@ -60,7 +66,8 @@ from reins.checks._running import Ran, execute
 from reins.checks.spec import CWD, BuiltCheck, CheckSpec, QuestFolder
 from reins.errors import JudgeError, ParamValueError
 from reins.gate.rule import Context
-from reins.values import Fact, Worktree
+from reins.values import Fact, JudgeTree
+from reins.workspace import processes
 
 NAME = "command"
 BROKEN = (126, 127)
@@ -73,9 +80,11 @@ def isolation() -> tuple[str, ...] | None:
     unshare = shutil.which("unshare")
     if unshare is None or not sys.platform.startswith("linux"):
         return None
-    candidates: list[tuple[str, ...]] = [(unshare, "-c", "-n"), (unshare, "-r", "-n")]
+    alone = ("--pid", "--fork", "--kill-child", "--mount-proc")  # nothing it starts outlives it
+    users: list[tuple[str, ...]] = [(unshare, "-c", "-n"), (unshare, "-r", "-n")]
     if os.geteuid() == 0:
-        candidates.insert(0, (unshare, "-n"))
+        users.insert(0, (unshare, "-n"))
+    candidates = [*((*c, *alone) for c in users), *users]
     for prefix in candidates:
         try:
             probe = subprocess.run(
@@ -105,7 +114,7 @@ class CommandParams:
     require_isolation: bool = False
     """refuse to run where the network cannot be cut"""
     workspace: bool = False
-    """run in the item's workspace (the worktree an agent changed), not on a file"""
+    """run in the judge's tree of a coding item (the base and the recorded patch), not on a file"""
     broken_codes: tuple[int, ...] | None = None
     """exit codes that mean the tool broke: a judge error (default 126, 127; pytest adds 3, 4)"""
     base_codes: tuple[int, ...] | None = None
@@ -133,7 +142,7 @@ def _build(params: CommandParams) -> BuiltCheck:
             NAME,
             "run",
             "{file} has no meaning with workspace = true: the program runs on "
-            "the worktree ({dir}), not on a file",
+            "the judge's tree ({dir}), not on a file",
         )
     pytest = _pytest.is_pytest(argv)
     broken = params.broken_codes
@@ -193,7 +202,7 @@ class Run:
                     "this rule runs in the item's workspace, and this turn has none: only "
                     "`reins loop` with a coding agent works in one",
                 )
-            ran = self._in(tree.path, ctx.key)
+            ran = self._in(tree.path, ctx.key, tree.root)
         else:
             with tempfile.TemporaryDirectory(prefix="reins-command-") as folder:
                 target = os.path.join(folder, self.file)
@@ -206,20 +215,21 @@ class Run:
         words = [a.replace("{key}", key).replace("{python}", "python") for a in self.argv]
         return excerpt(" ".join(words), 160)
 
-    def _in(self, folder: str, key: str) -> Ran:
+    def _in(self, folder: str, key: str, root: str) -> Ran:
         with tempfile.TemporaryDirectory(prefix="reins-command-") as home:
-            return self._run(folder, home, "", key)
+            return self._run(folder, home, "", key, root)
 
-    def _run(self, folder: str, home: str, target: str, key: str) -> Ran:
+    def _run(self, folder: str, home: str, target: str, key: str, root: str = "") -> Ran:
         env = {
             "PATH": os.environ.get("PATH", os.defpath),
             "HOME": home,
             "TMPDIR": home,
             "LANG": "C.UTF-8",  # UTF-8 everywhere, the same on every host
         }
-        if self.workspace:  # judging leaves the worktree as the agent left it
+        if self.workspace:  # a judge's tree is reused: nothing of one run may serve the next
             env["PYTHONDONTWRITEBYTECODE"] = "1"
             env["PYTEST_ADDOPTS"] = "-p no:cacheprovider"
+            env[processes.MARKER] = processes.marker(folder, secrets.token_hex(6))
         argv = self._argv(folder, target, key)
         return execute(argv, cwd=folder, env=env, timeout=self.timeout, keep=self.keep, check=NAME)
 
@@ -266,7 +276,7 @@ class Run:
         if module and re.search(rf"No module named '?{re.escape(module)}'?\s*$", ran.err, re.M):
             raise JudgeError(NAME, f"{shown}: the interpreter has no module {module!r}: install it")
 
-    def _compare_with_base(self, ran: Ran, tree: Worktree, key: str, shown: str) -> None:
+    def _compare_with_base(self, ran: Ran, tree: JudgeTree, key: str, shown: str) -> None:
         """Raise the judge's error when the command exits the same way at the base."""
         code = _base_code(self, tree, key)
         if code == ran.code:
@@ -309,25 +319,25 @@ class Run:
         return [*prefix, found, *argv[1:]]
 
 
-_BASE_CODES: dict[tuple[str, str, tuple[str, ...], str], int] = {}
+_BASE_CODES: dict[tuple[str, str, tuple[str, ...], str, str], int] = {}
 _BASE_LOCK = threading.Lock()
 
 
-def _base_code(run: Run, tree: Worktree, item: str) -> int:
+def _base_code(run: Run, tree: JudgeTree, item: str) -> int:
     """The exit code of ``run``'s command at the base revision, run once per base and command
     (and item, when the command names it)."""
     named = any("{key}" in a for a in run.argv)
-    key = (tree.repo, tree.base, run.argv, item if named else "")
+    key = (tree.root, tree.base, run.argv, item if named else "", tree.hidden or "")
     with _BASE_LOCK:
         if key not in _BASE_CODES:
             from reins.errors import WorkspaceError
-            from reins.workspace.pristine import pristine
+            from reins.workspace.judgetree import JudgeTrees
 
             try:
-                folder = pristine(tree)
+                with JudgeTrees.of(tree).base_tree() as folder:
+                    ran = run._in(folder, item, tree.root)
             except WorkspaceError as exc:
                 raise JudgeError(NAME, f"cannot make a clean tree of the base: {exc}") from None
-            ran = run._in(folder, item)
             _BASE_CODES[key] = -999 if ran.timed_out else ran.code
         return _BASE_CODES[key]
 

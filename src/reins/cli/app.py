@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from reins.cli.shapes import Shape
     from reins.errors import Exit
     from reins.quest import Quest
+    from reins.store.export import Exported
     from reins.store.owner import Owner
     from reins.store.protocol import Store
 
@@ -159,6 +160,14 @@ def say_adopted(store: Store) -> None:
             "quests on it are refused",
             err=True,
         )
+
+
+def say_refused(exported: Exported) -> None:
+    """Say on stderr which locks an export refused to write, and why (every command that
+    exports says it, with or without ``--json``: it is a message)."""
+    message = exported.refusal()
+    if message is not None:
+        click.echo(f"reins: {message}", err=True)
 
 
 def emit_json(value: Shape | Sequence[Shape]) -> None:

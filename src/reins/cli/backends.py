@@ -101,7 +101,7 @@ def backends(names: tuple[str, ...], agents: bool, as_json: bool) -> None:
     Choose one with a model spec, backend:model?key=value&…, for example
     ollama:qwen2.5:0.5b?temperature=0.7. Give NAMEs to show only those. With --agents, list
     the coding agents instead: on a quest with a [workspace], --model names one of them
-    (cmd:PROGRAM, say), which works in a git worktree per item.
+    (cmd:PROGRAM, say), which works in a git repository of its own per item.
     """
     rows: list[AgentRow | BackendRow] = [*(describe_agents() if agents else describe())]
     if names:

@@ -79,7 +79,7 @@ COMMANDS: dict[str, Entry] = {
     "review": Entry(
         "reins.cli.lane:review",
         "Decide",
-        "List the REVIEW items waiting for a person, with the facts that raised the doubt.",
+        "List the REVIEW items waiting for a person, with their text, submission and facts.",
     ),
     "resolve": Entry(
         "reins.cli.lane:resolve",

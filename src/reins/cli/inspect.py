@@ -45,13 +45,19 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
         _todo(ledger, stats, limit, allowed, as_json)
         return
     older = stats.older_gate(quest.gate_digest if quest is not None else None)
+    sandbox = ledger.meta(SANDBOX_META)
     if as_json:
         from reins.cli.shapes.figures import Status
 
-        emit_json(Status.of(ledger.location, stats, older, ledger.exported_count(), allowed))
+        exported = ledger.exported_count()
+        emit_json(Status.of(ledger.location, stats, older, exported, allowed, sandbox))
         return
     for line in _status_lines(ledger.location, stats, older, allowed):
         click.echo(line)
+    if sandbox == "none":
+        click.echo("agents       ran UNCONFINED in the last loop (--sandbox none)")
+    elif sandbox is not None:
+        click.echo(f"agents       sandboxed ({sandbox}) in the last loop")
     if not stats.leased:  # a batch in flight leases its items; nothing leased, nothing to load
         return
     try:
@@ -63,6 +69,9 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
         click.echo(
             f"batch jobs   {len(jobs)} open, {flying} item(s) in flight: `reins batch status`"
         )
+
+
+SANDBOX_META = "workspace.sandbox"  # as reins.loop.workshop writes it (cli loads no loop here)
 
 
 def _todo(ledger: Store, stats: Stats, limit: int, allowed: int | None, as_json: bool) -> None:
@@ -177,18 +186,21 @@ def export(env: Env, out: str | None, as_json: bool) -> None:
 
     A lock is the record of a locked item; a withdrawal is a record with state TODO (its round,
     the person's action and note) that says the key's earlier record no longer stands. The
-    last record of a key is the one to believe.
+    last record of a key is the one to believe. A lock no attempt produced (the ledger written
+    by hand) is refused: never written, named on stderr, and listed by `reins ledger check`.
     """
+    from reins.cli.app import say_refused
     from reins.store.export import export as export_items
 
     target = out or str(env.results_path)
-    n = export_items(env.ledger(), target)
+    done = export_items(env.ledger(), target)
+    say_refused(done)
     if as_json:
         from reins.cli.shapes.work import Exported
 
-        emit_json(Exported(n, target))
+        emit_json(Exported.of(done, target))
     else:
-        click.echo(f"exported {n} new record(s) to {target}")
+        click.echo(f"exported {done.count} new record(s) to {target}")
 
 
 @click.command()

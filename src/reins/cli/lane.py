@@ -11,13 +11,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from reins.cli.app import Env, emit_json, pass_env
+from reins.cli.app import Env, emit_json, pass_env, say_refused
 from reins.cli.config import default_driver
+from reins.cli.shapes import Refused
 from reins.cli.shapes.items import Acted, Change, ItemRow, Page, Rejudged, ReviewRow
 from reins.cli.work import json_option
 
 if TYPE_CHECKING:
     from reins.quest import Quest
+    from reins.store.export import Exported
     from reins.store.model import Item
     from reins.store.protocol import Store
     from reins.turn.record import Recorded
@@ -32,6 +34,12 @@ by_option = click.option(
     help="The person acting; recorded on the attempt and in the export.",
 )
 rule_option = click.option("--rule", "-r", help="Only items whose last root cause is RULE.")
+search_option = click.option(
+    "--search",
+    metavar="WORDS",
+    help="Only items one of whose texts (key and payload, or a turn's submission and facts) "
+    "holds every word, each as the start of a word, in any case.",
+)
 
 
 @click.command()
@@ -42,6 +50,7 @@ rule_option = click.option("--rule", "-r", help="Only items whose last root caus
     help=f"Only items in this state, in any case: {', '.join(STATES)}.",
 )
 @rule_option
+@search_option
 @click.option("--after", metavar="CURSOR", help="Cursor from the previous page.")
 @click.option(
     "--limit",
@@ -56,6 +65,7 @@ def items(
     env: Env,
     state: str | None,
     rule: str | None,
+    search: str | None,
     after: str | None,
     limit: str,
     as_json: bool,
@@ -67,7 +77,8 @@ def items(
     from reins.gate.wording import failures_of, state_short
     from reins.store.query import PageQuery
 
-    wanted = PageQuery.parse({"state": state, "rule": rule, "after": after, "limit": limit})
+    given = {"state": state, "rule": rule, "search": search, "after": after, "limit": limit}
+    wanted = PageQuery.parse(given)
     page = env.ledger().page(wanted)
     allowed = _allowed(env)
     if as_json:
@@ -84,40 +95,60 @@ def items(
 
 @click.command()
 @rule_option
+@search_option
 @click.option(
     "--limit", metavar="N", default="50", show_default=True, help="Most items listed (1 to 10000)."
 )
+@click.option("--after", metavar="CURSOR", help="Cursor from the previous page.")
+@click.option("--full", is_flag=True, help="Print whole texts and submissions, not excerpts.")
 @json_option
 @pass_env
-def review(env: Env, rule: str | None, limit: str, as_json: bool) -> None:
-    """List the REVIEW items waiting for a person, with the facts that raised the doubt.
+def review(
+    env: Env,
+    rule: str | None,
+    search: str | None,
+    limit: str,
+    after: str | None,
+    full: bool,
+    as_json: bool,
+) -> None:
+    """List the REVIEW items waiting for a person, with their text, submission and facts.
+
+    For each: the item's text (as the quest renders it), the submission and the facts that
+    raised the doubt, each cut short unless --full; who claimed it on the dashboard.
 
     Settle each with `reins resolve KEY --accept|--reject --note TEXT`.
     """
+    import time
+
     from reins.store.model import State
     from reins.store.query import PageQuery
+    from reins.turn.review import review_text, source
 
-    waiting = PageQuery.parse({"rule": rule, "limit": limit}, base=PageQuery(state=State.REVIEW))
+    given = {"rule": rule, "search": search, "limit": limit, "after": after}
+    waiting = PageQuery.parse(given, base=PageQuery(state=State.REVIEW))
     store = env.ledger()
+    quest = env.quest_if_given()
     page = store.page(waiting)
     found = []
     for listed in page.items:
         item, log = store.snapshot(listed.key)
-        last = log[-1] if log else None
-        found.append((item, last))
+        found.append((item, log[-1] if log else None))
     if as_json:
-        rows = tuple(ReviewRow.of_last(i, last, _allowed(env)) for i, last in found)
+        allowed = _allowed(env)
+        rows = tuple(ReviewRow.of_last(i, last, source(quest, i), allowed) for i, last in found)
         emit_json(Page(rows, page.next))
         return
     if not found:
         click.echo("nothing to review", err=True)
         return
-    for item, last in found:
-        click.echo(f"[?] {item.key}  root cause {item.root_cause or '-'}")
-        for f in [] if last is None else last.facts:
-            click.echo(f"      - {f.rule}: {f.where}  expected {f.expected!r}, actual {f.actual!r}")
+    now = time.time()
+    click.echo(
+        "\n".join(review_text(quest, item, last, now=now, full=full) for item, last in found),
+        nl=False,
+    )
     if page.next is not None:
-        click.echo(f"… more: reins items --state REVIEW --after {page.next}")
+        click.echo(f"… more: reins review --after {page.next}", err=True)
 
 
 @click.command()
@@ -218,11 +249,12 @@ def rejudge(
     locked = list(iter_items(store, PageQuery.parse({"state": state, "rule": rule})))
     changes, done = _rejudge(store, env.quest, locked, apply_, by=by, note=note)
     published = _publish(env, done)
+    if published.count and not as_json:
+        click.echo(f"exported {published.count} record(s) to {env.results_path}", err=True)
+    say_refused(published)
     if as_json:
-        emit_json(Rejudged(tuple(changes), len(done), published))
+        emit_json(Rejudged(tuple(changes), len(done), published.count, Refused.all_of(published)))
         return
-    if published:
-        click.echo(f"exported {published} record(s) to {env.results_path}", err=True)
     if not changes:
         click.echo("no verdict would change under the current gate")
         return
@@ -262,20 +294,21 @@ def _rejudge(
     return changes, done
 
 
-def _publish(env: Env, done: list[Recorded]) -> int:
+def _publish(env: Env, done: list[Recorded]) -> Exported:
     """Export what the actions moved: a locked item is a new record superseding its last one,
     an exported lock moved back to TODO is withdrawn by a TODO record."""
-    if not env.settings.auto_export or not done:
-        return 0
-    from reins.store.export import export
+    from reins.store.export import Exported, export
 
+    if not env.settings.auto_export or not done:
+        return Exported()
     return export(env.ledger(), env.results_path)
 
 
 def _report(env: Env, done: list[Recorded], as_json: bool) -> None:
     published = _publish(env, done)
-    if published and not as_json:
-        click.echo(f"exported {published} record(s) to {env.results_path}", err=True)
+    if published.count and not as_json:
+        click.echo(f"exported {published.count} record(s) to {env.results_path}", err=True)
+    say_refused(published)
     if as_json:
         emit_json([Acted.of_recorded(r, _allowed(env)) for r in done])
         return

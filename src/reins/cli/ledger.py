@@ -24,9 +24,12 @@ def ledger() -> None:
 def check(env: Env, as_json: bool) -> None:
     """Verify the ledger's invariants by scanning it (exits 9 if any is violated).
 
-    Turn counts match the logs, states and tries match the last attempts, nothing follows a
-    lock, tries never go down, the kept counters match the items. Says which quest the ledger
-    belongs to; under another quest it is refused, as by every command.
+    Every lock was produced by the item's last attempt (a judged one by turn.md's record
+    table, or a person's action), every log holds turns 1 to n, every attempt follows from the
+    turn before by turn.md's tables, nothing but a person's action follows a lock, the kept
+    counters match the items; each item that breaks one is named in plain words. A lock
+    written into the ledger by hand is found so, and no export writes it. Says which quest the
+    ledger belongs to; under another quest it is refused, as by every command.
     """
     store = env.ledger()
     problems = store.check()

@@ -170,8 +170,9 @@ def resolve_generator(spec: str, quest: Quest) -> Backend | Agent:
 )
 @click.option(
     "--sandbox",
-    type=click.Choice(("none", "bwrap")),
-    help="Coding agents: confine writes to the worktree with bubblewrap [default: the quest's].",
+    type=click.Choice(("bwrap", "none")),
+    help="Coding agents: bwrap confines them to their workspace (the default); none runs them "
+    "unconfined [default: the quest's, bwrap].",
 )
 @click.option("--no-export", is_flag=True, help="Do not append locked items to the results file.")
 @click.option(
@@ -221,11 +222,11 @@ def loop(env: Env, /, as_json: bool, **flags: Any) -> None:
     same command again to record its results, or `reins batch cancel`.
 
     On a quest with a [workspace], --model names a coding agent (cmd:PROGRAM ARGS…, and the
-    agents `reins backends` lists) that works with its tools on in a git worktree per item, on
-    the item's own branch; what it changed is the submission and the gate runs in the
-    worktree. --agent-idle and --agent-timeout kill a hung agent with its whole process tree,
-    --max-tokens/--max-cost (per run) and --max-item-tokens/--max-item-cost (per item) kill
-    one at a cap; each kill is a generation error (no try used).
+    agents `reins backends` lists) that works in a git repository of its own per item, under
+    bubblewrap unless --sandbox none; the gate judges its change in a tree reins builds, and a
+    locked item lands on its branch (reins/KEY). --agent-idle, --agent-timeout and the caps
+    (--max-tokens, --max-cost, --max-item-*) kill an agent with its process tree: each kill is
+    a generation error (no try used).
 
     Exits 0 when every item is locked or a --max-* cap is reached, 3 with --no-wait when the
     items left are all leased to other drivers, 7 when the breaker trips, 10 when the judge
@@ -282,7 +283,7 @@ def _reporter(as_json: bool) -> Reporter:
 
     err = sys.stderr
     if as_json:
-        return JsonReporter(sys.stdout)
+        return JsonReporter(sys.stdout, err)
     if err.isatty():
         return TtyReporter(err, err)
     return LineReporter(err, err)

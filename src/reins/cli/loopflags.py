@@ -77,7 +77,7 @@ class LoopFlags:
         if quest.workspace is not None:
             raise click.UsageError(
                 "--batch sends text prompts to a provider's batch API; a quest with a "
-                "[workspace] is worked by a coding agent in a worktree per item (drop --batch)"
+                "[workspace] is worked by a coding agent in a workspace per item (drop --batch)"
             )
         if self.strong is not None:
             raise click.UsageError(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import click
 
-from reins.cli.app import Env, emit_json, pass_env
+from reins.cli.app import Env, emit_json, pass_env, say_refused
 from reins.cli.loop import RETRY_CHOICES
 from reins.cli.shapes.runs import ReplayTally, replayed
 from reins.cli.work import json_option
@@ -162,6 +162,7 @@ def _tell(summary: ReplaySummary, results: Path | None, as_json: bool) -> None:
 
     counts = {status.value: summary.lines[status] for status in Replayed}
     if as_json:
+        say_refused(summary.exported)
         emit_json(ReplayTally.of(summary, counts))
         return
     done = sum(summary.lines.values())
@@ -176,8 +177,9 @@ def _tell(summary: ReplaySummary, results: Path | None, as_json: bool) -> None:
         f"replayed {done} line(s): {', '.join(parts) or 'none'}"
         + (f" ({', '.join(judged)})" if judged else "")
     )
-    if summary.exported:
-        click.echo(f"exported {summary.exported} record(s) to {results}", err=True)
+    if summary.exported.count:
+        click.echo(f"exported {summary.exported.count} record(s) to {results}", err=True)
+    say_refused(summary.exported)
 
 
 def _check_first(env: Env, source: BinaryIO, fields: Fields) -> BinaryIO:

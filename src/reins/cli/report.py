@@ -141,7 +141,7 @@ def _html(store: Store, quest: Quest | None, path: str, as_json: bool) -> None:
     if as_json:
         emit_json(HtmlWritten(str(written)))
     else:
-        click.echo(f"wrote {written}")
+        click.echo(f"wrote {written}", err=True)  # a message: stdout stays for data
 
 
 def _figure_lines(b: Board, passes: tuple[int, ...]) -> Iterator[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from reins.cli.app import Env, emit_json, pass_env
+from reins.cli.app import Env, emit_json, pass_env, say_refused
 from reins.cli.lane import by_option
 from reins.cli.shapes.setup import Serving
 from reins.cli.work import json_option
@@ -83,7 +83,7 @@ def serve(
         from reins.store.export import export
 
         results = env.results_path
-        publish = lambda: export(store, results)  # noqa: E731
+        publish = lambda: say_refused(export(store, results))  # noqa: E731
     guard = Guard.for_host(host, token=want_token)
     app = create_app(store, quest, guard, read_only=read_only, by=by, publish=publish)
     try:

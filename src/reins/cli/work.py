@@ -11,7 +11,7 @@ from typing import BinaryIO
 
 import click
 
-from reins.cli.app import Env, emit_json, pass_env
+from reins.cli.app import Env, emit_json, pass_env, say_refused
 from reins.cli.config import default_driver
 from reins.errors import Exit
 
@@ -172,7 +172,7 @@ def _peek(env: Env, driver: str, as_json: bool) -> None:
     if as_json:
         from reins.cli.shapes.work import Peeked
 
-        emit_json(Peeked.of(item, prompt))
+        emit_json(Peeked.of(env.quest, item, prompt))
         return
     from reins.gate.wording import answer_of
 
@@ -293,8 +293,9 @@ def submit(
         emit_json(Submitted.of(quest, recorded, exported))
     else:
         click.echo(recorded.text, nl=False)
-        if exported:
-            click.echo(f"exported {exported} record(s) to {results}", err=True)
+        if exported.count:
+            click.echo(f"exported {exported.count} record(s) to {results}", err=True)
+    say_refused(exported)
     if attempt.kind is AttemptKind.JUDGE_ERROR:
         sys.exit(Exit.JUDGE_ERROR)
     if not item.state.terminal:

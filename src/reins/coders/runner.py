@@ -9,29 +9,28 @@
   killed. So is it when the budget ``guard`` says its spending is over a cap (checked at every
   usage event its stream reports), when its adapter reads it as stuck (:class:`Abort`), and
   when the run is stopped (``switch``). A kill ends the whole process tree
-  (:mod:`reins.coders.tree`) and is a generation error: no try used.
+  (:mod:`reins.workspace.processes`) and is a generation error: no try used.
 - An agent that has said its last word (:class:`Done`, Claude Code's result line) and does not
   exit within ``linger`` seconds is ended the same way, but that is no error: its work is
   judged (CLIs have hung after their result).
-- The agent dies with reins (``PR_SET_PDEATHSIG`` on Linux); what it left behind is ended at
-  the next run on its worktree.
+- The agent dies with reins (``PR_SET_PDEATHSIG`` on Linux, and the process namespace the
+  ``wrap`` starts it in, whose processes all die with it); what a crashed reins left behind
+  is ended when the next run of the quest starts
+  (:func:`reins.workspace.processes.end_leftovers`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import os
 import secrets
-import signal
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from reins.coders import tree
 from reins.coders.protocol import Abort, Agent, Done, Ending, Launch, Session, Spent
+from reins.workspace import processes as tree
 
 DEFAULT_IDLE = 600.0
 """Seconds without output before an agent is killed: more than its longest tool run (a test
@@ -130,7 +129,7 @@ class _Run:
         self.spent = Spent()
         self.killed: tuple[str, str] | None = None  # (kind, message)
         self.done: float | None = None  # when the agent said its last word (Done)
-        self.marker = f"{session.cwd}#{secrets.token_hex(6)}"
+        self.marker = tree.marker(session.cwd, secrets.token_hex(6))
         self.started = self.last = time.monotonic()
         self.stderr = bytearray()
         self.proc: asyncio.subprocess.Process | None = None
@@ -159,7 +158,7 @@ class _Run:
                 cwd=self.session.cwd,
                 env=env,
                 start_new_session=True,
-                preexec_fn=_die_with_parent,
+                preexec_fn=tree.die_with_parent,
             )
         except OSError as exc:
             error = f"{self.agent.name}: cannot start {argv[0]}: {exc.strerror or exc}"
@@ -349,10 +348,3 @@ async def _feed(stream: asyncio.StreamWriter | None, text: str | None) -> None:
     with contextlib.suppress(BrokenPipeError, ConnectionResetError):
         stream.close()
         await stream.wait_closed()
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child, before exec
-    """Linux: the agent gets SIGKILL when reins dies (a crash must not leave it working)."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG

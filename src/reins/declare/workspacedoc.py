@@ -1,8 +1,8 @@
 """quest.toml's ``[workspace]`` table → a :class:`~reins.workspace.spec.Workspace`.
 
 Each value is checked where it is written: a bad one is a DocumentError at its line. Folders
-(``repo``, ``worktrees``) are relative to the quest folder, and made absolute here, so the quest
-means the same repository from whatever folder a command runs.
+(``repo``, ``worktrees``, ``hidden``) are relative to the quest folder, and made absolute here,
+so the quest means the same repository from whatever folder a command runs.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from reins.workspace.spec import Workspace, WorkspaceValueError, check_field
 
 TABLE = "workspace"
 KEYS = tuple(f.name for f in fields(Workspace))
+KINDS: dict[str, type] = {"judge": list, "max_files": int, "max_bytes": int}
 
 
 class Doc(Protocol):
@@ -34,7 +35,7 @@ def read_workspace(doc: Doc, folder: Path) -> Workspace | None:
         return None
     values: dict[str, Any] = {}
     for key in KEYS:
-        value = doc.get(TABLE, key, str, None)
+        value = doc.get(TABLE, key, KINDS.get(key, str), None)
         if value is None:
             continue
         try:
@@ -42,7 +43,7 @@ def read_workspace(doc: Doc, folder: Path) -> Workspace | None:
         except WorkspaceValueError as exc:
             raise doc.error(TABLE, key, f"{key}: {exc.message}") from None
         values[key] = value
-    for key in ("repo", "worktrees"):
+    for key in ("repo", "worktrees", "hidden"):
         if key in values:
             values[key] = str((folder / values[key]).resolve())
     values.setdefault("repo", str(folder))

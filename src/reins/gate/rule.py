@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from reins.values import JSON, Fact, Worktree
+from reins.values import JSON, Fact, JudgeTree
 
 __all__ = ["CatalogEntry", "Check", "Context", "Fact", "Level", "Rule", "rule"]
 
@@ -23,9 +23,10 @@ class Level(StrEnum):
 class Context:
     """What a rule reads: the decoded submission, the item it answers, and its source text.
 
-    ``workspace`` is the item's worktree when the turn's generator was a coding agent working
-    in one (the loop on a quest with a workspace); None under every other driver. A check that
-    runs in it (``command`` with ``workspace = true``) judges the files there.
+    ``workspace`` is the judge's tree of a coding item (the base, the recorded patch, the
+    judge's own files): reins built it for this judgment, and a check that runs in it
+    (``pytest``, ``command`` with ``workspace = true``) judges the files there. None for a
+    text item.
     """
 
     key: str
@@ -34,7 +35,7 @@ class Context:
     source: str = ""
     raw: str = ""
     grounds: Mapping[str, Any] = field(default_factory=dict)
-    workspace: Worktree | None = None
+    workspace: JudgeTree | None = None
 
 
 Check = Callable[[Context], "Fact | Iterable[Fact] | None"]

@@ -7,7 +7,14 @@ from enum import StrEnum
 
 from reins.gate.bounds import FACTS_SHOWN, FEEDBACK_CAP, bounded_facts, clip_block, hidden_line
 from reins.gate.rule import Fact
-from reins.gate.wording import answer_of, answers_left, judged_answer, state_meaning
+from reins.gate.wording import (
+    FLIP,
+    SPENT,
+    answer_of,
+    answers_left,
+    judged_answer,
+    state_meaning,
+)
 from reins.values import readable_json
 
 
@@ -85,7 +92,10 @@ def render(
     lines = [f"{key} -> {verdict.outcome} on {answer_of(k or 1, max_tries)} ({after})"]
     if verdict.feedback:  # a graph gate's walkthrough names the root cause itself
         told = clip_block(verdict.feedback, FEEDBACK_CAP)  # split no more than is kept
-        lines.extend(f"  {line}" for line in told.rstrip("\n").split("\n"))
+        for line in told.rstrip("\n").split("\n"):
+            # What the next answer must clear, when this FAIL used the last one, is moot.
+            spent = state == "DONE" and line.startswith(FLIP)
+            lines.append(f"  {SPENT if spent else line}")
     else:
         if verdict.root_cause:
             lines.append(f"root cause: {verdict.root_cause}")

@@ -13,6 +13,7 @@ from typing import Protocol
 from reins.gate.bounds import FACTS_SHOWN, hidden_line
 from reins.gate.rule import Fact, Level
 from reins.gate.verdict import Outcome, quote
+from reins.gate.wording import FLIP
 
 
 class Walked(Protocol):
@@ -68,7 +69,7 @@ def walkthrough(
         rounds.append(_and(pick))
         alive.difference_update(pick)
     after = Outcome.REVIEW if graph.remaining(alive) else Outcome.PASS
-    lines.append(f"To flip the verdict to {after}, clear {', then '.join(rounds)}.")
+    lines.append(f"{FLIP}{after}, clear {', then '.join(rounds)}.")
     return "\n".join(lines) + "\n"
 
 

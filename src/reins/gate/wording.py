@@ -19,6 +19,16 @@ UNSOLVED = "unsolved"
 """DONE's one-word meaning, for summaries and tight places."""
 
 
+FLIP = "To flip the verdict to "
+"""How the walkthrough's last line of a FAIL starts: what the next answer must clear. Where no
+answer is left (the FAIL locked the item DONE), :func:`~reins.gate.verdict.render` says so
+instead."""
+SPENT = (
+    "No answer is left to clear them: the item is DONE, out of tries, not passed "
+    "(a person may reopen it for a new round)."
+)
+
+
 def answer_of(k: int, allowed: int | None) -> str:
     """``answer 2 of 3`` (``answer 2`` when the answers allowed are not known: no quest)."""
     return f"answer {k}" + (f" of {allowed}" if allowed is not None else "")

@@ -4,10 +4,19 @@
 reached, the circuit breaker trips, or a signal stops it; it returns a :class:`Summary`. An item
 whose generation keeps failing is set aside for the run (an :class:`AsideEvent`).
 ``run_batches`` does the same in batch rounds, each sent as one provider batch at the batch
-price (:class:`BatchEvent`).
+price (:class:`BatchEvent`; trouble in a batch's results files: :class:`ResultsEvent`).
 """
 
-from reins.loop.events import AsideEvent, BatchEvent, Status, StopReason, Summary, TurnEvent
+from reins.loop.events import (
+    AsideEvent,
+    BatchEvent,
+    RefusedEvent,
+    ResultsEvent,
+    Status,
+    StopReason,
+    Summary,
+    TurnEvent,
+)
 from reins.loop.generate import GenerationError, generate
 from reins.loop.options import Budget, LoopOptions
 from reins.loop.progress import JsonReporter, LineReporter, NullReporter, Reporter, TtyReporter
@@ -22,7 +31,9 @@ __all__ = [
     "LineReporter",
     "LoopOptions",
     "NullReporter",
+    "RefusedEvent",
     "Reporter",
+    "ResultsEvent",
     "Status",
     "StopReason",
     "Summary",

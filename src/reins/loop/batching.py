@@ -15,30 +15,36 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
-import secrets
-import socket
 import time
 from collections.abc import Collection
 
 from reins.backends.base import Backend
 from reins.backends.batch import BatchAPI, batch_api
 from reins.backends.redact import Redactor
-from reins.errors import BackendError, ConfigError, LedgerError, NotFound, describe
+from reins.errors import BackendError, ConfigError, LedgerError, describe
 from reins.loop.batchjob import JobDriver
 from reins.loop.breakers import sets_aside, tripped
 from reins.loop.collect import Ended, Flow
 from reins.loop.crashpoint import crash_point
-from reins.loop.events import AsideEvent, BatchEvent, Status, StopReason, Summary
+from reins.loop.events import (
+    AsideEvent,
+    BatchEvent,
+    ResultsEvent,
+    Status,
+    StopReason,
+    Summary,
+)
+from reins.loop.exporting import export_locked
 from reins.loop.inflight import InFlight
 from reins.loop.ledger_thread import LedgerThread
+from reins.loop.openjobs import cancellable, left_open, other_backend
 from reins.loop.options import LoopOptions
 from reins.loop.progress import NullReporter, Reporter, clock
 from reins.loop.rounds import compose_round
 from reins.loop.tally import Tally, budget_message, move_to_locked, turn_event
 from reins.loop.waiting import WAIT_NOTE_EVERY
 from reins.quest import Quest
-from reins.store.export import export
+from reins.store.holder import holder_name
 from reins.store.jobs import BatchJob, JobDraft, JobState
 from reins.store.model import AttemptKind, Stats
 from reins.store.protocol import Store
@@ -77,7 +83,7 @@ class BatchRun:
         self.policy = self.options.retry or quest.retry
         self.driver = self.options.driver
         self.poll = self.options.poll
-        self.holder = f"{self.driver}@{socket.gethostname()}:{os.getpid()}.{secrets.token_hex(2)}"
+        self.holder = holder_name(self.driver)  # a rerun here takes its jobs over once it is gone
         self.db = LedgerThread()
         self.inflight = InFlight()
         self.tally = Tally()
@@ -95,8 +101,6 @@ class BatchRun:
         self._started = time.monotonic()
         self._told: set[int] = set()  # jobs of another backend, said once
         self._noted = float("-inf")
-
-    # -- stopping (as the loop's engine) ---------------------------------------------------
 
     def stop(self, reason: StopReason, message: str = "", *, signal: str | None = None) -> None:
         if self.reason is None or (reason.hard and not self.reason.hard):
@@ -161,24 +165,42 @@ class BatchRun:
         """Carry on every open job of this backend that no other process holds; returns those
         another process holds (it may have died: its hold runs out then)."""
         waiting = []
-        for job in await self.db(self.store.jobs):
-            if self.reason is not None or job.id in self.held:
+        for listed in await self.db(self.store.jobs):
+            if self.reason is not None or listed.id in self.held:
                 continue
-            if (job.backend, job.model) != (self.api.name, self.api.model):
-                if job.id not in self._told:
-                    self._told.add(job.id)
-                    self.note(
-                        f"batch job {job.id} was sent to {job.backend}:{job.model}; its "
-                        f"{job.requests} item(s) stay leased to it. Carry it on with --model "
-                        f"{job.backend}:{job.model}, or cancel it with `reins batch cancel`"
-                    )
+            if (listed.backend, listed.model) != (self.api.name, self.api.model):
+                if listed.id not in self._told:
+                    self._told.add(listed.id)
+                    self.note(other_backend(listed))
                 continue
-            if not await self.db(self.store.hold_job, job.id, self.holder, ttl=self._hold):
-                waiting.append(job)
+            if not await self.db(self.store.hold_job, listed.id, self.holder, ttl=self._hold):
+                waiting.append(listed)
                 continue
-            self.held.add(job.id)
-            await self._drive(JobDriver(self, self.api, job))
+            self.held.add(listed.id)
+            # Read again, now that it is held: another job's search may have found its batch.
+            job = next(j for j in await self.db(self.store.jobs, open_only=False)
+                       if j.id == listed.id)  # fmt: skip
+            if not job.state.final:
+                await self._drive(JobDriver(self, self.api, job))
         return waiting
+
+    async def adopt(self, job: BatchJob, batch_id: str, note: str) -> bool:
+        """Record ``batch_id`` as ``job``'s batch unless a live process holds the job (it finds
+        the batch itself); the hold taken is given back: :meth:`_resume` drives it next."""
+        mine = job.id in self.held
+        if not mine and not await self.db(self.store.hold_job, job.id, self.holder, ttl=self._hold):
+            return False
+        try:
+            every = await self.db(self.store.jobs, open_only=False)
+            now = next(j for j in every if j.id == job.id)
+            if now.state not in (JobState.COMPOSED, JobState.UPLOADED) or now.batch_id:
+                return False  # another process recorded its batch since
+            await self.db(self.store.advance_job, job.id, JobState.SENT, batch_id=batch_id,
+                          note=note)  # fmt: skip
+        finally:
+            if not mine:
+                await self.db(self.store.hold_job, job.id, self.holder, ttl=0)
+        return True
 
     async def _wait_for(self, jobs: list[BatchJob]) -> bool:
         """Nothing is free: wait for the hold of another process on ``jobs`` to run out
@@ -225,7 +247,8 @@ class BatchRun:
         keeper = asyncio.create_task(self._keep())
         done: list[tuple[BatchJob, Ended]] = []
         try:
-            for job in await self._cancelling(ids):
+            every = await self.db(self.store.jobs, open_only=False)
+            for job in cancellable(every, ids, self.api):
                 if not await self.db(self.store.hold_job, job.id, self.holder, ttl=self._hold):
                     raise LedgerError(
                         f"batch job {job.id} is driven by another process ({job.holder}): "
@@ -245,23 +268,6 @@ class BatchRun:
             finally:
                 self.db.close()
         return done
-
-    async def _cancelling(self, ids: Collection[int]) -> list[BatchJob]:
-        """The open jobs to cancel: those named (each must be open, and this backend's)."""
-        every = {j.id: j for j in await self.db(self.store.jobs, open_only=False)}
-        for n in ids:
-            if n not in every:
-                raise NotFound(f"no batch job {n} in this ledger: `reins batch status` lists them")
-            if every[n].state.final:
-                raise ConfigError(f"batch job {n} is {every[n].state} already: nothing to cancel")
-        jobs = [j for j in every.values() if not j.state.final and (not ids or j.id in ids)]
-        for job in jobs:
-            if (job.backend, job.model) != (self.api.name, self.api.model):
-                raise ConfigError(
-                    f"batch job {job.id} was sent to {job.backend}:{job.model}: cancel it with "
-                    f"--model {job.backend}:{job.model} (and its options: base_url, key_env)"
-                )
-        return jobs
 
     # -- a round ---------------------------------------------------------------------------
 
@@ -336,16 +342,17 @@ class BatchRun:
             AsideEvent(item.key, errors, recorded.attempt.error, item.tries, self.quest.max_tries)
         )
 
-    def report(self, event: BatchEvent) -> None:
-        self.reporter.batch(event)
+    def report(self, event: BatchEvent | ResultsEvent) -> None:
+        if isinstance(event, ResultsEvent):
+            self.reporter.results(event)
+        else:
+            self.reporter.batch(event)
 
     def note(self, text: str) -> None:
         self.reporter.note(text)
 
     def scrub(self, text: str) -> str:
         return self._redactor(text)
-
-    # -- keeping, winding up, reporting ----------------------------------------------------
 
     async def _keep(self) -> None:
         """Renew the holds of the jobs this run drives, and redraw, until cancelled."""
@@ -368,11 +375,9 @@ class BatchRun:
         self.stats = await self.db(self.store.stats)
 
     async def export_locked(self, *, final: bool = False) -> None:
-        results = self.options.results
-        if results is None or not (self.tally.unexported or (final and os.path.exists(results))):
-            return
-        self.tally.unexported = 0
-        self.tally.exported += await self.db(export, self.store, results)
+        await export_locked(
+            self.db, self.store, self.options, self.tally, self.reporter, final=final
+        )
 
     def status(self) -> Status:
         return self.tally.status(self.stats, time.monotonic() - self._started)
@@ -385,12 +390,7 @@ class BatchRun:
         )  # fmt: skip
         if not self.left:
             return summary
-        jobs = ", ".join(f"{j.id} ({j.backend} {j.batch_id or 'unsent'})" for j in self.left)
-        left = (
-            f"batch job(s) {jobs} still open, {sum(j.requests for j in self.left)} item(s) "
-            "leased to them: run the same command again to record their results, or cancel "
-            "them with `reins batch cancel`"
-        )
+        left = left_open(self.left)
         if summary.reason is StopReason.INTERRUPTED:
             by = f" by {self.signal}" if self.signal else ""
             message = f"stopped{by}: {left}"

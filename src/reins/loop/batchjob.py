@@ -6,10 +6,11 @@ run carries on from where the ledger says it stands:
 
 - ``leased``: its requests were never recorded: it is discarded, its items given back.
 - ``composed`` / ``uploaded``: something may have been sent. The requests file is looked for
-  by its name, the batch by its metadata or file (OpenAI) or by its size and time (Anthropic);
-  what is found is carried on, what is not is sent, with the prompts composed again from the
-  log (a pure function of it: a prompt that composes differently now is not sent, the job is
-  discarded).
+  by its name, and every batch at the provider that may be the job's is tried
+  (:mod:`reins.loop.recover`: by its metadata or file at OpenAI, by its size and time and then
+  the custom ids of its results at Anthropic); what is found is carried on. Only when no batch
+  can hold them are the requests sent, with the prompts composed again from the log (a pure
+  function of it: a prompt that composes differently now is not sent, the job is discarded).
 - ``sent``: the batch is polled, and its results recorded.
 
 Its results are recorded by :class:`reins.loop.collect.JobRecorder`, each as one turn.
@@ -17,17 +18,17 @@ Its results are recorded by :class:`reins.loop.collect.JobRecorder`, each as one
 
 from __future__ import annotations
 
-from reins.backends.batch import BatchAPI, BatchLine, RemoteBatch
+from reins.backends.batch import BatchAPI, BatchLine, RemoteBatch, Results
 from reins.errors import BackendError
 from reins.loop.collect import Ended, JobRecorder, Run
 from reins.loop.crashpoint import crash_point
-from reins.loop.options import MAX_POLL
+from reins.loop.options import MAX_POLL, POLL_FAILURES, POLL_GROWTH
+from reins.loop.recover import Found, Search
 from reins.store.jobs import BatchJob, BatchRequest, JobState
 from reins.turn.compose import compose
 
-POLL_GROWTH = 1.5
-POLL_FAILURES = 10  # polls in a row that fail before the run stops (the batch runs on)
 CREATE_TRIES = 3
+Sent = tuple[RemoteBatch, Results | None]  # the job's batch, and its results if read already
 
 
 class JobDriver(JobRecorder):
@@ -51,13 +52,14 @@ class JobDriver(JobRecorder):
         """Send the job if it was not, wait for its batch, record its results."""
         if self.job.state is JobState.LEASED:
             return await self.discard("its requests were never recorded")
+        got: Results | None = None
         if self.job.state in (JobState.COMPOSED, JobState.UPLOADED):
             if self.run.stopping:
-                return await self.discard("the run stopped before it was sent")
+                return await self._stopped("the run stopped before it was sent")
             sent = await self.send()
-            if sent is None:
-                return Ended.DISCARDED
-            remote = sent
+            if isinstance(sent, Ended):
+                return sent
+            remote, got = sent
         else:
             assert self.job.batch_id is not None
             remote = await self.api.retrieve(self.job.batch_id)
@@ -66,7 +68,7 @@ class JobDriver(JobRecorder):
         if ended is None:
             self.report("left", remote, "still running at the provider")
             return Ended.LEFT
-        return await self.collect(ended)
+        return await self.collect(ended, got if ended is remote else None)
 
     async def cancel(self, *, wait: bool) -> Ended:
         """Cancel the job: at the provider if it was sent (or a killed process sent it), then
@@ -78,10 +80,18 @@ class JobDriver(JobRecorder):
             file_id = self.job.file_id
             if file_id is None and self.api.uploads:
                 file_id = await self.api.find_upload(self.job.tag)
-            found = await self.found(file_id)
+            found = await Search(self.run, self.api, self.job)(file_id, wait=wait)
             if found is None:
+                return Ended.LEFT
+            if found.remote is None and found.running:
+                ids = ", ".join(r.id for r in found.running)
+                self.report("left", None, f"it may have been sent as {self.api.name} batch(es) "
+                            f"{ids}, still running: only their results say whose they are, "
+                            "once they end: a cancel that waits waits for them")  # fmt: skip
+                return Ended.LEFT
+            if found.remote is None:
                 return await self.discard("cancelled before it was sent")
-            self.job = await self._advance(JobState.SENT, file_id=file_id, batch_id=found.id)
+            self.job = await self._advance(JobState.SENT, file_id=file_id, batch_id=found.remote.id)
         assert self.job.batch_id is not None
         try:
             remote = await self.api.cancel(self.job.batch_id)
@@ -99,8 +109,10 @@ class JobDriver(JobRecorder):
 
     # -- sending -----------------------------------------------------------------------------
 
-    async def send(self) -> RemoteBatch | None:
-        """Send the job's batch, or carry on what a killed process sent; None: discarded."""
+    async def send(self) -> Sent | Ended:
+        """Send the job's batch, or carry on what a killed process sent: the batch, and its
+        results if they were read to find it; else how the job ended (discarded, or left: the
+        run stopped while a batch that may be its own still ran)."""
         file_id = self.job.file_id
         if self.api.uploads:
             if file_id is None and not self.fresh:
@@ -108,55 +120,68 @@ class JobDriver(JobRecorder):
             if file_id is None:
                 lines = await self.lines()
                 if lines is None:
-                    return None
+                    return Ended.DISCARDED
                 file_id = await self.api.upload(self.job.tag, lines)
                 crash_point("uploaded")
             self.job = await self._advance(JobState.UPLOADED, file_id=file_id)
             crash_point("upload-recorded")
-        remote = None if self.fresh else await self.found(file_id)
-        if remote is None and self.run.stopping:  # stopped while uploading: make no batch
+        found = Found(None) if self.fresh else await self._search(file_id)
+        if found is None:
+            return await self._stopped("the run stopped while a batch that may be its own ran")
+        if found.remote is None and self.run.stopping:  # stopped while uploading: make none
             await self.discard("the run stopped before its batch was made")
-            return None
+            return Ended.DISCARDED
+        remote, got = found.remote, found.results
         for attempt in range(1, CREATE_TRIES + 1):
             if remote is not None:
                 break
-            lines = [] if self.api.uploads else await self.lines()
-            if lines is None:
-                return None
-            try:
-                remote = await self.api.create(self.job.tag, file_id, lines)
-            except BackendError as exc:
-                if not exc.retryable:
-                    await self.refused(str(exc))
-                    return None
-                if attempt == CREATE_TRIES:
-                    raise
-                await self.run.sleep(self.run.poll)
-                remote = await self.found(file_id)  # the failure may have come after the batch
+            made = await self._create(file_id, last=attempt == CREATE_TRIES)
+            if isinstance(made, Ended):
+                return made
+            if made is not None:
+                remote = made
+                break
+            # The failure may have come after the batch was made: look before trying again.
+            found = await self._search(file_id)
+            if found is None:
+                return await self._stopped("the run stopped while its batch may have been made")
+            remote, got = found.remote, found.results
         assert remote is not None
         crash_point("created")
         self.job = await self._advance(JobState.SENT, batch_id=remote.id, note=remote.status)
         crash_point("sent")
         self.report("sent", remote)
-        return remote
+        return remote, got
 
-    async def found(self, file_id: str | None) -> RemoteBatch | None:
-        """The provider batch a killed process made for this job, if there is one (and no
-        other job of the ledger holds it)."""
-        job = self.job
-        since = job.composed_at if job.composed_at is not None else job.expires_at - 90_000
-        candidates = await self.api.find(job.tag, file_id, since=since, total=job.requests)
-        known = {j.batch_id for j in await self.run.db(self.run.store.jobs, open_only=False)}
-        for remote in candidates:
-            if remote.id not in known:
-                if remote.tag != job.tag and remote.input_file_id != file_id:
-                    self.run.note(
-                        f"batch job {job.id}: taking {self.api.name} batch {remote.id} (made "
-                        f"when its id was not recorded, {remote.total} requests) as its own; "
-                        "its results say whether it is"
-                    )
-                return remote
+    async def _create(self, file_id: str | None, *, last: bool) -> RemoteBatch | Ended | None:
+        """Make the batch: it, or how the job ended (the provider refused it), or None after
+        a transient failure (raised on the ``last`` try)."""
+        lines = [] if self.api.uploads else await self.lines()
+        if lines is None:
+            return Ended.DISCARDED
+        self.fresh = False  # from here on the provider may hold a batch of it: never discard it
+        try:
+            return await self.api.create(self.job.tag, file_id, lines)
+        except BackendError as exc:
+            if not exc.retryable:
+                await self.refused(str(exc))
+                return Ended.DISCARDED
+            if last:
+                raise
+        await self.run.sleep(self.run.poll)
         return None
+
+    async def _search(self, file_id: str | None) -> Found | None:
+        return await Search(self.run, self.api, self.job)(file_id)
+
+    async def _stopped(self, why: str) -> Ended:
+        """The run stops before the job is sent: a job this process composed and never tried
+        to send is discarded (nothing of it left the process); any other is left for the next
+        run, since a batch of it may be at the provider."""
+        if self.fresh:
+            return await self.discard(why)
+        self.report("left", None, why)
+        return Ended.LEFT
 
     async def lines(self) -> list[BatchLine] | None:
         """The job's requests, composed again from the log if this process did not compose

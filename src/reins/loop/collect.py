@@ -15,14 +15,15 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Protocol
 
-from reins.backends.batch import BatchAPI, BatchResult, Outcome, RemoteBatch
+from reins.backends.batch import BadLine, BatchAPI, BatchResult, Outcome, RemoteBatch, Results
 from reins.errors import IllegalTransition, LeaseConflict, NotTodo, TurnMoved
 from reins.gate import excerpt
 from reins.loop.crashpoint import crash_point
-from reins.loop.events import BatchEvent
+from reins.loop.events import BatchEvent, ResultsEvent
 from reins.loop.generate import ERROR_LIMIT, usage_of
 from reins.loop.ledger_thread import LedgerThread
 from reins.loop.recording import DRIVER
+from reins.loop.resultlines import Sorted, problems, sort, unreadable_error
 from reins.quest import Quest
 from reins.store.jobs import BatchJob, BatchRequest, JobState
 from reins.store.model import Usage
@@ -68,9 +69,14 @@ class Run(Protocol):
 
     def sleep(self, seconds: float) -> Awaitable[bool]: ...
 
+    def adopt(self, job: BatchJob, batch_id: str, note: str) -> Awaitable[bool]:
+        """Record ``batch_id`` as the provider batch of ``job`` (which another job's search
+        found), unless a live process holds the job; whether it was recorded."""
+        ...
+
     def counted(self, recorded: Recorded) -> Flow: ...
 
-    def report(self, event: BatchEvent) -> None: ...
+    def report(self, event: BatchEvent | ResultsEvent) -> None: ...
 
     def note(self, text: str) -> None: ...
 
@@ -85,7 +91,8 @@ class Tally:
     refused: int = 0  # the item moved since its prompt was composed (or its turn landed)
     canceled: int = 0
     skipped: int = 0  # errors not recorded once the breaker tripped
-    foreign: int = 0  # results for custom ids the job does not hold
+    # What the results files held besides one result per request (see reins.loop.resultlines).
+    odd: Sorted | None = None
 
 
 class JobRecorder:
@@ -118,34 +125,45 @@ class JobRecorder:
                 break
         return await self.discard(f"the provider refused the batch: {error}")
 
-    async def collect(self, remote: RemoteBatch) -> Ended:
-        """Record every result of the ended batch, then close the job."""
-        results = await self.api.results(remote)
+    async def collect(self, remote: RemoteBatch, got: Results | None = None) -> Ended:
+        """Record every result of the ended batch (``got``: its results, if they were read
+        already), then close the job."""
+        if got is None:
+            got = await self.api.results(remote)
         crash_point("downloaded")
         requests = {r.custom_id: r for r in await self.requests()}
-        tally, seen = Tally(), set[str]()
+        odd = sort(got, requests)
+        tally = Tally(odd=odd)
+        self._tell(odd, remote)
         flow = Flow.GO
-        for result in results:
-            request = requests.get(result.custom_id)
-            if request is None or result.custom_id in seen:
-                tally.foreign += 1
-                continue
-            seen.add(result.custom_id)
+        for request, result in odd.mine:
             flow = await self._result(request, result, remote, tally, flow)
             if flow is Flow.HALT:
                 return Ended.LEFT if self.run.stopping else Ended.HELD
-        if results and not seen and requests:
+        if got.results and not odd.mine and requests:
             return await self._close(remote, tally, "none of its results is this job's")
+        answered = odd.answered
         for cid, request in requests.items():
-            if cid not in seen and not remote.cancelled:
-                error = self._missing(remote)
-                flow = await self._result(request, BatchResult(cid, Outcome.ERRORED, error=error),
-                                          remote, tally, flow)  # fmt: skip
-                if flow is Flow.HALT:
-                    return Ended.LEFT if self.run.stopping else Ended.HELD
-            elif cid not in seen:
+            line = odd.unreadable.get(cid)
+            if cid in answered:
+                continue
+            if remote.cancelled and line is None:
                 tally.canceled += 1
+                continue
+            error = self._missing(remote, line, odd.unnamed)
+            flow = await self._result(request, BatchResult(cid, Outcome.ERRORED, error=error),
+                                      remote, tally, flow)  # fmt: skip
+            if flow is Flow.HALT:
+                return Ended.LEFT if self.run.stopping else Ended.HELD
         return await self._close(remote, tally, None)
+
+    def _tell(self, odd: Sorted, remote: RemoteBatch) -> None:
+        """Report each kind of trouble in the results files, once for the job."""
+        job = self.job
+        for p in problems(odd):
+            message = self.run.scrub(f"batch job {job.id}: {p.message}")
+            self.run.report(ResultsEvent(job.id, job.backend, remote.id, p.kind, p.count,
+                                         p.lines, p.custom_ids, message))  # fmt: skip
 
     async def _result(
         self, request: BatchRequest, result: BatchResult, remote: RemoteBatch, tally: Tally,
@@ -171,11 +189,21 @@ class JobRecorder:
             return Flow.HALT
         return Flow.NO_ERRORS if Flow.NO_ERRORS in (counted, flow) else Flow.GO
 
-    def _missing(self, remote: RemoteBatch) -> str:
+    def _missing(self, remote: RemoteBatch, line: BadLine | None, unnamed: int) -> str:
+        """The error of a request the batch left without a result (``line``: its result's
+        line, which cannot be read; ``unnamed``: unreadable lines that name no request)."""
+        if line is not None:
+            return unreadable_error(self.api.name, line)
         why = f": {remote.detail}" if remote.detail else ""
+        maybe = (
+            f" ({unnamed} line(s) of its results file cannot be read and name no request: "
+            "this one's may be among them)"
+            if unnamed
+            else ""
+        )
         return (
             f"{self.api.name}: the batch ended ({remote.status}) with no result for this "
-            f"request{why}"
+            f"request{why}{maybe}"
         )
 
     async def _record(
@@ -238,13 +266,17 @@ class JobRecorder:
     async def _close(self, remote: RemoteBatch, tally: Tally, why: str | None) -> Ended:
         state = JobState.CANCELLED if remote.cancelled else JobState.COLLECTED
         note = f"{remote.status}: {tally.recorded} recorded"
+        odd = tally.odd or Sorted()
         extra = [
             f"{n} {what}"
             for n, what in (
                 (tally.refused, "refused (the item had moved)"),
                 (tally.canceled, "canceled"),
                 (tally.skipped, "errors not recorded (the breaker tripped)"),
-                (tally.foreign, "results of other requests"),
+                (len(odd.repeated), "repeated custom ids (the first result of each used)"),
+                (len(odd.foreign), "results of requests this job did not send"),
+                (sum(not b.cut for b in odd.bad), "malformed lines"),
+                (sum(b.cut for b in odd.bad), "lines cut off"),
             )
             if n
         ]

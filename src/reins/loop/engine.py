@@ -13,9 +13,6 @@ the ledger stands.
 from __future__ import annotations
 
 import asyncio
-import os
-import secrets
-import socket
 import time
 from collections.abc import Collection
 from typing import TYPE_CHECKING, cast
@@ -24,6 +21,7 @@ from reins.backends.base import Backend
 from reins.errors import ConfigError, LeaseConflict, NotTodo, ReinsError, describe
 from reins.loop.breakers import sets_aside, tripped
 from reins.loop.events import AsideEvent, Status, StopReason, Summary
+from reins.loop.exporting import export_locked
 from reins.loop.generate import GenerationError
 from reins.loop.inflight import InFlight
 from reins.loop.keeper import keep
@@ -37,7 +35,7 @@ from reins.loop.tally import Tally, budget_message, move_to_locked, turn_event
 from reins.loop.waiting import LeaseWait
 from reins.quest import Quest
 from reins.store.codec import now_iso
-from reins.store.export import export
+from reins.store.holder import holder_name
 from reins.store.model import Attempt, AttemptKind, Item, Stats
 from reins.store.protocol import Store
 from reins.turn.compose import compose
@@ -49,7 +47,7 @@ if TYPE_CHECKING:
     from reins.coders.protocol import Agent
     from reins.loop.workshop import AgentTurn, Workshop
 
-NEEDS_WORKSPACE = "it works in a git worktree, so it needs a quest with a [workspace]"
+NEEDS_WORKSPACE = "it works in a git repository, so it needs a quest with a [workspace]"
 # The run's caps an agent can be killed at, and the stop each one is.
 RUN_CAPS = {"run-tokens": StopReason.MAX_TOKENS, "run-cost": StopReason.MAX_COST}
 
@@ -77,9 +75,9 @@ class Engine:
         self.reporter = reporter or NullReporter()
         self.rules: Collection[str] = quest.escalate_on | self.options.escalate_on
         self.policy = self.options.retry or quest.retry
-        self.owner_prefix = (
-            f"{self.options.driver}@{socket.gethostname()}:{os.getpid()}.{secrets.token_hex(2)}"
-        )
+        # The process is in the name: a rerun on this host takes the leases over the moment
+        # this process is gone (reins.store.holder), instead of when they run out.
+        self.owner_prefix = holder_name(self.options.driver)
         # Calls side by side where the store allows them (see reins.store.ledger.Ledger).
         at_once = getattr(store, "calls_at_once", 1)
         self.db = LedgerThread(max(1, min(self.options.concurrency, at_once)))
@@ -190,6 +188,8 @@ class Engine:
                 self.store.release_all(owner)
 
         await self.db(release)
+        if self.workshop is not None:  # the landings still under way
+            await asyncio.to_thread(self.workshop.close)
         await self.export_locked(final=True)
         self.stats = await self.db(self.store.stats)
 
@@ -297,8 +297,8 @@ class Engine:
             )
         except (LeaseConflict, NotTodo):
             return None  # the item moved under us (a lease lost while stalled): leave it
-        if self.workshop is not None and recorded.item.state.terminal:
-            await asyncio.to_thread(self.workshop.locked, recorded.item)
+        if self.workshop is not None and recorded.item.state.terminal:  # landed off the path
+            self.workshop.locked(recorded.item, recorded.attempt, self.reporter.note)
         down = isinstance(result, GenerationError) and result.unreachable
         self._count(recorded, prompt, backend, cause, unreachable=down)
         return recorded, getattr(result, "budget", None)
@@ -306,7 +306,7 @@ class Engine:
     async def _generate(
         self, item: Item, log: list[Attempt], generator: Backend | Agent, prompt: Prompt
     ) -> Completion | GenerationError | AgentTurn | None:
-        """The text backend's answer, or the coding agent's run in the item's worktree (None:
+        """The text backend's answer, or the coding agent's run in the item's workspace (None:
         a hard stop dropped it)."""
         if self.workshop is None:
             backend = cast(Backend, generator)
@@ -358,14 +358,8 @@ class Engine:
         self.reporter.turn(event, self.status())
 
     async def export_locked(self, *, final: bool = False) -> None:
-        """Export what this run locked since the last export (on the ledger thread); at the
-        ``final`` one, also when it locked nothing but the file holds records (a withdrawal a
-        person's reopen owes it)."""
-        results = self.options.results
-        if results is None or not (self.tally.unexported or (final and os.path.exists(results))):
-            return
-        self.tally.unexported = 0
-        self.tally.exported += await self.db(export, self.store, results)
+        await export_locked(self.db, self.store, self.options, self.tally, self.reporter,
+                            final=final)  # fmt: skip
 
     # -- the keeper's chores (see :mod:`reins.loop.keeper`) -----------------------------------
 

@@ -1,5 +1,5 @@
-"""What a loop run reports: one event per recorded turn, one per item set aside, live counters,
-and the final summary."""
+"""What a loop run reports: one event per recorded turn, one per item set aside, one per lock
+its export refused, live counters, and the final summary."""
 
 from __future__ import annotations
 
@@ -86,6 +86,19 @@ class AsideEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class RefusedEvent:
+    """A locked item the run's export refused to write: no attempt produced its lock (the
+    ledger was written by hand; ``reason`` says how, in the words of ``reins ledger check``)."""
+
+    key: str
+    state: str
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "refused", **asdict(self)}
+
+
+@dataclass(frozen=True, slots=True)
 class BatchEvent:
     """What a batch job did: ``phase`` is ``sent``, ``resumed``, ``poll`` (the provider's
     status or counts changed), ``collected``, ``left`` (still running at the provider when the
@@ -109,6 +122,27 @@ class BatchEvent:
 
     def to_json(self) -> dict[str, Any]:
         return {"event": "batch", **asdict(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class ResultsEvent:
+    """Trouble in an ended batch's results files, one event per kind and job: ``problem`` is
+    ``repeated`` (a custom id read already: the first result of it is used), ``foreign``
+    (results for requests the job did not send), ``malformed`` (lines that are no JSON result
+    with a custom id) or ``cut`` (lines whose JSON stops before its end: the file was cut).
+    ``count`` is how many; ``lines`` (``file:line``) and ``custom_ids`` the first few."""
+
+    job: int
+    backend: str
+    batch_id: str
+    problem: str
+    count: int
+    lines: list[str]
+    custom_ids: list[str]
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "batch_results", **asdict(self)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +177,9 @@ class Status:
 @dataclass(frozen=True, slots=True)
 class Summary:
     """How a run ended and what it did. ``locked`` counts items this run locked, by state;
-    ``set_aside`` names the items it set aside, in order."""
+    ``set_aside`` names the items it set aside, in order; ``refused`` the locked items its
+    exports refused to write (no attempt produced their lock); ``sandbox`` how a coding
+    quest's agents were confined (``bwrap``; ``none``: unconfined; None for a text quest)."""
 
     reason: StopReason
     message: str
@@ -163,6 +199,8 @@ class Summary:
     exported: int
     signal: str | None = None
     set_aside: tuple[str, ...] = ()
+    sandbox: str | None = None
+    refused: tuple[str, ...] = ()
 
     @property
     def turns_per_second(self) -> float:
@@ -172,6 +210,7 @@ class Summary:
         data = asdict(self)
         data["reason"] = self.reason.value
         data["set_aside"] = list(self.set_aside)
+        data["refused"] = list(self.refused)
         data["turns_per_second"] = round(self.turns_per_second, 3)
         return {"event": "summary", **data}
 

@@ -21,6 +21,8 @@ MAX_BACKOFF = 30.0
 DEFAULT_ROUND = 1000
 DEFAULT_POLL = 5.0
 MAX_POLL = 60.0
+POLL_GROWTH = 1.5  # each wait between two polls of a batch is this much longer, up to MAX_POLL
+POLL_FAILURES = 10  # polls in a row that fail before the run stops (the batch runs on)
 DEFAULT_AGENT_IDLE = 600.0
 DEFAULT_AGENT_TIMEOUT = 1800.0
 

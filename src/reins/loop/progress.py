@@ -1,8 +1,8 @@
 """Progress: how a loop run shows itself — a live status line, plain lines, or JSON events.
 
 A reporter is called on the event loop: once at the start, after every recorded turn, on a timer
-(``tick``), for notes, for each item set aside, and once with the summary. It must be quick; it
-never decides anything.
+(``tick``), for notes, for each item set aside, for each lock an export refused, and once with
+the summary. It must be quick; it never decides anything.
 """
 
 from __future__ import annotations
@@ -12,7 +12,16 @@ import time
 from typing import Protocol, TextIO
 
 from reins.gate.wording import UNSOLVED, answer_of, failures_of, state_short
-from reins.loop.events import AsideEvent, BatchEvent, Status, Summary, TurnEvent, some
+from reins.loop.events import (
+    AsideEvent,
+    BatchEvent,
+    RefusedEvent,
+    ResultsEvent,
+    Status,
+    Summary,
+    TurnEvent,
+    some,
+)
 from reins.store.model import State
 from reins.values import readable_json
 
@@ -34,7 +43,11 @@ class Reporter(Protocol):
 
     def aside(self, event: AsideEvent) -> None: ...
 
+    def refused(self, event: RefusedEvent) -> None: ...
+
     def batch(self, event: BatchEvent) -> None: ...
+
+    def results(self, event: ResultsEvent) -> None: ...
 
     def finish(self, summary: Summary) -> None: ...
 
@@ -58,19 +71,29 @@ class NullReporter:
         """An item set aside: a note, unless the reporter writes events of its own."""
         self.note(aside_text(event))
 
+    def refused(self, event: RefusedEvent) -> None:
+        """A lock the export refused: a note, unless the reporter writes events of its own."""
+        self.note(refused_text(event))
+
     def batch(self, event: BatchEvent) -> None:
         """A batch job's progress: a note, unless the reporter writes events of its own."""
         self.note(batch_line(event))
+
+    def results(self, event: ResultsEvent) -> None:
+        """Trouble in a batch's results files: a note, unless the reporter writes events."""
+        self.note(event.message)
 
     def finish(self, summary: Summary) -> None:
         pass
 
 
 class JsonReporter(NullReporter):
-    """One JSON object per line: an event per turn, notes, and the summary last."""
+    """One JSON object per line: an event per turn, notes, and the summary last. A lock the
+    export refused is said on ``err`` too, when given: tampering is for a person to see."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, err: TextIO | None = None) -> None:
         self.out = out
+        self.err = err
 
     def _emit(self, data: dict[str, object]) -> None:
         self.out.write(readable_json(data) + "\n")
@@ -85,7 +108,16 @@ class JsonReporter(NullReporter):
     def aside(self, event: AsideEvent) -> None:
         self._emit(event.to_json())
 
+    def refused(self, event: RefusedEvent) -> None:
+        self._emit(event.to_json())
+        if self.err is not None:
+            self.err.write(f"note: {refused_text(event)}\n")
+            self.err.flush()
+
     def batch(self, event: BatchEvent) -> None:
+        self._emit(event.to_json())
+
+    def results(self, event: ResultsEvent) -> None:
         self._emit(event.to_json())
 
     def finish(self, summary: Summary) -> None:
@@ -240,6 +272,11 @@ def aside_text(e: AsideEvent) -> str:
     )
 
 
+def refused_text(e: RefusedEvent) -> str:
+    """Why a locked item was not exported."""
+    return f"not exported: {e.reason} (`reins ledger check` lists it)"
+
+
 def locked_text(locked: dict[str, int]) -> str:
     """``PASS 6, REVIEW 3, unsolved (DONE) 21``: the locks of a run, in the states' order."""
     order = [st.value for st in LOCKED] + sorted(set(locked) - {st.value for st in LOCKED})
@@ -265,6 +302,13 @@ def summary_text(s: Summary) -> str:
         lines.append(f"  tokens {s.input_tokens} in / {s.output_tokens} out, cost {s.cost:.4f}")
     if s.exported:
         lines.append(f"  exported {s.exported} record(s)")
+    if s.refused:
+        lines.append(
+            f"  refused to export {len(s.refused)} item(s) whose lock no attempt produced: "
+            f"{some(s.refused)} (`reins ledger check` lists them)"
+        )
+    if s.sandbox == "none":
+        lines.append("  coding agents ran UNCONFINED (--sandbox none)")
     return "\n".join(lines) + "\n"
 
 

@@ -15,13 +15,15 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, cast
 
 from reins.backends.base import Backend
+from reins.errors import WorkspaceError
+from reins.gate import Outcome, Verdict
 from reins.loop.generate import GenerationError, usage_of
 from reins.loop.ledger_thread import LedgerThread
 from reins.quest import Quest
 from reins.store.model import Item
 from reins.store.protocol import Store
 from reins.turn.drivers import DRIVERS
-from reins.turn.failures import GenerationFailure, Result
+from reins.turn.failures import GenerationFailure, JudgeFailure, Result
 from reins.turn.judge import judge
 from reins.turn.record import Origin, Recorded, record
 from reins.values import Completion, Prompt
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from reins.loop.workshop import AgentTurn
 
 DRIVER = DRIVERS["loop"]
+JUDGE_TREE = "reins:judge-tree"
 # A gate slower than this (seconds) is judged on its own threads, not the ledger thread.
 QUICK_JUDGE = 0.005
 
@@ -103,15 +106,16 @@ class Recorder:
         started_at: str,
         cause: str | None,
     ) -> Recorded:
-        """Record a coding agent's turn: judged in its worktree, or its generation error.
+        """Record a coding agent's turn: judged in a judge's tree built from its recorded
+        patch, refused for its size, or its generation error.
 
-        The attempt notes the item's branch, the commit of this turn's work and the base;
-        its usage is what the agent's stream reported (a killed agent's too)."""
+        The attempt notes the item's branch, the commit of this turn's work, the base and the
+        sandbox it ran in; its usage is what the agent's stream reported (a killed agent's
+        too)."""
         notes = DRIVER.notes(seed=prompt.seed, escalated_by=cause, model=made.model)
-        if made.tree is not None:
-            notes = dataclasses.replace(
-                notes, branch=made.tree.branch, commit=made.commit, base=made.tree.base
-            )
+        notes = dataclasses.replace(
+            notes, branch=made.branch, commit=made.commit, base=made.base, sandbox=made.sandbox
+        )
         origin = Origin(
             policy=self.policy,
             prompt_digest=prompt.digest(),
@@ -123,13 +127,24 @@ class Recorder:
         if made.submission is None:
             failure = GenerationFailure(made.error or "the agent made nothing")
             return await self.db(self._record, owner, item, failure, origin)
-        assert made.tree is not None
-        tree, text = made.tree, made.submission
-        assert self._judges is not None
+        text = made.submission
+        if made.refused is not None:
+            refused = Verdict.short(Outcome.FAIL, made.refused)
+            return await self.db(self._record, owner, item, refused, origin, text)
+        from reins.workspace.submission import patch_of
+
+        judges, branch = made.judges, made.branch or ""
+        assert judges is not None and self._judges is not None
+
+        def judged() -> tuple[Verdict | JudgeFailure, str]:
+            try:
+                with judges.tree(patch_of(text), branch=branch) as tree:
+                    return judge(self.quest, item, text, workspace=tree, limit=made.limit)
+            except (WorkspaceError, OSError) as exc:  # the base itself: reins', not the agent's
+                return JudgeFailure(JUDGE_TREE, f"the judge's tree: {exc}"), text
+
         # An agent's gate runs its tests: never on the ledger thread.
-        verdict, raw = await asyncio.get_running_loop().run_in_executor(
-            self._judges, lambda: judge(self.quest, item, text, workspace=tree)
-        )
+        verdict, raw = await asyncio.get_running_loop().run_in_executor(self._judges, judged)
         return await self.db(self._record, owner, item, verdict, origin, raw)
 
     async def failed(

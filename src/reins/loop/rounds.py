@@ -28,6 +28,12 @@ def custom_id(tag: str, n: int, key: str, turn: int) -> str:
     return f"{head}{_UNSAFE.sub('_', key)[:room]}{tail}"[:64]
 
 
+def tag_of(custom_id: str) -> str:
+    """The tag of the job that sent the request ``custom_id`` (what :func:`custom_id` put
+    first)."""
+    return custom_id.partition("-")[0]
+
+
 def compose_round(
     store: Store,
     quest: Quest,

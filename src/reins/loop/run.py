@@ -42,7 +42,7 @@ async def drive(
     """Run the loop over ``store`` until nothing is left, a cap, the breaker, or a stop.
 
     ``backend`` is a text backend, or for a quest with a workspace a coding agent
-    (:class:`reins.coders.protocol.Agent`), run in a git worktree per item.
+    (:class:`reins.coders.protocol.Agent`), run in a git repository of its own per item.
 
     While it runs, the loop owns ``store``: every call goes through its ledger thread, so do
     not use the same store object elsewhere meanwhile (open another one).

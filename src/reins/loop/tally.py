@@ -8,12 +8,17 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from reins.gate.wording import judged_answer
 from reins.loop.events import Status, StopReason, Summary, TurnEvent, some
 from reins.loop.options import Budget
+from reins.store.export import Exported
 from reins.store.model import AttemptKind, State, Stats
 from reins.turn.record import Recorded
+
+if TYPE_CHECKING:
+    from reins.store.lockfault import LockFault
 
 
 @dataclass(slots=True)
@@ -43,7 +48,9 @@ class Tally:
     unreachable: bool = False
     locked: Counter[str] = field(default_factory=Counter)
     unexported: int = 0
-    exported: int = 0
+    # What the run's exports wrote and refused; ``+=`` adds an export's to it.
+    exported: Exported = field(default_factory=Exported)
+    sandbox: str | None = None  # how a coding quest's agents were confined (the workshop's)
 
     def count(
         self, recorded: Recorded, escalated_by: str | None, *, unreachable: bool = False
@@ -76,6 +83,12 @@ class Tally:
         if item.state.terminal:
             self.locked[item.state.value] += 1
             self.unexported += 1
+
+    def exported_now(self, done: Exported) -> tuple[LockFault, ...]:
+        """Add an export's work to the run's: the locks it refused that none before did."""
+        known = {f.key for f in self.exported.refused}
+        self.exported += done
+        return tuple(f for f in done.refused if f.key not in known)
 
     def budget_spent(self, budget: Budget) -> StopReason | None:
         """The budget this run has used up, if any."""
@@ -154,9 +167,11 @@ class Tally:
             cost=self.cost,
             total=stats.total if stats else 0,
             remaining=remaining,
-            exported=self.exported,
+            exported=self.exported.count,
             signal=signal,
             set_aside=set_aside,
+            sandbox=self.sandbox,
+            refused=tuple(f.key for f in self.exported.refused),
         )
 
 

@@ -1,13 +1,17 @@
-"""The workspace side of a loop run: a coding agent's turn in the item's own worktree.
+"""The workspace side of a loop run: a coding agent's turn in the item's own workspace.
 
-On a quest with a ``[workspace]`` the generate step of a turn is: make (or reset) the item's
-worktree, on its branch, at the commit the turn starts from; run the agent there
-(:func:`reins.coders.runner.run_agent`, watched and metered); commit what it changed on the
-branch; and hand the gate the diff and the final message as the submission, and the worktree
-as its context. Where a turn starts is read from the log, like its prompt: under ``continue``
-the commit of the last judged try (a try that ended in a generation error leaves nothing
-behind), under ``fresh`` and on the first try the base. So a restarted run, on any worktree a
-crash left, starts each item where the ledger says it stands.
+On a quest with a ``[workspace]`` the generate step of a turn is: reset the item's workspace
+(a repository of its own, see :mod:`reins.workspace.workspaces`) to the commit the turn starts
+from; run the agent there (:func:`reins.coders.runner.run_agent`, watched, metered, sandboxed
+by default); once its whole process tree has ended, take what it changed
+(:mod:`reins.workspace.change`: reins' own index, capped); and hand the gate the patch and the
+final message as the submission. The gate then judges in a tree of reins' own built from that
+patch (:mod:`reins.workspace.judgetree`, in :mod:`reins.loop.recording`). Where a turn starts is
+read from the log, like its prompt: under ``continue`` the commit of the last judged try (a
+try that ended in a generation error leaves nothing behind), under ``fresh`` and on the first
+try the base. So a restarted run, on any workspace a crash left, starts each item where the
+ledger says it stands. A locked item's last commit is fetched into the user's repository onto
+its branch (:meth:`Workshop.locked`).
 
 Budgets are enforced here by killing the agent, not by asking it: the item's caps count every
 turn of its log, the run's caps every turn this run recorded plus what the agents in flight
@@ -22,45 +26,65 @@ import asyncio
 import dataclasses
 import os
 import shutil
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from reins.coders.protocol import Agent, Session, Spent
-from reins.coders.runner import Limits, Outcome, Switch, run_agent
+from reins.coders.runner import Limits, Outcome, Switch, Wrap, run_agent
+from reins.coders.sandbox import Walls, confine, reaped
 from reins.errors import ConfigError, WorkspaceError
+from reins.loop.landing import Landing
 from reins.loop.options import LoopOptions
 from reins.loop.spend import item_over, item_spent
 from reins.loop.tally import Tally
 from reins.quest import Quest
-from reins.store.model import Attempt, Item, State, Usage
+from reins.store.model import Attempt, Item, Usage
 from reins.store.protocol import Store
-from reins.values import Prompt, Worktree
-from reins.workspace.names import slug
+from reins.values import Fact, Prompt
+from reins.workspace import processes
+from reins.workspace.basestore import objects_of
+from reins.workspace.judgetree import JudgeTrees
+from reins.workspace.repository import Repository
 from reins.workspace.spec import Workspace
-from reins.workspace.trees import OWN, Repository, Worktrees
+from reins.workspace.submission import MESSAGE_CAP, compose, patch_of
+from reins.workspace.workspaces import Workspaces
 
 BASE_META = "workspace.base"
+SANDBOX_META = "workspace.sandbox"
 RUN_TOKENS, RUN_COST, ITEM = "run-tokens", "run-cost", "item"
+UNCONFINED = (
+    "coding agents run UNCONFINED (--sandbox none): each can read and write all you can, "
+    "and the verdicts hold only against what it could not reach"
+)
 
 
 @dataclass(frozen=True, slots=True)
 class AgentTurn:
-    """What an agent's turn made: the submission (None when it failed), or the error."""
+    """What an agent's turn made: the submission (None when it failed), or the error.
+
+    ``refused`` is the fact of a change refused before judging (over its caps): a FAIL with
+    no gate run. ``judges`` builds the judge's tree the gate runs in; ``limit`` is the size a
+    submission of this workspace may have."""
 
     submission: str | None
     error: str | None
     usage: Usage
-    tree: Worktree | None
+    branch: str | None = None
     commit: str | None = None
+    base: str | None = None
     model: str | None = None
     budget: str | None = None  # which cap killed it: run-tokens, run-cost or item
+    refused: Fact | None = None
+    judges: JudgeTrees | None = None
+    sandbox: str | None = None
+    limit: int = 0
 
 
 def default_root(workspace: Workspace, quest: str, preferred: str | None) -> str:
-    """Where the worktrees go: ``preferred`` (the CLI's: beside the ledger) unless it lies in the
-    repository's checkout, else ``.reins-worktrees/<quest>`` beside the repository."""
-    from pathlib import Path
-
+    """Where the workspaces go: ``preferred`` (the CLI's: beside the ledger) unless it lies in
+    the repository's checkout, else ``.reins-worktrees/<quest>`` beside the repository."""
     found = Repository.find(workspace.repo)
     repo = Path(found.top or found.common).resolve()
     if preferred is not None and not Path(preferred).resolve().is_relative_to(repo):
@@ -68,26 +92,23 @@ def default_root(workspace: Workspace, quest: str, preferred: str | None) -> str
     return str(repo.parent / ".reins-worktrees" / quest)
 
 
-def start_of(log: Sequence[Attempt], retry: str, base: str) -> str:
-    """The commit the next turn starts from: the last judged try's, or the base."""
+def start_of(log: Sequence[Attempt], retry: str, base: str) -> tuple[str, str | None]:
+    """The commit the next turn starts from (the last judged try's, or the base), and that
+    try's recorded patch (to make the commit again if its store lost it)."""
     if retry == "continue":
         for attempt in reversed(log):
             if attempt.judged:
                 if attempt.notes.commit and attempt.notes.base == base:
-                    return attempt.notes.commit
+                    return attempt.notes.commit, patch_of(attempt.submission)
                 break
-    return base
+    return base, None
 
 
 class Workshop:
-    """The worktrees, the agents in flight and their budgets, for one loop run."""
+    """The workspaces, the agents in flight and their budgets, for one loop run."""
 
     def __init__(
-        self,
-        quest: Quest,
-        options: LoopOptions,
-        agents: Sequence[object | None],
-        tally: Tally,
+        self, quest: Quest, options: LoopOptions, agents: Sequence[object | None], tally: Tally
     ) -> None:
         assert quest.workspace is not None
         for agent in agents:
@@ -101,8 +122,12 @@ class Workshop:
         self.workspace: Workspace = dataclasses.replace(quest.workspace, sandbox=sandbox)
         self.quest, self.options, self.tally = quest, options, tally
         self.limits = Limits(idle=options.agent_idle, wall=options.agent_timeout)
-        self.trees: Worktrees | None = None
+        self.spaces: Workspaces | None = None
+        self.judges: JudgeTrees | None = None
+        self.walls = Walls()
         self.live: dict[Switch, Spent] = {}
+        self.landing: Landing | None = None
+        self.ahead: list[threading.Thread] = []
         self.run_over: str | None = None  # the run's cap that killed the agents in flight
 
     # -- the run's start and end (on the ledger thread) -----------------------------------
@@ -112,12 +137,11 @@ class Workshop:
         return Spent(self.tally.tokens_in, self.tally.tokens_out, self.tally.cost)
 
     def open(self, store: Store) -> list[str]:
-        """Resolve the base, check it against the ledger's, tidy a crashed run's worktrees.
-
-        Returns notes for the person watching.
+        """Check the sandbox, resolve the base against the ledger's, make the base store, end
+        what crashed runs left running, tidy their workspaces. Returns notes for the person.
 
         Raises:
-            ConfigError: the repository or base is unusable, or the base moved.
+            ConfigError: the sandbox, the repository, the base or the hidden tests are unusable.
         """
         if self.workspace.sandbox == "bwrap":
             from reins.coders.sandbox import bwrap
@@ -126,48 +150,64 @@ class Workshop:
         root = self.workspace.worktrees or default_root(
             self.workspace, self.quest.name, self.options.worktrees
         )
-        trees = Worktrees.open(self.workspace, root=root)
+        repo = Repository.find(self.workspace.repo)
         recorded = store.meta(BASE_META)
+        spaces = Workspaces.open(self.workspace, root=root, base=recorded or None)
+        named = repo.commit(self.workspace.base)
         if recorded is None:
-            store.set_meta(BASE_META, trees.base)
-        elif recorded != trees.base:
+            store.set_meta(BASE_META, spaces.base)
+        elif recorded != named:
             raise ConfigError(
                 f"the workspace base moved: this ledger's items start from {recorded[:12]}, and "
-                f"{self.workspace.base!r} now names {trees.base[:12]}. Every item and every "
+                f"{self.workspace.base!r} now names {named[:12]}. Every item and every "
                 f'restart must start from one base: set [workspace] base = "{recorded}" to go '
                 "on, or start a new ledger for the new base"
             )
-        self.trees = trees
-        tidied = self._tidy(store)
-        notes = [f"worktrees in {trees.root}, from base {trees.base[:12]}"]
+        hidden = _hidden_folder(self.workspace, repo)
+        store.set_meta(SANDBOX_META, self.workspace.sandbox)
+        self.tally.sandbox = self.workspace.sandbox
+        self.spaces = spaces
+        self.judges = JudgeTrees(spaces.places, spaces.base, judge=self.workspace.judge_globs,
+                                 hidden=hidden)  # fmt: skip
+        self.walls = self._walls(repo, hidden, store.location)
+        ended = processes.end_leftovers(spaces.root + os.sep)
+        self.landing = Landing(spaces, self.workspace.keep)
+        tidied = self.landing.tidy(store)
+        # The first items' folders, made while the first agents run (one spare: a locked
+        # item's comes back after the next item has started), then the judge's trees (the
+        # first judgment comes after an agent's run).
+        made = spaces.make_ahead(self.options.concurrency + 1)
+        self.ahead = [*made, *self.judges.make_ahead(self.options.concurrency, after=made)]
+        notes = [f"workspaces in {spaces.root}, from base {spaces.base[:12]}"]
+        if self.workspace.sandbox == "none":
+            notes.append(UNCONFINED)
+        if ended:
+            notes.append(f"ended {len(ended)} process(es) a crashed run left running")
         if tidied:
-            notes.append(f"removed {tidied} worktree(s) of items locked since a crashed run")
+            notes.append(f"tidied {tidied} workspace(s) of items locked since a crashed run")
         return notes
 
-    def _tidy(self, store: Store) -> int:
-        """Apply the keep policy to worktrees whose items locked while no run could."""
-        from reins.errors import NotFound
+    def _walls(self, repo: Repository, hidden: str | None, ledger: str) -> Walls:
+        """What a sandboxed agent may not read: reins' folder (but for the object folders its
+        ``.git`` borrows), the user's git folder, the hidden tests, the ledger's files."""
+        assert self.spaces is not None
+        own = [self.spaces.root, repo.common, repo.git_dir, *([hidden] if hidden else [])]
+        ledger = os.path.abspath(ledger)
+        files = [ledger + suffix for suffix in ("", "-wal", "-shm", "-journal")]
+        return Walls(tuple(own), tuple(files) if os.path.isfile(ledger) else (),
+                     (objects_of(self.spaces.store),))  # fmt: skip
 
-        assert self.trees is not None
-        removed = 0
-        for key in self.trees.ours().values():
-            try:
-                item = store.get(key)
-            except NotFound:
-                continue
-            if item.state.terminal and self._removes(item.state):
-                self.trees.remove(key)
-                removed += 1
-        return removed
+    def locked(self, item: Item, attempt: Attempt | None, say: Callable[[str], None]) -> None:
+        """Item ``item`` locked: landed off the turn's path (see :mod:`reins.loop.landing`)."""
+        if self.landing is not None:
+            self.landing.locked(item, attempt, say)
 
-    def _removes(self, state: State) -> bool:
-        keep = self.workspace.keep
-        return keep == "none" or (keep == "failed" and state is State.PASS)
-
-    def locked(self, item: Item) -> None:
-        """Item ``item`` locked: remove its worktree if the keep policy says so."""
-        if self.trees is not None and self._removes(item.state):
-            self.trees.remove(item.key)
+    def close(self) -> None:
+        """Wait for the landings and the folders made ahead still under way (the run's end)."""
+        if self.landing is not None:
+            self.landing.close()
+        for thread in self.ahead:
+            thread.join()
 
     def stop(self, reason: str) -> None:
         """A hard stop: kill every agent in flight (each turn is recorded as an error)."""
@@ -179,77 +219,68 @@ class Workshop:
     async def turn(
         self, item: Item, log: Sequence[Attempt], agent: Agent, prompt: Prompt
     ) -> AgentTurn:
-        """Run ``agent`` on ``item`` in its worktree; what it made, or why it failed."""
-        trees = self.trees
-        assert trees is not None
-        start = start_of(log, self.workspace.retry, trees.base)
+        """Run ``agent`` on ``item`` in its workspace; what it made, or why it failed."""
+        spaces = self.spaces
+        assert spaces is not None
+        branch = spaces.branch_of(item.key)
+        start, patch = start_of(log, self.workspace.retry, spaces.base)
+        blank = AgentTurn(None, None, Usage(backend=agent.name), branch=branch,
+                          base=spaces.base, sandbox=self.workspace.sandbox)  # fmt: skip
         try:
-            tree = await asyncio.to_thread(self._prepare, trees, item.key, start)
-        except WorkspaceError as exc:
-            return AgentTurn(None, f"workspace: {exc}", Usage(backend=agent.name), None)
-        home = os.path.join(trees.root, OWN, "home", slug(item.key))
+            start = await asyncio.to_thread(self._prepare, item.key, start, patch)
+        except (WorkspaceError, OSError) as exc:
+            return dataclasses.replace(blank, error=f"workspace: {exc}")
+        home = spaces.places.home(item.key)
         shutil.rmtree(home, ignore_errors=True)
         os.makedirs(home)
-        outcome, budget = await self._run(agent, prompt, tree, home, item_spent(log))
+        outcome, budget = await self._run(agent, prompt, item.key, home, item_spent(log))
         shutil.rmtree(home, ignore_errors=True)
-        usage = Usage(
-            backend=agent.name,
-            input_tokens=outcome.usage.input_tokens,
-            output_tokens=outcome.usage.output_tokens,
-            cost=outcome.usage.cost,
-            latency=outcome.latency,
-            cache_read_tokens=outcome.usage.cache_read_tokens or None,
-            cache_write_tokens=outcome.usage.cache_write_tokens or None,
-        )
+        usage = _usage(agent.name, outcome)
         try:
-            snap = await asyncio.to_thread(
-                self._snapshot, trees, tree, item, prompt.turn, outcome.message
-            )
-        except WorkspaceError as exc:
-            return AgentTurn(
-                None, outcome.error or f"workspace: {exc}", usage, tree, None, None, budget
-            )
+            made = await asyncio.to_thread(self._take, item, start, prompt.turn, outcome.message)
+        except (WorkspaceError, OSError) as exc:
+            error = outcome.error or f"workspace: {exc}"
+            return dataclasses.replace(blank, error=error, usage=usage, budget=budget)
+        commit, text, refused = made
+        ran = dataclasses.replace(blank, usage=usage, commit=commit, model=outcome.model)
         if outcome.error is not None:
-            return AgentTurn(None, outcome.error, usage, tree, snap[0], outcome.model, budget)
-        return AgentTurn(snap[1], None, usage, tree, snap[0], outcome.model)
+            return dataclasses.replace(ran, error=outcome.error, budget=budget)
+        limit = self.workspace.max_bytes + 4 * MESSAGE_CAP + 4096
+        return dataclasses.replace(ran, submission=text, refused=refused, judges=self.judges,
+                                   limit=limit)  # fmt: skip
 
-    def _prepare(self, trees: Worktrees, key: str, start: str) -> Worktree:
-        from reins.coders.tree import kill_tree
+    def _prepare(self, key: str, start: str, patch: str | None) -> str:
+        assert self.spaces is not None
+        # What a crashed reins left running on this workspace must not work on it meanwhile.
+        processes.kill_tree(None, f"{self.spaces.path_of(key)}#", grace=1.0)
+        return self.spaces.prepare(key, start, patch=patch)
 
-        # What a crashed reins left running on this worktree must not work on it meanwhile.
-        kill_tree(None, f"{trees.path_of(key)}#", grace=1.0)
-        return trees.prepare(key, start)
+    def _take(
+        self, item: Item, start: str, turn: int, said: str
+    ) -> tuple[str | None, str, Fact | None]:
+        """The agent's change, committed in the item's store: the commit, the turn's
+        submission, and the fact of a change refused for its size."""
+        from reins.workspace.change import take
 
-    def _snapshot(
-        self, trees: Worktrees, tree: Worktree, item: Item, turn: int, said: str
-    ) -> tuple[str, str]:
-        """Commit the worktree on its branch: the commit, and the turn's submission."""
-        from reins.workspace.snapshot import snapshot
-        from reins.workspace.submission import compose
-
+        spaces = self.spaces
+        assert spaces is not None
+        # Nothing the agent started may still be writing while the change is read.
+        processes.kill_tree(None, f"{spaces.path_of(item.key)}#", grace=1.0)
         message = f"reins: turn {turn} of {item.key}\n\nReins-Quest: {self.quest.name}\n"
-        snap = snapshot(trees, tree, message=message)
-        text = compose(
-            said,
-            snap.diff,
-            files=snap.files,
-            base=tree.base,
-            commit=snap.commit,
-            branch=tree.branch,
-        )
-        return snap.commit, text
+        change = take(spaces, item.key, start, message=message)
+        refused = change.refused.actual if change.refused is not None else None
+        text = compose(said, change.patch, files=change.files, base=spaces.base,
+                       commit=change.commit, branch=spaces.branch_of(item.key),
+                       refused=refused)  # fmt: skip
+        return change.commit, text, change.refused
 
     async def _run(
-        self, agent: Agent, prompt: Prompt, tree: Worktree, home: str, before: Spent
+        self, agent: Agent, prompt: Prompt, key: str, home: str, before: Spent
     ) -> tuple[Outcome, str | None]:
-        session = Session(
-            prompt=prompt,
-            cwd=tree.path,
-            home=home,
-            sandbox=self.workspace.sandbox,
-            seed=prompt.seed,
-            timeout=self.limits.wall,
-        )
+        assert self.spaces is not None
+        cwd = self.spaces.path_of(key)
+        session = Session(prompt=prompt, cwd=cwd, home=home, sandbox=self.workspace.sandbox,
+                          seed=prompt.seed, timeout=self.limits.wall)  # fmt: skip
         switch = Switch()
         self.live[switch] = Spent()
         hit: list[str] = []
@@ -265,14 +296,8 @@ class Workshop:
             return reason
 
         try:
-            outcome = await run_agent(
-                agent,
-                session,
-                limits=self.limits,
-                guard=guard,
-                switch=switch,
-                wrap=self._wrap(tree, home),
-            )
+            outcome = await run_agent(agent, session, limits=self.limits, guard=guard,
+                                      switch=switch, wrap=self._wrap(key, home))  # fmt: skip
         finally:
             del self.live[switch]
         budget = hit[0] if hit else (self.run_over if outcome.killed == "stop" else None)
@@ -293,17 +318,48 @@ class Workshop:
             return f"the run's budget of a cost of {budget.max_cost:g} is spent", RUN_COST
         return None, None
 
-    def _wrap(self, tree: Worktree, home: str) -> Callable[[Sequence[str]], list[str]] | None:
+    def _wrap(self, key: str, home: str) -> Wrap:
         if self.workspace.sandbox != "bwrap":
-            return None
-        from reins.coders.sandbox import confine
-
-        trees = self.trees
-        assert trees is not None
-        writable = [trees.admin(tree.path), os.path.join(trees.repo.common, "objects")]
-        readable = [trees.repo.common, *([trees.repo.top] if trees.repo.top else [])]
+            return reaped
+        spaces, walls = self.spaces, self.walls
+        assert spaces is not None
+        cwd = spaces.path_of(key)
+        key_store = objects_of(spaces.places.item_store(key))
+        shown = Walls(walls.hidden, walls.hidden_files, (*walls.shown, key_store))
 
         def wrap(argv: Sequence[str]) -> list[str]:
-            return confine(argv, cwd=tree.path, home=home, writable=writable, readable=readable)
+            return confine(argv, cwd=cwd, home=home, walls=shown)
 
         return wrap
+
+
+def _hidden_folder(workspace: Workspace, repo: Repository) -> str | None:
+    """The hidden tests' folder, checked: a folder, outside the repository.
+
+    Raises:
+        ConfigError: it is missing, or inside the repository (the agent would see it there).
+    """
+    if workspace.hidden is None:
+        return None
+    folder = Path(workspace.hidden).resolve()
+    if not folder.is_dir():
+        raise ConfigError(f"workspace hidden {folder}: no such folder")
+    for mine in (repo.top, repo.common):
+        if mine is not None and folder.is_relative_to(Path(mine).resolve()):
+            raise ConfigError(
+                f"workspace hidden {folder} is inside the repository {mine}, where the agent "
+                "would see it: keep hidden tests in a folder outside the repository"
+            )
+    return str(folder)
+
+
+def _usage(backend: str, outcome: Outcome) -> Usage:
+    return Usage(
+        backend=backend,
+        input_tokens=outcome.usage.input_tokens,
+        output_tokens=outcome.usage.output_tokens,
+        cost=outcome.usage.cost,
+        latency=outcome.latency,
+        cache_read_tokens=outcome.usage.cache_read_tokens or None,
+        cache_write_tokens=outcome.usage.cache_write_tokens or None,
+    )

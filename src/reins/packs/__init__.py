@@ -10,7 +10,7 @@ and once imported, ``reins.packs.<name>`` is that module.)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +29,14 @@ def folders() -> dict[str, Path]:
     }
 
 
+def meant(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'emails'?)`` for a name close to a known one (a typo), else ""."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(known), n=2)
+    return f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+
+
 def folder(name: str) -> Path:
     """The folder of pack ``name``.
 
@@ -40,7 +48,7 @@ def folder(name: str) -> Path:
         from reins.errors import NotFound
 
         known = ", ".join(folders()) or "none"
-        raise NotFound(f"no pack named {name!r}. Known: {known}")
+        raise NotFound(f"no pack named {name!r}{meant(name, folders())}. Known: {known}")
     return path
 
 

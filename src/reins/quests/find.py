@@ -145,9 +145,11 @@ def _resolve(ref: str, folder: str | os.PathLike[str] | None = None) -> Quest:
         if ref not in found:
             if os.path.isdir(ref):  # a folder of that name is here: it is what was meant
                 raise _no_folder(ref)
+            from reins.packs import meant
+
             known = ", ".join(known_quests()) or "none installed"
             raise NotFound(
-                f"no quest named {ref!r}. Known: {known}. "
+                f"no quest named {ref!r}{meant(ref, known_quests())}. Known: {known}. "
                 "Or give a quest folder, or a reference such as mypackage.module:quest."
             )
         try:

@@ -79,12 +79,12 @@ def notes_of(text: str | None) -> Notes:
 
 
 # What a chart reads of an attempt (:class:`Mark`), in this order.
-MARK_COLUMNS = "recorded_at, kind, state_after, tries_after"
+MARK_COLUMNS = "recorded_at, kind, state_after, tries_after, item_id"
 
 
 def mark_of(row: tuple[Any, ...] | Any) -> Mark:
     """A mark from a row in :data:`MARK_COLUMNS` order."""
-    return Mark(row[0], AttemptKind(row[1]), State(row[2]), row[3])
+    return Mark(row[0], AttemptKind(row[1]), State(row[2]), row[3], row[4])
 
 
 def sample_runs(low: int, high: int, *, samples: int, window: int) -> list[tuple[int, int]]:

@@ -4,7 +4,8 @@
 engine brings an open handle on its database (:class:`Handle`: where it lives, how to close it)
 and one module (or object) per group of the protocol, each a set of functions that take the
 handle first: :class:`ItemsSQL`, :class:`LeasesSQL`, :class:`RecordSQL`, :class:`CountersSQL`,
-:class:`ExportsSQL` and, for batch rounds, :class:`JobsSQL`. They hold the engine's SQL and its
+:class:`ExportsSQL` and, for batch rounds, :class:`JobsSQL`, for the reviewer's desk,
+:class:`PeopleSQL`. They hold the engine's SQL and its
 transactions, nothing else: defaults,
 clocks, chunking, checks of what a caller passed and everything else that is not I/O is the
 ledger's. mypy checks each engine's modules against these protocols where
@@ -20,8 +21,10 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 from reins.store.model import Activity, Attempt, Claim, Draft, ExportBatch, Item, Lease, Page, Stats
 from reins.store.query import PageQuery
 
-if TYPE_CHECKING:  # batch jobs are loaded by the commands that use them
+if TYPE_CHECKING:  # batch jobs and the reviewer's desk: loaded by the commands that use them
     from reins.store.jobs import BatchJob, BatchRequest, JobDraft, JobState
+    from reins.store.lockfault import LockFault
+    from reins.store.people import Decisions, Reviewer
 
 
 class Handle(Protocol):
@@ -81,6 +84,16 @@ class LeasesSQL(Protocol[H]):
 
     def soonest_expiry(self, db: H, *, excluding: Collection[str]) -> float | None: ...
 
+    def holders(self, db: H) -> list[str]:
+        """Every owner that holds a lease (live or not), each once: through the lease index,
+        one entry per owner, however many items each holds."""
+        ...
+
+    def expire(self, db: H, owners: Sequence[str], *, now: float) -> int:
+        """End the live leases of ``owners`` at ``now``, as if they had run out then (owner and
+        token stay, as on any expired lease); returns how many."""
+        ...
+
 
 class RecordSQL(Protocol[H]):
     def record(self, db: H, draft: Draft, claim: Claim, *, now: float) -> tuple[Item, Attempt]: ...
@@ -114,6 +127,8 @@ class ExportsSQL(Protocol[H]):
     def finish_batch(self, db: H, batch: int) -> None: ...
 
     def exported_count(self, db: H) -> int: ...
+
+    def refused_locks(self, db: H) -> list[LockFault]: ...
 
 
 class JobsSQL(Protocol[H]):
@@ -151,9 +166,29 @@ class JobsSQL(Protocol[H]):
 
     def hold_job(self, db: H, job: int, holder: str, *, ttl: float, now: float) -> bool: ...
 
+    def holders(self, db: H, *, now: float) -> list[str]:
+        """The holders of live holds on open jobs, each once."""
+        ...
+
+    def expire(self, db: H, holders: Sequence[str], *, now: float) -> int:
+        """End the live holds of ``holders`` on open jobs at ``now``; returns how many."""
+        ...
+
     def jobs(self, db: H, *, open_only: bool) -> list[BatchJob]: ...
 
     def job_requests(self, db: H, job: int) -> list[BatchRequest]: ...
+
+
+class PeopleSQL(Protocol[H]):
+    def reserve(self, db: H, key: str, owner: str, *, ttl: float, now: float) -> Item:
+        """In one transaction: ``owner``'s claim on REVIEW item ``key`` until ``now + ttl``,
+        if nobody else holds it live; the item after. Raises what
+        :func:`reins.store.people.refusal` says, or NotFound."""
+        ...
+
+    def decisions(self, db: H, *, before: int | None, limit: int) -> Decisions: ...
+
+    def reviewers(self, db: H, *, since: str) -> list[Reviewer]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,3 +203,5 @@ class EngineSQL(Generic[DB]):
     # Loaded on first use (most commands touch no batch job); an engine written before batch
     # rounds has none, and its ledger refuses batch jobs.
     jobs_sql: Callable[[], JobsSQL[DB]] | None = None
+    # Likewise the reviewer's desk (claims, a person's actions): the dashboard and `review` only.
+    people_sql: Callable[[], PeopleSQL[DB]] | None = None

@@ -5,6 +5,26 @@ appended, and finished after they are on disk. A process that dies in between le
 batch; the next export to that file cuts the file back to the noted offset and writes the batch
 again. Appends to one file are serialised by an exclusive ``flock`` on the file, so nothing else
 can write past the offset of an open batch.
+
+A lock no attempt produced is refused (an item moved by hand-written SQL, or by a forged attempt
+row: :mod:`reins.store.provenance`). Its export mark stays unset, and the claim's own query
+passes over it, so:
+
+- it is never written later as if sound: every export asks again, and no machine can change a
+  locked item, so it stays refused until a person acts (only a log forged whole, attempt rows
+  that follow the tables and an item that follows from them, would pass; a re-judge is what
+  tells that one);
+- it holds up no other item: it is never claimed, so no batch fills up with it;
+- a person's reopen returns it to TODO owing no withdrawal (the file never held it), and its
+  next real lock is exported like any other; a person's re-judge that locks it records the
+  attempt that produces its lock, and exports it so.
+
+Marking it instead would have said "exported" of a record no file holds, and made the reopen owe
+the file a withdrawal of a lock it never had. An item that a person reopened with its lock in
+the file and that was then locked no attempt's way keeps its owed withdrawal (the file's record
+is withdrawn once it is reopened again: :mod:`reins.store.withdrawal`). Each export returns the
+refused locks (:class:`Exported`) for the command that exported to say, and ``reins ledger
+check`` lists them.
 """
 
 from __future__ import annotations
@@ -13,23 +33,53 @@ import fcntl
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reins.errors import LedgerError
 from reins.store.model import ExportBatch, ExportEntry
 from reins.store.protocol import Store
 from reins.values import readable_json
 
+if TYPE_CHECKING:
+    from reins.store.lockfault import LockFault
+
 BATCH_SIZE = 1_000
+SHOWN = 10  # refused locks a message names; the JSON and ``reins ledger check`` name them all
+
+
+@dataclass(frozen=True, slots=True)
+class Exported:
+    """What an export did: how many records it wrote, and the locks it refused to write (each
+    a lock no attempt produced). Exports add up, into a run's total."""
+
+    count: int = 0
+    refused: tuple[LockFault, ...] = ()
+
+    def __add__(self, other: Exported) -> Exported:
+        faults = {f.key: f for f in (*self.refused, *other.refused)}
+        return Exported(self.count + other.count, tuple(faults.values()))
+
+    def refusal(self) -> str | None:
+        """What the command that exported says of the refused locks (None: there were none)."""
+        if not self.refused:
+            return None
+        lines = [f"  {f.words()}" for f in self.refused[:SHOWN]]
+        if len(self.refused) > SHOWN:
+            lines.append(f"  and {len(self.refused) - SHOWN} more")
+        return (
+            f"export refused {len(self.refused)} locked item(s) whose lock no attempt produced; "
+            "`reins ledger check` lists them:\n" + "\n".join(lines)
+        )
 
 
 def record_of(entry: ExportEntry) -> dict[str, Any]:
     """The JSONL record of a terminal item (the shape is documented in the README).
 
     An item a coding agent worked in a workspace also has ``workspace``: the branch that holds
-    its change, the commit on it, the base commit and the patch from the base (as the
-    submission shows it: bounded; the branch holds all of it).
+    its change, the commit on it, the base commit, the patch from the base (the whole patch the
+    gate judged) and the sandbox the agent ran in (``none``: unconfined).
     """
     item, attempt = entry.item, entry.attempt
     record = {
@@ -57,12 +107,14 @@ def record_of(entry: ExportEntry) -> dict[str, Any]:
             "commit": notes.commit,
             "base": notes.base,
             "patch": patch_of(attempt.submission if attempt else None),
+            "sandbox": notes.sandbox,
         }
     return record
 
 
-def export(store: Store, out: str | os.PathLike[str]) -> int:
-    """Append every terminal, not yet exported item to ``out``; returns how many.
+def export(store: Store, out: str | os.PathLike[str]) -> Exported:
+    """Append every terminal, not yet exported item to ``out``, but those whose lock no attempt
+    produced; returns how many it wrote, and the locks it refused.
 
     Also finishes batches that a crashed process left open, for ``out`` and for any other file
     that no live process is writing.
@@ -83,7 +135,7 @@ def export(store: Store, out: str | os.PathLike[str]) -> int:
     for other in store.open_batch_paths():
         if other != str(target):
             _recover_elsewhere(store, other)
-    return count
+    return Exported(count, tuple(store.refused_locks()))
 
 
 def _recover(store: Store, path: str, fd: int) -> None:

@@ -16,18 +16,33 @@ from typing import TYPE_CHECKING, Any, Generic, Self
 
 from reins.errors import LedgerError
 from reins.store.codec import dump_json
-from reins.store.engine import DB, EngineSQL, Entry, JobsSQL, Row
-from reins.store.model import Activity, Attempt, Claim, Draft, ExportBatch, Item, Lease, Page, Stats
+from reins.store.engine import DB, EngineSQL, Entry, JobsSQL, PeopleSQL, Row
+from reins.store.model import (
+    Activity,
+    Attempt,
+    Claim,
+    Draft,
+    ExportBatch,
+    Item,
+    Lease,
+    Page,
+    Stats,
+)
 from reins.store.owner import Owner
 from reins.store.query import PageQuery
 from reins.store.walk import chunks
 
-if TYPE_CHECKING:  # batch jobs are loaded by the commands that use them
+if TYPE_CHECKING:  # batch jobs and the reviewer's desk: loaded by the commands that use them
     from reins.store.jobs import BatchJob, BatchRequest, JobDraft, JobState
+    from reins.store.lockfault import LockFault
+    from reins.store.people import Decisions, Reviewer
 
 ADD_CHUNK = 5_000  # items added per transaction
 LOAD_CHUNK = 1_000  # items (with their logs) copied per transaction
 KEYS_CHUNK = 500  # keys per statement of last_attempts (SQLite binds one parameter per key)
+# After its first, a ledger looks for holders that are gone when a lease finds too few items
+# free, at most this often (seconds).
+SWEEP_EVERY = 1.0
 
 
 class Ledger(Generic[DB]):
@@ -45,6 +60,7 @@ class Ledger(Generic[DB]):
         self._version = version
         self._owner = owner
         self._adopted = adopted
+        self._swept: float | None = None  # when it last looked for holders that are gone
 
     @property
     def location(self) -> str:
@@ -114,7 +130,11 @@ class Ledger(Generic[DB]):
         self, owner: str, *, ttl: float, now: float | None = None, excluding: Collection[str] = ()
     ) -> Lease | None:
         t = time.time() if now is None else now
-        return self._sql.leases.lease(self._db, owner, ttl=ttl, now=t, excluding=excluding)
+        self._sweep(t, first=True)
+        got = self._sql.leases.lease(self._db, owner, ttl=ttl, now=t, excluding=excluding)
+        if got is None and self._sweep(t):
+            got = self._sql.leases.lease(self._db, owner, ttl=ttl, now=t, excluding=excluding)
+        return got
 
     def lease_many(
         self,
@@ -129,7 +149,16 @@ class Ledger(Generic[DB]):
         if not owners:
             return []
         t = time.time() if now is None else now
-        return self._sql.leases.lease_many(self._db, owners, ttl=ttl, now=t, excluding=excluding)
+        self._sweep(t, first=True)
+        leases = self._sql.leases
+        got = leases.lease_many(self._db, owners, ttl=ttl, now=t, excluding=excluding)
+        if len(got) < len(owners) and self._sweep(t):
+            served = {lease.item.lease_owner for lease, _ in got}
+            rest = [o for o in owners if o not in served]
+            more = leases.lease_many(self._db, rest, ttl=ttl, now=t, excluding=excluding)
+            place = {o: n for n, o in enumerate(owners)}
+            got = sorted([*got, *more], key=lambda g: place[g[0].item.lease_owner or ""])
+        return got
 
     def heartbeat(self, key: str, owner: str, *, ttl: float, now: float | None = None) -> bool:
         t = time.time() if now is None else now
@@ -143,6 +172,51 @@ class Ledger(Generic[DB]):
 
     def soonest_expiry(self, *, excluding: Collection[str] = ()) -> float | None:
         return self._sql.leases.soonest_expiry(self._db, excluding=excluding)
+
+    def _sweep(self, now: float, *, first: bool = False) -> bool:
+        """End now the live leases of holders :func:`reins.store.holder.gone` says are gone (a
+        process of this host killed while it held them), so that the lease about to be taken
+        may take their items at once rather than when the leases run out; whether it ended any.
+
+        A ledger looks on its first lease (``first``: a rerun takes a killed run's items
+        first) and then, when a lease finds too few items free, at most once every
+        SWEEP_EVERY seconds; so a lease costs no more while items are free. It reads each
+        owner once (through the lease index) and writes only when some holder is gone.
+        """
+        if first and self._swept is not None:
+            return False
+        if not first and self._swept is not None and self._swept <= now < self._swept + SWEEP_EVERY:
+            return False
+        self._swept = now
+        owners = self._sql.leases.holders(self._db)
+        if not owners:
+            return False
+        from reins.store.holder import gone  # only once some lease is held
+
+        dead = [o for o in owners if gone(o)]
+        return bool(dead) and self._sql.leases.expire(self._db, dead, now=now) > 0
+
+    # -- the reviewer's desk ---------------------------------------------------------------
+
+    def reserve(self, key: str, owner: str, *, ttl: float, now: float | None = None) -> Item:
+        t = time.time() if now is None else now
+        return self._people().reserve(self._db, key, owner, ttl=ttl, now=t)
+
+    def decisions(self, *, before: int | None = None, limit: int = 50) -> Decisions:
+        if limit < 1:
+            raise LedgerError(f"a page of decisions holds at least one, not {limit}")
+        return self._people().decisions(self._db, before=before, limit=limit)
+
+    def reviewers(self, *, since: str = "") -> list[Reviewer]:
+        return self._people().reviewers(self._db, since=since)
+
+    def _people(self) -> PeopleSQL[DB]:
+        if self._sql.people_sql is None:
+            raise LedgerError(
+                f"ledger {self.location}: its engine keeps no reviewer's desk (claims and a "
+                "person's actions); use an SQLite or a PostgreSQL ledger"
+            )
+        return self._sql.people_sql()
 
     # -- recording ------------------------------------------------------------------------
 
@@ -183,6 +257,9 @@ class Ledger(Generic[DB]):
     def exported_count(self) -> int:
         return self._sql.exports.exported_count(self._db)
 
+    def refused_locks(self) -> list[LockFault]:
+        return self._sql.exports.refused_locks(self._db)
+
     # -- batch jobs -----------------------------------------------------------------------
 
     def open_job(
@@ -201,10 +278,17 @@ class Ledger(Generic[DB]):
         if limit < 1:
             raise LedgerError(f"a batch job takes at least one item, not {limit}")
         t = time.time() if now is None else now
-        tag = os.urandom(5).hex()  # in the job's provider-side names: see reins.store.jobs
-        return self._jobs().open_job(
-            self._db, job, tag, limit=limit, ttl=ttl, hold=hold, now=t, excluding=excluding
-        )
+        self._sweep(t, first=True)
+        for again in (False, True):
+            if again and not self._sweep(t):  # nothing was free: a holder may be gone
+                break
+            tag = os.urandom(5).hex()  # in the job's provider-side names: see reins.store.jobs
+            opened = self._jobs().open_job(
+                self._db, job, tag, limit=limit, ttl=ttl, hold=hold, now=t, excluding=excluding
+            )
+            if opened is not None:
+                return opened
+        return None
 
     def fill_job(
         self, job: int, requests: Sequence[BatchRequest], *, now: float | None = None
@@ -230,7 +314,18 @@ class Ledger(Generic[DB]):
 
     def hold_job(self, job: int, holder: str, *, ttl: float, now: float | None = None) -> bool:
         t = time.time() if now is None else now
-        return self._jobs().hold_job(self._db, job, holder, ttl=ttl, now=t)
+        sql = self._jobs()
+        if sql.hold_job(self._db, job, holder, ttl=ttl, now=t):
+            return True
+        # Held by another: take it over at once if that holder is a process of this host that
+        # is gone (as a lease's, see _sweep); else its hold runs out as it always did.
+        from reins.store.holder import gone
+
+        dead = [h for h in sql.holders(self._db, now=t) if gone(h)]
+        if not dead:
+            return False
+        sql.expire(self._db, dead, now=t)
+        return sql.hold_job(self._db, job, holder, ttl=ttl, now=t)
 
     def jobs(self, *, open_only: bool = True) -> list[BatchJob]:
         return self._jobs().jobs(self._db, open_only=open_only)

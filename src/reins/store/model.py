@@ -111,7 +111,8 @@ class Notes:
     whose commit was lost with the connection is found again, not written twice); ``batch``
     names the provider batch a batch round sent the turn in. A coding
     agent's turn notes its workspace: the item's ``branch``, the ``commit`` on it that holds
-    the turn's work and the ``base`` commit its diff is taken from.
+    the turn's work, the ``base`` commit its diff is taken from and the ``sandbox`` the agent
+    ran in (``bwrap``, or ``none``: unconfined).
     """
 
     via: str = "manual"
@@ -124,6 +125,7 @@ class Notes:
     branch: str | None = None
     commit: str | None = None
     base: str | None = None
+    sandbox: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,12 +228,14 @@ class Page:
 
 @dataclass(frozen=True, slots=True)
 class Mark:
-    """One attempt as a chart of the run sees it: when it landed and what it did."""
+    """One attempt as a chart of the run sees it: when it landed, what it did, and to which
+    item (the ledger's own number for it; None where it is not known)."""
 
     recorded_at: str
     kind: AttemptKind
     state_after: State
     tries_after: int
+    item: int | None = None
 
     @property
     def locked(self) -> bool:

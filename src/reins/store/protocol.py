@@ -12,13 +12,25 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from reins.store.model import Activity, Attempt, Claim, Draft, ExportBatch, Item, Lease, Page, Stats
+from reins.store.model import (
+    Activity,
+    Attempt,
+    Claim,
+    Draft,
+    ExportBatch,
+    Item,
+    Lease,
+    Page,
+    Stats,
+)
 from reins.store.owner import Owner
 from reins.store.query import PageQuery
 from reins.values import JSON
 
-if TYPE_CHECKING:  # batch jobs are loaded by the commands that use them
+if TYPE_CHECKING:  # batch jobs and the reviewer's desk: loaded by the commands that use them
     from reins.store.jobs import BatchJob, BatchRequest, JobDraft, JobState
+    from reins.store.lockfault import LockFault
+    from reins.store.people import Decisions, Reviewer
 
 
 class Store(Protocol):
@@ -96,7 +108,10 @@ class Store(Protocol):
 
         An owner that holds a live lease gets the same item again (one item in progress per
         owner); otherwise the oldest TODO item nobody holds or whose lease expired, and whose
-        key is not in ``excluding`` (the items a loop run has set aside).
+        key is not in ``excluding`` (the items a loop run has set aside). A lease whose holder
+        is a process of this host that is gone (:func:`reins.store.holder.gone`) counts as
+        expired: a store looks for such holders on its first lease, and again when a lease
+        finds too few items free (at most once a second), and ends their leases.
         """
         ...
 
@@ -134,6 +149,32 @@ class Store(Protocol):
         ``excluding``; None when no TODO item is leased."""
         ...
 
+    # -- the reviewer's desk (reins.store.people) -------------------------------------------
+
+    def reserve(self, key: str, owner: str, *, ttl: float, now: float | None = None) -> Item:
+        """Claim REVIEW item ``key`` for the person ``owner`` for ``ttl`` seconds: a lease for
+        people, which others see and which refuses their decisions on it while it is live.
+        The holder claiming again renews it; :meth:`release` gives it back; the holder's
+        decision ends it. Returns the item after.
+
+        Raises:
+            NotFound: no such item. IllegalTransition: the item is not REVIEW.
+            LeaseConflict: another person holds a live claim on it.
+        """
+        ...
+
+    def decisions(self, *, before: int | None = None, limit: int = 50) -> Decisions:
+        """A person's actions (``human`` attempts), newest first: at most ``limit``, before the
+        cursor ``before`` (a page's ``next``). Read through an index of those actions, so it
+        costs the same however long the log."""
+        ...
+
+    def reviewers(self, *, since: str = "") -> list[Reviewer]:
+        """Each person who acted: their actions by name, how many were recorded at or after
+        ``since`` (an ISO 8601 stamp in UTC, as the ledger's; "" counts all), and the last;
+        the busiest first."""
+        ...
+
     # -- recording ------------------------------------------------------------------------
 
     def record(
@@ -164,8 +205,9 @@ class Store(Protocol):
 
     def claim_batch(self, path: str, offset: int, limit: int) -> ExportBatch | None:
         """Mark up to ``limit`` items as a batch written at ``offset``: terminal, unexported
-        ones, then TODO ones whose withdrawal is owed to ``path`` (that item's owed entry
-        goes, and so does the entry of an owed item that locked again since: see
+        ones whose lock an attempt produced (never one of :meth:`refused_locks`), then TODO ones
+        whose withdrawal is owed to ``path`` (that item's owed entry goes, and so does the entry
+        of an owed item that locked again since, by an attempt: see
         :mod:`reins.store.withdrawal`)."""
         ...
 
@@ -180,6 +222,11 @@ class Store(Protocol):
         ...
 
     def exported_count(self) -> int: ...
+
+    def refused_locks(self) -> list[LockFault]:
+        """The terminal, unexported items whose lock no attempt produced, which no export
+        writes (:mod:`reins.store.provenance`), oldest first."""
+        ...
 
     # -- batch jobs (the provider batches of ``reins loop --batch``: reins.store.jobs) -------
 
@@ -230,7 +277,8 @@ class Store(Protocol):
 
     def hold_job(self, job: int, holder: str, *, ttl: float, now: float | None = None) -> bool:
         """Hold ``job`` for ``holder`` for ``ttl`` seconds (0 gives a hold up), if nobody else
-        holds it; False if another holder's hold is live."""
+        holds it; False if another holder's hold is live. A hold whose holder is a process of
+        this host that is gone is taken over at once."""
         ...
 
     def jobs(self, *, open_only: bool = True) -> list[BatchJob]:

@@ -32,7 +32,10 @@ class PageQuery:
     Items come in the order they were added (newest first when ``descending``), after the
     keyset cursor ``after`` (a page's ``next``), at most ``limit`` of them: of one ``state``,
     whose last judged root cause is ``rule``, whose lease is held by ``leased_to`` (live or
-    not), in round ``round``, or whose key contains the text ``contains`` (case-sensitive).
+    not), in round ``round``, whose key contains the text ``contains`` (case-sensitive), or
+    whose text holds every word of ``search`` (:mod:`reins.store.search`: the key and payload,
+    or one turn's submission and facts, each word matched as the start of a word, in any
+    case; through each engine's word index).
     """
 
     state: State | None = None
@@ -40,6 +43,7 @@ class PageQuery:
     leased_to: str | None = None
     round: int | None = None
     contains: str | None = None
+    search: str | None = None
     descending: bool = False
     after: int | None = None
     limit: int = LIMIT
@@ -53,7 +57,7 @@ class PageQuery:
         most: int | None = MOST,
     ) -> PageQuery:
         """The query a person asked for in text: ``given`` maps the text form's names
-        (``state rule driver round q sort after limit``) to what was typed; a name that is
+        (``state rule driver round q search sort after limit``) to what was typed; a name that is
         absent, None or blank keeps ``base``'s value (default: :class:`PageQuery`'s own),
         and other names are ignored. A number may come as an int (a tool's JSON argument).
         ``most`` caps ``limit`` (None: no cap).
@@ -74,6 +78,7 @@ class PageQuery:
             leased_to=_word(found["leased_to"], "driver", start.leased_to),
             round=start.round if round_ is None else round_,
             contains=_word(found["contains"], "q", start.contains),
+            search=_search(found["search"], start.search),
             descending=start.descending if sort is None else _order(sort),
             after=start.after if after is None else after,
             limit=start.limit if limit is None else limit,
@@ -114,6 +119,15 @@ def _word(value: str | int | None, name: str, default: str | None) -> str | None
     if not isinstance(value, str):
         raise ConfigError(f"{name} must be text, got {value!r}")
     return value
+
+
+def _search(value: str | int | None, default: str | None) -> str | None:
+    from reins.store.search import words
+
+    text = _word(value, "search", default)
+    if value is not None and text is not None and not words(text):
+        raise ConfigError(f"search must hold a letter or a digit, got {text!r}")
+    return text
 
 
 def _state(value: str) -> State:

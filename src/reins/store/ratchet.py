@@ -106,6 +106,13 @@ def admit(item: Item, draft: Draft, claim: Claim, now: float) -> None:
             f"item {item.key!r} is {item.state}, not REVIEW: only a REVIEW item is resolved"
         )
     live = item.lease_owner is not None and (item.lease_expires or 0) > now
+    if live and item.lease_owner != claim.holder and human:
+        # On a locked item a lease is a person's claim (reins.store.people).
+        raise LeaseConflict(
+            f"item {item.key!r} is claimed by {item.lease_owner!r} for another "
+            f"{((item.lease_expires or 0) - now) / 60:.0f} min: ask them to release it, or "
+            "wait for the claim to run out"
+        )
     if live and item.lease_owner != claim.holder:
         raise LeaseConflict(
             f"item {item.key!r} is leased to {item.lease_owner!r} for another "

@@ -6,12 +6,17 @@ SQL both understand. What differs between the engines stays in their own modules
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
+from reins.errors import LedgerError
 from reins.store.codec import ATTEMPT_COLUMNS, ITEM_COLUMNS, attempt_of, item_of
 from reins.store.model import Attempt, ExportBatch, ExportEntry, Page, State
+from reins.store.provenance import FAULTS, SOUND
 from reins.store.query import PageQuery
+
+if TYPE_CHECKING:
+    from reins.store.lockfault import LockFault
 
 ITEM_WIDTH = len(ITEM_COLUMNS.split(","))
 
@@ -22,15 +27,21 @@ def prefixed(columns: str, alias: str) -> str:
 
 
 def page_select(
-    query: PageQuery, mark: str, *, find: str = "instr(key, {mark}) > 0"
+    query: PageQuery,
+    mark: str,
+    *,
+    find: str = "instr(key, {mark}) > 0",
+    search: Callable[[tuple[str, ...]], tuple[str, list[object]]] | None = None,
 ) -> tuple[str, list[object]]:
     """The statement and arguments of one keyset page of items, one row more than the page
     holds (see :func:`page_of`), with ``mark`` as placeholder.
 
     Both engines page the same way: by insertion id after the cursor (before it, newest first,
     when descending), optionally of one state, one last root cause, one lease holder or one
-    round (each has an index), or whose key contains a text (``find``: the engine's own
-    substring test, case-sensitive on both).
+    round (each has an index), whose key contains a text (``find``: the engine's own
+    substring test, case-sensitive on both), or whose texts hold words (``search``: the
+    engine's clause over its word index for the words of :func:`reins.store.search.words`,
+    with its arguments; a search without a word matches nothing).
     """
     where: list[str] = []
     args: list[object] = []
@@ -62,6 +73,10 @@ def page_select(
     if query.contains:
         where.append(find.format(mark=mark))
         args.append(query.contains)
+    if query.search is not None:
+        clause, more = _search(query.search, search)
+        where.append(clause)
+        args += more
     order = "DESC" if query.descending else ""
     statement = (
         f"SELECT {ITEM_COLUMNS}, id FROM items WHERE {' AND '.join(where) or 'TRUE'} "
@@ -70,11 +85,39 @@ def page_select(
     return statement, [*args, query.limit + 1]
 
 
+def _search(
+    text: str, search: Callable[[tuple[str, ...]], tuple[str, list[object]]] | None
+) -> tuple[str, list[object]]:
+    """The where-clause of a search for ``text`` and its arguments (no word: nothing)."""
+    from reins.store.search import words  # only a search loads it (next, submit do not)
+
+    if search is None:
+        raise LedgerError("this ledger's engine keeps no word index: it cannot search")
+    found = words(text)
+    return search(found) if found else ("FALSE", [])
+
+
 def page_of(rows: list[Any], limit: int) -> Page:
     """The page of rows read by :func:`page_select`: one row more than asked says whether a
     next page exists (the last page has no cursor)."""
     items = tuple(item_of(r) for r in rows[:limit])
     return Page(items, rows[limit - 1][-1] if len(rows) > limit else None)
+
+
+# The terminal items an export claims: unexported, and locked by an attempt
+# (reins.store.provenance); the others are refused, left unmarked, and listed by REFUSED.
+EXPORTABLE = f"i.state <> 'TODO' AND i.export_batch IS NULL AND {SOUND}"
+REFUSED = FAULTS.format(also=" AND i.export_batch IS NULL")
+
+
+def refused_of(rows: Iterable[Any]) -> list[LockFault]:
+    """The faults of rows read by :data:`REFUSED`."""
+    found = list(rows)
+    if not found:  # the usual case: no forged lock, and nothing of their wording loaded
+        return []
+    from reins.store.lockfault import LockFault
+
+    return [LockFault.of(row) for row in found]
 
 
 # Each item of an export batch with the attempt its record shows, in one query: for a lock the

@@ -13,7 +13,7 @@ from reins.gate import Context, Fact, Outcome, Verdict, excerpt
 from reins.quest import Quest
 from reins.store.model import Item
 from reins.turn.failures import JudgeFailure
-from reins.values import Worktree
+from reins.values import JudgeTree
 
 DEFAULT_LIMIT = 1024 * 1024
 
@@ -53,12 +53,14 @@ def judge(
     raw: bytes | str,
     *,
     limit: int = DEFAULT_LIMIT,
-    workspace: Worktree | None = None,
+    workspace: JudgeTree | None = None,
 ) -> tuple[Verdict | JudgeFailure, str]:
     """Judge one submission for ``item``. Deterministic; never raises for a bad submission.
 
-    ``workspace``: the item's worktree, where a coding agent made the submission; the gate's
-    context carries it, so a check can run the tests there.
+    ``workspace``: the judge's tree of a coding item, built by reins from the submission's
+    patch; the gate's context carries it, so a check can run the tests there. The facts reins
+    found building it (a judge's file changed) each make the verdict a FAIL, whatever the
+    rules say.
 
     Returns:
         The verdict, or the judge's own failure (a ``prepare``, rule, ground or AI check that
@@ -87,10 +89,25 @@ def judge(
     try:
         verdict = quest.judge.evaluate(prepared)
     except JudgeError as exc:
-        return JudgeFailure(exc.where, exc.cause), text
+        failure = JudgeFailure(exc.where, exc.cause)
+        return _with_tree_facts(failure, workspace), text
     except Exception as exc:
-        return _broken(GATE_RULE, exc), text
-    return verdict, text
+        return _with_tree_facts(_broken(GATE_RULE, exc), workspace), text
+    return _with_tree_facts(verdict, workspace), text
+
+
+def _with_tree_facts(
+    verdict: Verdict | JudgeFailure, tree: JudgeTree | None
+) -> Verdict | JudgeFailure:
+    """The verdict with the facts of the judge's tree first: any makes it a FAIL (a judge's
+    failure too: the agent's change alone is at fault then)."""
+    facts = tree.facts if tree is not None else ()
+    if not facts:
+        return verdict
+    if isinstance(verdict, JudgeFailure):
+        return Verdict.short(Outcome.FAIL, *facts)
+    # No walkthrough: a graph gate's would not name these facts, and the feedback must.
+    return Verdict(Outcome.FAIL, (*facts, *verdict.facts), facts[0].rule)
 
 
 def _broken(where: str, exc: Exception) -> JudgeFailure:

@@ -24,7 +24,7 @@ from reins.errors import LeaseConflict, NotFound, NotTodo
 from reins.gate import Verdict
 from reins.quest import Quest
 from reins.store import AttemptKind
-from reins.store.export import export
+from reins.store.export import Exported, export
 from reins.store.protocol import Store
 from reins.turn.compose import compose
 from reins.turn.drivers import DRIVERS, PromptUse
@@ -79,7 +79,7 @@ class ReplaySummary:
     outcomes: Counter[str] = field(default_factory=Counter)
     judge_errors: int = 0
     generation_errors: int = 0
-    exported: int = 0
+    exported: Exported = field(default_factory=Exported)
 
     def count(self, result: ReplayResult) -> None:
         self.lines[result.status] += 1

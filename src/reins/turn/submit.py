@@ -6,7 +6,7 @@ import os
 
 from reins.errors import NotTodo, TurnMoved
 from reins.quest import Quest
-from reins.store.export import export
+from reins.store.export import Exported, export
 from reins.store.model import Item, Usage
 from reins.store.protocol import Store
 from reins.turn.drivers import DRIVERS
@@ -29,7 +29,7 @@ def submit(
     started_at: str | None = None,
     expected_turns: int | None = None,
     token: str | None = None,
-) -> tuple[Recorded, int]:
+) -> tuple[Recorded, Exported]:
     """Judge ``raw`` for item ``key`` and record the turn.
 
     ``expected_turns`` pins the turn the submitter read: the record is refused (TurnMoved) if
@@ -39,8 +39,8 @@ def submit(
     verdict, without using a try; ``Recorded.verdict`` is then None.
 
     Returns:
-        The recorded turn, and how many records were exported to ``results`` (when the item
-        locked and ``results`` is given).
+        The recorded turn, and what was exported to ``results`` (when the item locked and
+        ``results`` is given): the records written and the locks refused.
 
     Raises:
         NotFound: no such item. NotTodo: the item is locked. LeaseConflict: another driver
@@ -68,7 +68,7 @@ def submit(
         submission=text,
         pinned=expected_turns is not None,
     )
-    exported = 0
+    exported = Exported()
     if results is not None and recorded.item.state.terminal:
         exported = export(store, results)
     return recorded, exported

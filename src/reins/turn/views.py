@@ -74,7 +74,10 @@ def log_text(
         n = a.notes
         if n.branch:  # a coding agent's turn: where its work is
             commit = f" at {n.commit[:12]}" if n.commit else ""
-            out.append(f"  workspace: branch {n.branch}{commit} (base {(n.base or '')[:12]})")
+            confined = " UNCONFINED (--sandbox none)" if n.sandbox == "none" else ""
+            out.append(
+                f"  workspace: branch {n.branch}{commit} (base {(n.base or '')[:12]}){confined}"
+            )
         if a.root_cause:
             out.append(f"  root cause: {a.root_cause}")
         for f in a.facts:

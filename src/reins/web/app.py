@@ -1,8 +1,9 @@
-"""The dashboard's routes: board, items, item, review queue, re-judge preview, live pulse.
+"""The dashboard's routes: board, items, item, review queue, decisions, re-judge preview,
+live pulse.
 
 Every page reads through the Store protocol under one lock (a store is one connection or one
-pool, used by one request at a time); every action goes through the human lane's functions,
-exactly as ``reins resolve`` and ``reins reopen`` call them.
+pool, used by one request at a time); every action (:mod:`reins.web.actions`) goes through the
+human lane's functions, exactly as ``reins resolve`` and ``reins reopen`` call them.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TypeVar
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import urlencode
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -20,6 +22,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.requests import Request
 from starlette.responses import (
+    FileResponse,
     HTMLResponse,
     JSONResponse,
     PlainTextResponse,
@@ -29,16 +32,19 @@ from starlette.responses import (
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from reins.errors import ConfigError, NotFound, ReinsError
+from reins.errors import ConfigError, NotFound
 from reins.quest import Quest
 from reins.store.model import State
 from reins.store.protocol import Store
 from reins.store.query import PageQuery
-from reins.web.board import board, pulse
+from reins.web.actions import Actions
+from reins.web.board import board, own_figures, pulse
+from reins.web.decided import decisions
+from reins.web.desk import CLAIM_TTL, UNDO_WINDOW
 from reins.web.listing import listing, read_filter
 from reins.web.queue import queue, rejudge_preview
 from reins.web.render import STATIC, render
-from reins.web.security import CSRF_FIELD, CSRF_HEADER, TOKEN_COOKIE, Guard
+from reins.web.security import TOKEN_COOKIE, Guard
 from reins.web.timeline import timeline
 
 T = TypeVar("T")
@@ -54,6 +60,7 @@ HEADERS = {
     "Cache-Control": "no-store",
 }
 REVIEW_PAGE = 20
+DECIDED_PAGE = 50
 REJUDGE_PAGE = 50  # items re-judged per preview page: each may run AI or command checks
 
 
@@ -66,8 +73,9 @@ class Site:
     guard: Guard
     read_only: bool
     by: str
-    publish: Callable[[], int] | None
+    publish: Callable[[], object] | None
     lock: threading.Lock
+    undo_window: float = UNDO_WINDOW
 
     @property
     def can_act(self) -> bool:
@@ -125,6 +133,8 @@ def _page(site: Site, template: str, status: int = 200, **context: object) -> HT
         by=site.by,
         now=time.time(),  # what "3 min ago" is counted back from: this server's clock
         report=False,
+        undo_window=site.undo_window,
+        claim_ttl=CLAIM_TTL,
         **context,
     )
     return HTMLResponse(html, status_code=status)
@@ -141,26 +151,40 @@ def create_app(
     *,
     read_only: bool = False,
     by: str = "web",
-    publish: Callable[[], int] | None = None,
+    publish: Callable[[], object] | None = None,
+    undo_window: float = UNDO_WINDOW,
 ) -> Starlette:
     """The dashboard over ``store``. ``publish`` exports what an action locked (as the CLI
-    does after ``resolve``); ``by`` is the person named on actions unless the form names one."""
-    pages = Pages(Site(store, quest, guard, read_only, by, publish, threading.Lock()))
+    does after ``resolve``); ``by`` is the person named on actions unless the form names one;
+    ``undo_window``: seconds during which a decision can be undone from its banner."""
+    site = Site(store, quest, guard, read_only, by, publish, threading.Lock(), undo_window)
+    pages = Pages(site)
     routes: list[BaseRoute] = [
         Route("/", pages.board),
         Route("/api/pulse", pages.pulse),
         Route("/items", pages.items),
         Route("/item", pages.item),
         Route("/review", pages.review),
+        Route("/decided", pages.decided),
         Route("/rejudge", pages.rejudge),
+        Route("/favicon.ico", favicon),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     if not read_only:
+        actions = Actions(site, lambda status, message: _problem(site, status, message))
         routes += [
-            Route("/review/resolve", pages.resolve, methods=["POST"]),
-            Route("/item/reopen", pages.reopen, methods=["POST"]),
+            Route("/review/resolve", actions.resolve, methods=["POST"]),
+            Route("/review/undo", actions.undo, methods=["POST"]),
+            Route("/review/claim", actions.claim, methods=["POST"]),
+            Route("/review/release", actions.release, methods=["POST"]),
+            Route("/item/reopen", actions.reopen, methods=["POST"]),
         ]
     return Starlette(routes=routes, middleware=[Middleware(GuardMiddleware, guard=guard)])
+
+
+async def favicon(request: Request) -> Response:
+    """The icon a browser asks for at /favicon.ico whatever the page links: the dashboard's."""
+    return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,8 +206,11 @@ class Pages:
     async def board(self, request: Request) -> Response:
         site = self.site
         found = await site.read(lambda: board(site.store, site.quest))
-        name = "_board.html" if request.query_params.get("fragment") else "board.html"
-        return _page(site, name, board=found, title="board")
+        if request.query_params.get("fragment"):
+            return _page(site, "_board.html", board=found, title="board")
+        # The quest's own figures read every item: counted once per page load, not redrawn live.
+        own = await site.read(lambda: own_figures(site.store, site.quest))
+        return _page(site, "board.html", board=found, own=own, title="board")
 
     async def pulse(self, request: Request) -> Response:
         site = self.site
@@ -211,14 +238,29 @@ class Pages:
 
     async def review(self, request: Request) -> Response:
         site = self.site
-        given = {name: request.query_params.get(name) for name in ("rule", "after")}
+        given = {name: request.query_params.get(name) for name in ("rule", "search", "after")}
         try:
             wanted = PageQuery.parse(given, base=PageQuery(limit=REVIEW_PAGE))
         except ConfigError as exc:
             return _problem(site, 400, f"bad filter: {exc}")
         found = await site.read(lambda: queue(site.store, site.quest, wanted))
-        done = request.query_params.get("done")
-        return _page(site, "review.html", queue=found, done=done, title="review")
+        said = request.query_params.get
+        return _page(
+            site, "review.html", queue=found, done=said("done"), undo=said("undo"),
+            turn=said("turn"), title="review",
+        )  # fmt: skip
+
+    async def decided(self, request: Request) -> Response:
+        site = self.site
+        before = request.query_params.get("before", "")
+        if before and not (before.isascii() and before.isdigit()):
+            return _problem(site, 400, f"bad cursor: before must be a whole number, not {before!r}")
+        today = datetime.now(UTC).strftime("%Y-%m-%dT00:00:00")  # the ledger's stamps are UTC
+        found = await site.read(
+            lambda: decisions(site.store, site.quest, int(before) if before else None,
+                              DECIDED_PAGE, today)
+        )  # fmt: skip
+        return _page(site, "decided.html", decided=found, title="decided")
 
     async def rejudge(self, request: Request) -> Response:
         site, quest = self.site, self.site.quest
@@ -239,70 +281,3 @@ class Pages:
         )
         found = await site.read(lambda: rejudge_preview(site.store, quest, page))
         return _page(site, "rejudge.html", preview=found, filter=wanted, title="re-judge")
-
-    async def resolve(self, request: Request) -> Response:
-        return await self.act(request, self.resolved)
-
-    async def reopen(self, request: Request) -> Response:
-        return await self.act(request, self.reopened)
-
-    # -- actions ------------------------------------------------------------------------
-
-    async def form(self, request: Request) -> dict[str, str] | Response:
-        """The posted form, once its CSRF token and origin are checked (else the refusal)."""
-        site = self.site
-        body = (await request.body()).decode("utf-8", "replace")
-        fields = dict(parse_qsl(body, keep_blank_values=True))
-        given = fields.get(CSRF_FIELD) or request.headers.get(CSRF_HEADER)
-        origin = request.headers.get("origin")
-        if not site.guard.csrf_ok(given, origin=origin, host=request.headers.get("host")):
-            return _problem(site, 403, "refused: the form's CSRF token is missing or wrong")
-        if not site.can_act or site.quest is None:
-            return _problem(site, 403, "refused: this dashboard is read-only")
-        return fields
-
-    async def act(
-        self, request: Request, action: Callable[[Quest, dict[str, str]], str]
-    ) -> Response:
-        site = self.site
-        fields = await self.form(request)
-        if isinstance(fields, Response):
-            return fields
-        quest = site.quest
-        assert quest is not None  # form() refuses without one
-
-        def run() -> str:
-            target = action(quest, fields)
-            if site.publish is not None:
-                site.publish()
-            return target
-
-        try:
-            target = await site.read(run)
-        except NotFound as exc:
-            return _problem(site, 404, str(exc))
-        except ReinsError as exc:
-            return _problem(site, 409, str(exc))
-        return RedirectResponse(target, status_code=303)
-
-    def resolved(self, quest: Quest, fields: dict[str, str]) -> str:
-        from reins.turn.lane import resolve as resolve_item
-
-        key, decision, note = fields.get("key", ""), fields.get("decision"), fields.get("note", "")
-        if decision not in ("accept", "reject") or not note.strip():
-            raise ReinsError("say accept or reject, with a note saying why")
-        who = fields.get("by", "").strip() or self.site.by
-        resolve_item(self.site.store, quest, key, accept=decision == "accept", note=note, by=who)
-        # Back to the queue at the item that followed (reins.js selects it by ``at``).
-        back = {"done": f"{key}: {decision}ed", "at": fields.get("then", "")}
-        return "/review?" + urlencode({k: v for k, v in back.items() if v})
-
-    def reopened(self, quest: Quest, fields: dict[str, str]) -> str:
-        from reins.turn.lane import reopen as reopen_item
-
-        key, reason = fields.get("key", ""), fields.get("reason", "")
-        if not reason.strip():
-            raise ReinsError("say why the item is reopened")
-        who = fields.get("by", "").strip() or self.site.by
-        reopen_item(self.site.store, quest, key, reason=reason, by=who)
-        return "/item?" + urlencode({"key": key})

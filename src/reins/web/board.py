@@ -9,15 +9,26 @@ million.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from reins.quest import Quest
 from reins.store.model import Attempt, State, Stats
 from reins.store.protocol import Store
 from reins.web.charts import Bar, TimeChart, bars, time_chart, tries_to_lock
 from reins.web.spend import Spend
-from reins.web.words import what
+from reins.web.words import turn_text
+
+if TYPE_CHECKING:
+    from reins.figures import Figure
 
 FEED = 12  # recent turns on the board
+# The usage table's words for the kinds of attempt (the ledger's names are for programs).
+KINDS = {
+    "judged": "judged answers",
+    "generation_error": "generation errors",
+    "judge_error": "judge errors",
+    "human": "a person's actions",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +44,8 @@ class StateCount:
 
 @dataclass(frozen=True, slots=True)
 class Recent:
-    """A turn in the board's feed: the attempt (who, which item, when) and what happened."""
+    """A turn in the board's feed: the attempt (who, which item, when) and what happened, as
+    the loop's line says it ("FAIL (rule) → TODO, 1 of 3 failures used")."""
 
     attempt: Attempt
     what: str
@@ -103,7 +115,7 @@ def board(store: Store, quest: Quest | None) -> Board:
     current = quest.gate_digest if quest is not None else None
     older = stats.older_gate(current)
     allowed = None if quest is None else quest.max_tries
-    feed = tuple(Recent(a, what(a, allowed)) for a in store.recent(limit=FEED))
+    feed = tuple(Recent(a, turn_text(a, allowed)) for a in store.recent(limit=FEED))
     return Board(
         location=store.location,
         quest=None if quest is None else quest.name,
@@ -114,7 +126,7 @@ def board(store: Store, quest: Quest | None) -> Board:
         remaining=stats.remaining,
         leased=stats.leased,
         attempts=sum(stats.kinds.values()),
-        kinds=tuple(sorted(stats.kinds.items())),
+        kinds=tuple((KINDS.get(k, k), n) for k, n in sorted(stats.kinds.items())),
         reopened=stats.reopened,
         rules=tuple(RuleRow(r, f, root) for r, (f, root) in stats.rules.items()),
         input_tokens=stats.input_tokens,
@@ -130,3 +142,26 @@ def board(store: Store, quest: Quest | None) -> Board:
         version=version(stats),
         spend=Spend.of(stats),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class OwnFigures:
+    """The quest's own figures, as ``report`` shows them (none: the quest names no function),
+    or why its function failed (``problem``)."""
+
+    figures: tuple[Figure, ...]
+    problem: str | None = None
+
+
+def own_figures(store: Store, quest: Quest | None) -> OwnFigures:
+    """The quest's own figures over ``store``; they read every item, so the board counts them
+    once per page load. A function that fails is said, not a failed page."""
+    if quest is None or quest.figures is None:
+        return OwnFigures(())
+    from reins.errors import ConfigError
+    from reins.figures import compute
+
+    try:
+        return OwnFigures(compute(quest.figures, store, quest.name))
+    except ConfigError as exc:
+        return OwnFigures((), str(exc))

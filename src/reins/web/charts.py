@@ -7,10 +7,11 @@ dashboard and the offline report draw the same charts and no script is needed to
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from reins.store.model import Activity, State
+from reins.store.model import Activity, AttemptKind, State
 
 WIDTH = 600  # the plot's own coordinates; the page stretches it to its width
 HEIGHT = 150
@@ -84,13 +85,22 @@ def tries_to_lock(activity: Activity) -> dict[int, int]:
     marks, scaled to the whole log when the marks are a sample.
 
     ``tries_after`` counts FAILs: a PASS or REVIEW on the first answer leaves it at 0, while
-    the FAIL that locks an item DONE is itself the last try.
+    the FAIL that locks an item DONE is itself the last try. A lock a person undid since (a
+    reopen, or a re-judge that failed, sends the item back to TODO) no longer stands: an item
+    counts once, at its standing lock, so the bars add up to the items locked.
     """
-    found: dict[int, int] = {}
+    standing: dict[int, int] = {}  # item → the answer of its standing lock
+    unnamed: list[int] = []  # the locks of marks that name no item
     for mark in activity.marks:
         if mark.locked:
             n = mark.tries_after if mark.state_after is State.DONE else mark.tries_after + 1
-            found[n] = found.get(n, 0) + 1
+            if mark.item is None:
+                unnamed.append(n)
+            else:
+                standing[mark.item] = n
+        elif mark.kind is AttemptKind.HUMAN and mark.state_after is State.TODO and mark.item:
+            standing.pop(mark.item, None)  # a person sent it back: its lock stands no more
+    found = Counter([*standing.values(), *unnamed])
     scale = activity.total / len(activity.marks) if activity.marks else 1.0
     return {k: round(v * scale) for k, v in found.items()}
 

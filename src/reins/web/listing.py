@@ -18,7 +18,7 @@ UNFILTERED = PageQuery(limit=PAGE)
 
 
 def read_filter(params: Mapping[str, str]) -> PageQuery:
-    """The filter of a query string (``state rule driver round q sort after limit``).
+    """The filter of a query string (``state rule driver round q search sort after limit``).
 
     Raises:
         ConfigError: a value that cannot be its field's, naming it.

@@ -3,40 +3,43 @@ gate would say of locked items (nothing recorded).
 
 A reviewer decides from three things side by side: the item's own text (its payload as the
 quest renders it, the first layer of every prompt), the submission, and the facts that raised
-the doubt.
+the doubt, with the flagged value marked where it occurs, the rules behind the facts and what
+a decision locks (:mod:`reins.web.desk`); a coding item's submission as its diff, per file
+(:mod:`reins.web.patch`). The queue may be narrowed to a root cause and to the items whose
+texts hold some words (the store's search).
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, replace
+import time
+from dataclasses import dataclass, field, replace
 
 from reins.quest import Quest
 from reins.store.model import Attempt, Item, State
 from reins.store.protocol import Store
 from reins.store.query import PageQuery
+from reins.turn.review import Source, source
+from reins.web.desk import Hold, Part, RuleNote, hold, marked, rule_notes
+from reins.web.patch import Patch, patch
 from reins.web.words import answer, what
-
-
-@dataclass(frozen=True, slots=True)
-class Source:
-    """The item as the reviewer reads it: ``text`` and what it is (``rendered``: as the quest
-    renders it; else the payload, with ``problem`` saying why when the quest could not)."""
-
-    text: str
-    rendered: bool
-    problem: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Waiting:
     """A REVIEW item with its own text and the attempt that locked it (its facts raised the
-    doubt), ``what`` that attempt was ("REVIEW on answer 1 of 3")."""
+    doubt), ``what`` that attempt was ("REVIEW on answer 1 of 3"); the item's text and the
+    submission in runs with the flagged values marked (``text``, ``answer``), a coding
+    submission per file (``change``), the rules behind the facts, and who claimed it."""
 
     item: Item
     source: Source
     last: Attempt | None
     what: str | None
+    text: tuple[Part, ...] = ()
+    answer: tuple[Part, ...] = ()
+    change: Patch | None = None
+    rules: tuple[RuleNote, ...] = ()
+    hold: Hold | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,34 +47,45 @@ class Queue:
     entries: tuple[Waiting, ...]
     next: int | None
     waiting: int
+    filter: PageQuery = field(default_factory=PageQuery)
+    rules: tuple[str, ...] = ()
 
 
-def source(quest: Quest | None, item: Item) -> Source:
-    """The item's text as its quest renders it; its payload without the quest, or when the
-    quest's render fails on it (then saying why, rather than failing the page)."""
-    payload = json.dumps(item.payload, indent=2, ensure_ascii=False, sort_keys=True)
-    if quest is None:
-        return Source(payload, rendered=False)
-    try:
-        return Source(quest.render(item), rendered=True)
-    except Exception as exc:  # a quest's code on a payload it did not expect: show, not fail
-        return Source(payload, rendered=False, problem=f"{type(exc).__name__}: {exc}")
+def waiting(quest: Quest | None, item: Item, last: Attempt | None, now: float) -> Waiting:
+    """One card of the queue: ``item`` and its last attempt, with all a reviewer reads."""
+    allowed = None if quest is None else quest.max_tries
+    shown = source(quest, item)
+    facts = () if last is None else last.facts
+    submission = None if last is None else last.submission
+    change = patch(submission)
+    return Waiting(
+        item,
+        shown,
+        last,
+        None if last is None else what(last, allowed),
+        text=marked(shown.text, facts),
+        answer=() if submission is None or change else marked(submission, facts),
+        change=change,
+        rules=rule_notes(quest, last),
+        hold=hold(item, now),
+    )
 
 
 def queue(store: Store, quest: Quest | None, wanted: PageQuery) -> Queue:
     """The REVIEW items among those ``wanted`` (whatever state it names), with their text and
     last attempts, and how many wait in all."""
     page = store.page(replace(wanted, state=State.REVIEW))
-    allowed = None if quest is None else quest.max_tries
+    now = time.time()
     entries = []
     for listed in page.items:
         item, log = store.snapshot(listed.key)
         if item.state is not State.REVIEW:  # a person may have settled it since
             continue
-        last = log[-1] if log else None
-        said = None if last is None else what(last, allowed)
-        entries.append(Waiting(item, source(quest, item), last, said))
-    return Queue(tuple(entries), page.next, store.stats().counts[State.REVIEW])
+        entries.append(waiting(quest, item, log[-1] if log else None, now))
+    stats = store.stats()
+    return Queue(
+        tuple(entries), page.next, stats.counts[State.REVIEW], wanted, tuple(sorted(stats.rules))
+    )
 
 
 @dataclass(frozen=True, slots=True)

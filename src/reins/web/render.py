@@ -7,6 +7,7 @@ never mark any of it safe.
 from __future__ import annotations
 
 import functools
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -21,11 +22,19 @@ HERE = Path(__file__).parent
 STATIC = HERE / "static"
 
 
-def _when(stamp: str, now: float) -> Markup:
-    """A stamp as "3 min ago", the exact time on hover (``Markup.format`` escapes each part)."""
+def _when(stamp: str, now: float | None) -> Markup:
+    """A stamp as "3 min ago", the exact time on hover (``Markup.format`` escapes each part);
+    with no ``now`` (a snapshot, read later: the report), the exact time itself."""
+    if now is None:
+        return Markup('<time datetime="{}">{}</time>').format(stamp, exact(stamp))
     return Markup('<time datetime="{}" title="{}">{}</time>').format(
         stamp, exact(stamp), ago(stamp, now)
     )
+
+
+def _clock(when: float) -> str:
+    """A Unix time as the time of day, UTC: ``14:03 UTC``."""
+    return datetime.fromtimestamp(when, UTC).strftime("%H:%M UTC")
 
 
 def _number(value: float) -> str:
@@ -49,6 +58,7 @@ def environment() -> jinja2.Environment:
     env.filters["standing"] = standing
     env.filters["exact"] = exact
     env.filters["when"] = _when
+    env.filters["clock"] = _clock
     return env
 
 

@@ -34,8 +34,9 @@ class RuleItems:
 
 @dataclass(frozen=True, slots=True)
 class Report:
-    """What the report shows, and when it was made (``made``, a Unix time: what its "3 min
-    ago" is counted back from, as the page does not update); ``figures``: the quest's own."""
+    """What the report shows, and when it was made (``made_at``, and ``made`` as a Unix time);
+    ``figures``: the quest's own. A snapshot read later says every time as it was, never
+    "3 min ago": a relative time would be wrong by the time it is read."""
 
     board: Board
     rules: tuple[RuleItems, ...]
@@ -75,7 +76,7 @@ def html(report: Report, quest: Quest | None) -> str:
         made_at=report.made_at,
         quest=None if quest is None else quest.name,
         allowed=None if quest is None else quest.max_tries,
-        now=report.made,
+        now=None,  # times as they were: see Report
         title="report",
         can_act=False,
         read_only=True,

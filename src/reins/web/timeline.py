@@ -1,5 +1,7 @@
 """An item's whole log as a timeline: each turn with its prompt, submission, facts, verdict,
-driver, usage, and what changed since the previous submission."""
+driver, usage, and what changed since the previous submission; a coding turn's submission as
+its diff per file, and the item's latest change beside the test output of its last judged
+turn."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ from dataclasses import dataclass
 from reins.quest import RETRY_POLICIES, Quest
 from reins.store.model import Attempt, AttemptKind, Item
 from reins.store.protocol import Store
-from reins.web.words import what
+from reins.web.patch import Patch, patch
+from reins.web.words import decided, turn_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +39,7 @@ class Turn:
     prompt: str | None
     prompt_matches: bool | None
     diff: tuple[DiffLine, ...]
+    change: Patch | None = None
 
     @property
     def a(self) -> Attempt:
@@ -44,12 +48,18 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class Timeline:
-    """An item, its payload, its turns, and the answers its quest allows (None: no quest)."""
+    """An item, its payload, its turns, and the answers its quest allows (None: no quest);
+    ``decided``: who settled it by hand ("accepted by ann"), when its last turn is a person's;
+    ``change``: a coding item's latest change, per file, and ``tested`` the last judged turn
+    (its facts are the test output beside it)."""
 
     item: Item
     payload: str
     turns: tuple[Turn, ...]
     allowed: int | None
+    decided: str | None = None
+    change: Patch | None = None
+    tested: Attempt | None = None
 
 
 def _prompt(quest: Quest, item: Item, log: list[Attempt], a: Attempt) -> tuple[str, bool | None]:
@@ -84,12 +94,18 @@ def timeline(store: Store, quest: Quest | None, key: str) -> Timeline:
     allowed = None if quest is None else quest.max_tries
     turns = []
     previous: str | None = None
+    change: Patch | None = None
     for a in log:
         prompt, matches = None, None
         if quest is not None and a.kind is not AttemptKind.HUMAN:
             prompt, matches = _prompt(quest, item, log, a)
-        turns.append(Turn(a, what(a, allowed), prompt, matches, _diff(previous, a.submission)))
+        own = patch(a.submission)
+        diff = () if own is not None else _diff(previous, a.submission)  # per file instead
+        turns.append(Turn(a, turn_text(a, allowed), prompt, matches, diff, own))
         if a.submission is not None:
             previous = a.submission
+        change = own or change
     payload = json.dumps(item.payload, indent=2, ensure_ascii=False, sort_keys=True)
-    return Timeline(item, payload, tuple(turns), allowed)
+    tested = next((a for a in reversed(log) if a.judged), None)
+    last = log[-1] if log else None
+    return Timeline(item, payload, tuple(turns), allowed, decided(last), change, tested)

@@ -3,7 +3,8 @@
 - **answer k of N**: what was judged. ``k`` is the failures used before the answer, plus one
   (generation errors, judge errors and a person's actions are not answers); ``N`` is the
   quest's ``max_tries``, the answers allowed.
-- **failures used f of N**: the ledger's ``tries``, a count of judged FAILs.
+- **f of N failures used**: the ledger's ``tries``, a count of judged FAILs (the words of
+  :mod:`reins.gate.wording`, as the loop's lines and ``submit`` say them).
 - **DONE** keeps its name and says what it means: "DONE — out of tries, not passed", or
   "DONE (unsolved)" where space is tight.
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from reins.gate.wording import answer_of, failures_of, state_short
 from reins.store.model import Attempt, AttemptKind, Item, State
 
 DONE_LONG = "DONE — out of tries, not passed"
@@ -57,10 +59,37 @@ def what(a: Attempt, allowed: int | None) -> str:
 
 def standing(item: Item, allowed: int | None) -> str:
     """Where an item stands in its round: "answer 2 of 3 next" for a TODO item (the answers
-    left to it), "failures used 1 of 3" for a locked one."""
+    left to it), "1 of 3 failures used" for a locked one."""
     if item.state is State.TODO:
         return f"answer {of(item.tries + 1, allowed)} next"
-    return f"failures used {of(item.tries, allowed)}"
+    return failures_of(item.tries, allowed)
+
+
+def turn_text(a: Attempt, allowed: int | None) -> str:
+    """A turn in one line, as the loop prints it (its ``turn_line`` without the turn, the key
+    and the backend): "FAIL (rule) → TODO, 1 of 3 failures used", "PASS on answer 2 of 3 →
+    PASS"; any other turn says what it was and the state it left ("accept by a person →
+    PASS"). A later round says so at the end."""
+    later = f" · round {a.round}" if a.round > 1 else ""
+    if a.kind is not AttemptKind.JUDGED:
+        return f"{what(a, allowed).removesuffix(later)} → {state_short(a.state_after)}{later}"
+    cause = f" ({a.root_cause})" if a.root_cause else ""
+    if a.outcome == "FAIL":
+        used = failures_of(a.tries_after, allowed)
+        return f"FAIL{cause} → {state_short(a.state_after)}, {used}{later}"
+    k = answer_of(answer(a) or a.tries_after + 1, allowed)
+    return f"{a.outcome}{cause} on {k} → {state_short(a.state_after)}{later}"
+
+
+DECIDED = {"accept": "accepted", "reject": "rejected", "reopen": "reopened", "rejudge": "re-judged"}
+
+
+def decided(last: Attempt | None) -> str | None:
+    """Who settled an item by hand, when its last turn is a person's action: "accepted by
+    ann" (a locked item that reads PASS is then a person's PASS, not the gate's)."""
+    if last is None or last.kind is not AttemptKind.HUMAN or last.action is None:
+        return None
+    return f"{DECIDED.get(last.action, last.action)} by {last.driver}"
 
 
 def _when(text: str) -> datetime | None:

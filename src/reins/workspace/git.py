@@ -1,10 +1,29 @@
-"""Running git for reins: a clean environment, no hooks, no pager, and errors that say what failed.
+"""Running git for reins: nothing an agent could have written configures, hooks or filters it.
 
-Every command reins runs on a repository goes through :func:`git`. The caller's ``GIT_*``
-variables (a hook's ``GIT_DIR``, an ``GIT_INDEX_FILE``) are dropped, so a command acts on the
-repository it names and nothing else; the repository's hooks do not run (``git worktree add``
-would run ``post-checkout``); reins' own commits carry reins as author and committer, so no
-user configuration is needed or read for them.
+Every git command reins runs goes through :func:`git`, and this module is the one place that
+says how git is kept from reading what an agent may have planted:
+
+- the environment (:func:`environment`): none of the caller's ``GIT_*`` variables (a hook's
+  ``GIT_DIR``, a ``GIT_INDEX_FILE``, a ``GIT_CONFIG_COUNT`` list of settings); no system or
+  global configuration (``GIT_CONFIG_NOSYSTEM``, ``GIT_CONFIG_GLOBAL=/dev/null``, which also
+  stands for ``$XDG_CONFIG_HOME/git/config``), no system attributes (``GIT_ATTR_NOSYSTEM``), no
+  replacement objects (``GIT_NO_REPLACE_OBJECTS``: a ``refs/replace`` ref cannot make one
+  commit read as another), no prompt for a password, and reins as author and committer;
+- the settings every command gets (:data:`OPTIONS`): no hooks (``core.hooksPath=/dev/null``),
+  no fsmonitor daemon, no attributes or ignore file from the user's home
+  (``core.attributesFile``, ``core.excludesFile``), no untracked cache, split index or sparse
+  checkout, ctime trusted (a file an agent rewrote and back-dated still reads as changed),
+  object checking on everything fetched, and no automatic gc or maintenance;
+- and, by the callers: reins runs git only on git folders of its own (the base store, an
+  item's store, the judge's trees), never on the agent's ``.git`` nor by following a
+  ``gitdir`` or ``commondir`` an agent could write; diffs are taken with ``--no-ext-diff
+  --no-textconv``. A filter or a diff driver exists only where a configuration defines it, and
+  the only configuration git reads here is the one reins wrote, so an agent's
+  ``.gitattributes`` can name drivers that never run.
+
+The user's own repository is read (``rev-parse``) and written (a fetch onto ``reins/<key>``)
+with the same settings, so a hook or fsmonitor an unconfined agent wrote into its
+configuration does not run in reins either.
 """
 
 from __future__ import annotations
@@ -21,8 +40,48 @@ IDENTITY = {
     "GIT_COMMITTER_NAME": "reins",
     "GIT_COMMITTER_EMAIL": "reins@localhost",
 }
-# Options every command gets: no hooks, no fsmonitor daemon, no auto gc while items run.
-OPTIONS = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "gc.auto=0")
+ISOLATION = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_ATTR_NOSYSTEM": "1",
+    "GIT_NO_REPLACE_OBJECTS": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_LITERAL_PATHSPECS": "1",  # a path is a path: no agent-made name is read as a pattern
+}
+SETTINGS = {
+    "core.hooksPath": os.devnull,
+    "core.fsmonitor": "false",
+    "core.attributesFile": os.devnull,
+    "core.excludesFile": os.devnull,
+    "core.untrackedCache": "false",
+    "core.splitIndex": "false",
+    "core.sparseCheckout": "false",
+    "core.trustctime": "true",
+    "core.checkStat": "default",
+    "core.symlinks": "true",
+    "core.quotePath": "true",
+    "core.autocrlf": "false",
+    "fetch.fsckObjects": "true",
+    "transfer.fsckObjects": "true",
+    "receive.fsckObjects": "true",
+    "fetch.writeCommitGraph": "false",
+    "gc.auto": "0",
+    "maintenance.auto": "false",
+    "advice.detachedHead": "false",
+}
+OPTIONS = tuple(arg for name, value in SETTINGS.items() for arg in ("-c", f"{name}={value}"))
+"""The ``-c`` settings every command gets, in front of its arguments."""
+DIFF_OPTIONS = (
+    "--binary",
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-renames",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+)
+"""How reins takes a diff: any bytes (binary files as git's base85 patches), no driver run."""
 TIMEOUT = 300.0
 
 
@@ -30,8 +89,7 @@ def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of a git command: the caller's without any ``GIT_*``, plus ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(IDENTITY)
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    env["GIT_CONFIG_NOSYSTEM"] = "1"
+    env.update(ISOLATION)
     env["LC_ALL"] = "C"
     env.update(extra or {})
     return env
@@ -43,6 +101,7 @@ def git(
     cwd: str,
     env: Mapping[str, str] | None = None,
     check: bool = True,
+    stdin: bytes | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run ``git ARGS`` in ``cwd``; output as bytes (a diff is any bytes).
 
@@ -50,28 +109,69 @@ def git(
         WorkspaceError: git is missing, or (with ``check``) it exited with an error; the
             message quotes the command and git's own last line.
     """
-    argv = ["git", *OPTIONS, *args]
     try:
         done = subprocess.run(
-            argv,
+            argv(args),
             cwd=cwd,
             env=environment(env),
-            stdin=subprocess.DEVNULL,
+            input=stdin,
+            stdin=None if stdin is not None else subprocess.DEVNULL,
             capture_output=True,
             timeout=TIMEOUT,
         )
     except FileNotFoundError:
         raise WorkspaceError("git is not installed (not found on PATH): install git") from None
     except (OSError, subprocess.SubprocessError) as exc:
-        raise WorkspaceError(f"git {' '.join(args[:2])} in {cwd}: {exc}") from None
+        raise WorkspaceError(f"git {shown(args)} in {cwd}: {exc}") from None
     if check and done.returncode != 0:
-        raise WorkspaceError(f"git {' '.join(args[:3])} in {cwd} failed: {last_line(done)}")
+        raise WorkspaceError(f"git {shown(args)} in {cwd} failed: {last_line(done)}")
     return done
+
+
+def argv(args: Sequence[str]) -> list[str]:
+    """The whole argument vector of ``git ARGS`` (for a caller that streams its output)."""
+    return ["git", *OPTIONS, *args]
+
+
+def capped(
+    args: Sequence[str], *, cwd: str, env: Mapping[str, str] | None = None, limit: int
+) -> tuple[bytes, bool]:
+    """The stdout of ``git ARGS``, read up to ``limit`` bytes, and whether it had more: git is
+    stopped there, so neither it nor reins ever holds more than that (an agent's 200 MB file).
+
+    Raises:
+        WorkspaceError: git is missing or exited with an error before the cap.
+    """
+    try:
+        proc = subprocess.Popen(
+            argv(args), cwd=cwd, env=environment(env), stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+    except OSError as exc:
+        raise WorkspaceError(f"git {shown(args)} in {cwd}: {exc}") from None
+    assert proc.stdout is not None and proc.stderr is not None
+    data = bytearray()
+    while len(data) <= limit and (chunk := proc.stdout.read1(65536)):  # type: ignore[attr-defined]
+        data += chunk
+    over = len(data) > limit
+    if over:
+        proc.kill()
+    _, err = proc.communicate(timeout=TIMEOUT)
+    if not over and proc.returncode != 0:
+        said = subprocess.CompletedProcess(args, proc.returncode, b"", err)
+        raise WorkspaceError(f"git {shown(args)} in {cwd} failed: {last_line(said)}")
+    return bytes(data[:limit]), over
 
 
 def text(args: Sequence[str], *, cwd: str, env: Mapping[str, str] | None = None) -> str:
     """The stripped stdout of ``git ARGS`` as text."""
     return git(args, cwd=cwd, env=env).stdout.decode("utf-8", "replace").strip()
+
+
+def shown(args: Sequence[str]) -> str:
+    """The command as an error names it: the subcommand and its first words, not the folders."""
+    words = [a for a in args if not a.startswith(("--git-dir=", "--work-tree="))]
+    return " ".join(words[:3])
 
 
 def last_line(done: subprocess.CompletedProcess[bytes]) -> str:

@@ -1,4 +1,4 @@
-"""An item's key made safe for git and the file system: its branch and its worktree's folder.
+"""An item's key made safe for git and the file system: its branch and its workspace's folder.
 
 A key may be any text (``tests/test_slug.py::test_unicode``). Its slug keeps letters, digits,
 ``.``, ``_`` and ``-``, turns every other run into one ``-``, and, when that changed anything or

@@ -2,8 +2,10 @@
 
 It is the ``[workspace]`` table of quest.toml and the ``workspace`` of a Python
 :class:`~reins.quest.Quest`: the repository, the base revision every item starts from, how an
-item's branch is named, what is kept once an item locks, and how a retry starts. A value,
-checked when it is made; nothing here touches git (the loop resolves the base when it starts).
+item's branch is named, what is kept once an item locks, how a retry starts, how the agent is
+confined, which files are the judge's, where hidden tests are, and how large a change may be.
+A value, checked when it is made; nothing here touches git (the loop resolves the base when it
+starts).
 """
 
 from __future__ import annotations
@@ -12,15 +14,19 @@ import re
 from dataclasses import dataclass, fields
 
 from reins.errors import ConfigError
+from reins.workspace import globs
 
 KEEP = ("failed", "all", "none")
 """Which worktrees stay once their item locks: ``failed`` (those that did not pass, for a person
 to look at), ``all`` or ``none``. Branches always stay: a PASS's branch is its result."""
 RETRY = ("continue", "fresh")
-"""How the next try of an item starts: in the same worktree as the last judged try left it
+"""How the next try of an item starts: in the same workspace as the last judged try left it
 (``continue``), or from the base revision (``fresh``)."""
-SANDBOX = ("none", "bwrap")
-"""How an agent is confined: not at all (``none``), or by bubblewrap to its worktree and HOME."""
+SANDBOX = ("bwrap", "none")
+"""How an agent is confined: by bubblewrap to its workspace and HOME (``bwrap``, the default),
+or not at all (``none``, which must be asked for)."""
+MAX_FILES = 1000
+MAX_BYTES = 1024 * 1024
 KEY = "{key}"
 DEFAULT_BRANCH = "reins/{key}"
 
@@ -47,11 +53,18 @@ class Workspace:
             whose base names another commit is refused.
         branch: the item's branch; ``{key}`` is the item's key made safe for git. It needs a
             fixed folder before the key (``reins/{key}``), so no item can name a branch of yours.
-        keep: the worktrees kept once their item locks (:data:`KEEP`).
+        keep: the workspaces kept once their item locks (:data:`KEEP`).
         retry: how a retry starts (:data:`RETRY`).
         sandbox: how the agent is confined (:data:`SANDBOX`); ``reins loop --sandbox`` overrides it.
-        worktrees: the folder the worktrees go in (default: ``.reins-worktrees/<quest>`` beside
+        worktrees: the folder the workspaces go in (default: ``.reins-worktrees/<quest>`` beside
             the ledger); never inside the repository's own checkout.
+        judge: the judge's files (:mod:`reins.workspace.globs` patterns): a change to one is a
+            FAIL fact, and the judge's tree takes them from the base. None: the defaults
+            (:data:`~reins.workspace.globs.DEFAULT_JUDGE`).
+        hidden: a folder outside the repository whose files are copied into the judge's tree
+            only (tests the agent never sees), at the same paths.
+        max_files: the most files one change may touch.
+        max_bytes: the most bytes one change may bring (its files, and its patch).
     """
 
     repo: str = "."
@@ -59,19 +72,44 @@ class Workspace:
     branch: str = DEFAULT_BRANCH
     keep: str = "failed"
     retry: str = "continue"
-    sandbox: str = "none"
+    sandbox: str = "bwrap"
     worktrees: str | None = None
+    judge: tuple[str, ...] | None = None
+    hidden: str | None = None
+    max_files: int = MAX_FILES
+    max_bytes: int = MAX_BYTES
+
+    @property
+    def judge_globs(self) -> tuple[str, ...]:
+        """The judge's files: the quest's patterns (or the defaults), and compiled Python."""
+        return (*(globs.DEFAULT_JUDGE if self.judge is None else self.judge), *globs.ALWAYS)
 
     def __post_init__(self) -> None:
         for f in fields(self):
             check_field(f.name, getattr(self, f.name))
+        if self.judge is not None:  # a list from TOML or a caller: kept as a tuple, a value
+            object.__setattr__(self, "judge", tuple(self.judge))
 
 
 def check_field(name: str, value: object) -> None:
     """Refuse one field's value with a :class:`WorkspaceValueError` that says what to write."""
-    if name == "worktrees":
+    if name in ("worktrees", "hidden"):
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise WorkspaceValueError(name, "expected a folder")
+        return
+    if name in ("max_files", "max_bytes"):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise WorkspaceValueError(name, f"expected a whole number above 0, not {value!r:.60}")
+        return
+    if name == "judge":
+        if value is None:
+            return
+        if isinstance(value, str) or not isinstance(value, tuple | list):
+            raise WorkspaceValueError(name, 'expected a list of path patterns, as ["tests/**"]')
+        for pattern in value:
+            why = globs.check(pattern) if isinstance(pattern, str) else "expected a string"
+            if why is not None:
+                raise WorkspaceValueError(name, why)
         return
     if not isinstance(value, str) or not value.strip():
         raise WorkspaceValueError(name, f"expected a non-empty string, not {value!r:.60}")

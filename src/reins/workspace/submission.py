@@ -13,10 +13,10 @@ carries::
     ```
 
 The fence is longer than any run of backticks in the diff, so the diff cannot end it early.
-Both parts are bounded (:data:`MESSAGE_CAP` characters, :data:`DIFF_CAP` bytes), so a turn is
-always recorded and never fails the size cap; a cut says so and names the branch, which holds
-the whole change. A diff that is not UTF-8 (a Latin-1 file) is shown with replacement
-characters; the branch has its bytes.
+The message is cut at :data:`MESSAGE_CAP` characters (saying so); the patch is never cut: it
+is the change that is judged, recorded whole (:mod:`reins.workspace.change` bounds it by
+``[workspace] max_bytes`` and keeps it UTF-8, so :func:`patch_of` gives back its exact bytes).
+A change refused for its size has no patch here, only the header saying why.
 """
 
 from __future__ import annotations
@@ -24,36 +24,38 @@ from __future__ import annotations
 import re
 
 MESSAGE_CAP = 16_000
-DIFF_CAP = 512 * 1024
 HEADER = "## Changes: "
 _FENCE = re.compile(r"^(`{3,})diff\n", re.M)
 
 
-def compose(message: str, diff: bytes, *, files: int, base: str, commit: str, branch: str) -> str:
-    """The submission text of one turn."""
+def compose(
+    message: str,
+    diff: bytes,
+    *,
+    files: int,
+    base: str,
+    commit: str | None,
+    branch: str,
+    refused: str | None = None,
+) -> str:
+    """The submission text of one turn (``refused``: why the change was not taken)."""
     message = message.strip()
     if len(message) > MESSAGE_CAP:
         left = len(message) - MESSAGE_CAP
         message = message[:MESSAGE_CAP] + f"\n… ({left} more characters of the final message)"
     said = message or "(the agent's final message was empty)"
-    if not diff:
-        return f"{said}\n\n{HEADER}none: the worktree holds the base revision {base[:12]}\n"
+    if refused is not None:
+        return f"{said}\n\n{HEADER}refused, {refused}: not recorded, not judged\n"
+    if not diff or commit is None:
+        return f"{said}\n\n{HEADER}none: the workspace holds the base revision {base[:12]}\n"
     patch = diff.decode("utf-8", "replace")
-    data = patch.encode("utf-8")
-    cut = ""
-    if len(data) > DIFF_CAP:
-        patch = data[:DIFF_CAP].decode("utf-8", "ignore")
-        cut = (
-            f"\n… the diff was cut at {DIFF_CAP} of {len(data)} bytes: the whole change is "
-            f"branch {branch} (git diff {base[:12]} {branch})\n"
-        )
     longest = max((len(run) for run in re.findall(r"`+", patch)), default=0)
     fence = "`" * max(3, longest + 1)
     head = (
         f"{HEADER}{files} file(s), git diff --binary {base[:12]}..{commit[:12]} (branch {branch})"
     )
     body = patch if patch.endswith("\n") else patch + "\n"
-    return f"{said}\n\n{head}\n\n{fence}diff\n{body}{fence}\n{cut}"
+    return f"{said}\n\n{head}\n\n{fence}diff\n{body}{fence}\n"
 
 
 def patch_of(submission: str | None) -> str | None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from reins.errors import ReinsError
+    from reins.store.export import Exported
     from reins.store.owner import Owner
 
 
@@ -72,3 +73,17 @@ class QuestRef(Plain):
     @classmethod
     def of(cls, owner: Owner | None) -> QuestRef | None:
         return None if owner is None else cls(owner.name, owner.origin)
+
+
+@dataclass(frozen=True, slots=True)
+class Refused(Plain):
+    """A locked item an export refused to write, because no attempt produced its lock:
+    ``reason`` says how, in the words ``reins ledger check`` uses."""
+
+    key: str
+    state: str
+    reason: str
+
+    @classmethod
+    def all_of(cls, exported: Exported) -> tuple[Refused, ...]:
+        return tuple(cls(f.key, f.state, f.words()) for f in exported.refused)

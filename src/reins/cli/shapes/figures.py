@@ -71,7 +71,9 @@ class Saved(Plain):
 class Status(Plain):
     """``status``: the ledger's kept counters. ``tries`` and ``failures_used`` are one
     histogram (items by failures used), under its old name and its name now;
-    ``answers_allowed`` is the quest's ``max_tries`` (None without a quest)."""
+    ``answers_allowed`` is the quest's ``max_tries`` (None without a quest); ``sandbox`` how
+    the last loop of a coding quest confined its agents (``bwrap``, or ``none``: unconfined;
+    None when no coding agent ran)."""
 
     ledger: str
     counts: dict[str, int]
@@ -89,6 +91,7 @@ class Status(Plain):
     usage: Usage
     failures_used: dict[str, int]
     answers_allowed: int | None
+    sandbox: str | None = None
 
     @classmethod
     def of(
@@ -98,6 +101,7 @@ class Status(Plain):
         older_gate: int | None,
         exported: int,
         allowed: int | None = None,
+        sandbox: str | None = None,
     ) -> Status:
         histogram = {str(k): v for k, v in sorted(stats.tries.items())}
         return cls(
@@ -117,6 +121,7 @@ class Status(Plain):
             Usage.of(stats),
             dict(histogram),
             allowed,
+            sandbox,
         )
 
 

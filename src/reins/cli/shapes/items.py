@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from reins.cli.shapes import Plain
+from reins.cli.shapes import Plain, Refused
 from reins.values import Fact
 
 if TYPE_CHECKING:
@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from reins.store.model import Attempt, Item
     from reins.turn.lane import Rejudged as Found
     from reins.turn.record import Recorded
+    from reins.turn.review import Source
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,15 +58,21 @@ def _row(item: Item, allowed: int | None) -> _Row:
 
 @dataclass(frozen=True, slots=True)
 class ReviewRow(ItemRow):
-    """A REVIEW item with the facts of its last attempt and what was submitted."""
+    """A REVIEW item with the facts of its last attempt, what was submitted, and the item's
+    text (``text_rendered``: as the quest renders it; else its payload as JSON)."""
 
     facts: tuple[Fact, ...]
     submission: str | None
+    text: str
+    text_rendered: bool
 
     @classmethod
-    def of_last(cls, item: Item, last: Attempt | None, allowed: int | None = None) -> ReviewRow:
+    def of_last(
+        cls, item: Item, last: Attempt | None, shown: Source, allowed: int | None = None
+    ) -> ReviewRow:
         facts = () if last is None else last.facts
-        return cls(*_row(item, allowed), facts, None if last is None else last.submission)
+        submission = None if last is None else last.submission
+        return cls(*_row(item, allowed), facts, submission, shown.text, shown.rendered)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +102,8 @@ class Page(Plain):
 class BoardRow(Plain):
     """A line of ``status --todo``: ``leased_to`` only while the lease is live;
     ``failures_used`` is ``tries`` under its name, ``answers_allowed`` the quest's
-    ``max_tries`` (None without a quest)."""
+    ``max_tries`` (None without a quest), ``next_answer`` the number of the answer a TODO item
+    takes next (the text's "answer 2 of 3 next"; None for a locked item)."""
 
     key: str
     state: str
@@ -103,11 +111,13 @@ class BoardRow(Plain):
     leased_to: str | None
     failures_used: int
     answers_allowed: int | None
+    next_answer: int | None
 
     @classmethod
     def of(cls, item: Item, live: bool, allowed: int | None = None) -> BoardRow:
         owner = item.lease_owner if live else None
-        return cls(item.key, item.state.value, item.tries, owner, item.tries, allowed)
+        upcoming = None if item.state.terminal else item.tries + 1
+        return cls(item.key, item.state.value, item.tries, owner, item.tries, allowed, upcoming)
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,8 +290,10 @@ class Change:
 
 @dataclass(frozen=True, slots=True)
 class Rejudged(Plain):
-    """``rejudge``: what changed, how many changes were recorded, records exported."""
+    """``rejudge``: what changed, how many changes were recorded, records exported, and the
+    locks the export refused (no attempt produced them)."""
 
     changes: tuple[Change, ...]
     applied: int
     exported: int
+    refused: tuple[Refused, ...]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from reins.cli.shapes import Plain, QuestRef
+from reins.cli.shapes import Plain, QuestRef, Refused
 
 if TYPE_CHECKING:
     from reins.turn.determinism import Difference
@@ -70,13 +70,15 @@ def replayed(result: ReplayResult, allowed: int) -> ReplayJudged | ReplayNote:
 
 @dataclass(frozen=True, slots=True)
 class ReplayTally(Plain):
-    """``replay``'s last line: lines by status, outcomes, errors, records exported."""
+    """``replay``'s last line: lines by status, outcomes, errors, records exported and locks
+    refused (no attempt produced them)."""
 
     lines: dict[str, int]
     outcomes: dict[str, int]
     judge_errors: int
     generation_errors: int
     exported: int
+    refused: tuple[Refused, ...]
 
     @classmethod
     def of(cls, summary: ReplaySummary, lines: dict[str, int]) -> ReplayTally:
@@ -85,7 +87,8 @@ class ReplayTally(Plain):
             dict(summary.outcomes),
             summary.judge_errors,
             summary.generation_errors,
-            summary.exported,
+            summary.exported.count,
+            Refused.all_of(summary.exported),
         )
 
     def to_json(self) -> dict[str, Any]:

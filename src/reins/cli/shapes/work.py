@@ -6,11 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from reins.cli.shapes import Plain
+from reins.cli.shapes import Plain, Refused
 from reins.values import Fact
 
 if TYPE_CHECKING:
     from reins.quest import Quest
+    from reins.store.export import Exported as Export
     from reins.store.model import Item, Lease
     from reins.turn.record import Recorded
     from reins.values import Prompt
@@ -95,7 +96,8 @@ class Leased(Plain):
 
 @dataclass(frozen=True, slots=True)
 class Peeked(Plain):
-    """``next --peek``: the prompt ``next`` would print now, nothing leased."""
+    """``next --peek``: the prompt ``next`` would print now, nothing leased; ``answer``,
+    ``answers_allowed`` and ``failures_used`` as ``next --json`` gives them."""
 
     key: str
     turn: int
@@ -103,10 +105,23 @@ class Peeked(Plain):
     system: str
     user: str
     prompt_digest: str
+    answer: int
+    answers_allowed: int
+    failures_used: int
 
     @classmethod
-    def of(cls, item: Item, prompt: Prompt) -> Peeked:
-        return cls(item.key, item.turns + 1, False, prompt.system, prompt.user, prompt.digest())
+    def of(cls, quest: Quest, item: Item, prompt: Prompt) -> Peeked:
+        return cls(
+            item.key,
+            item.turns + 1,
+            False,
+            prompt.system,
+            prompt.user,
+            prompt.digest(),
+            item.tries + 1,
+            quest.max_tries,
+            item.tries,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,9 +152,10 @@ class Submitted(Plain):
     answer: int | None
     answers_allowed: int
     failures_used: int
+    refused: tuple[Refused, ...]
 
     @classmethod
-    def of(cls, quest: Quest, recorded: Recorded, exported: int) -> Submitted:
+    def of(cls, quest: Quest, recorded: Recorded, exported: Export) -> Submitted:
         from reins.gate.wording import judged_answer
 
         item, verdict, attempt = recorded.item, recorded.verdict, recorded.attempt
@@ -156,16 +172,23 @@ class Submitted(Plain):
             () if verdict is None else tuple(verdict.facts),
             attempt.error,
             recorded.text,
-            exported,
+            exported.count,
             answer,
             quest.max_tries,
             item.tries,
+            Refused.all_of(exported),
         )
 
 
 @dataclass(frozen=True, slots=True)
 class Exported(Plain):
-    """``export``: records written, and to which file."""
+    """``export``: records written, to which file, and the locks refused (no attempt produced
+    them)."""
 
     exported: int
     out: str
+    refused: tuple[Refused, ...]
+
+    @classmethod
+    def of(cls, done: Export, out: str) -> Exported:
+        return cls(done.count, out, Refused.all_of(done))

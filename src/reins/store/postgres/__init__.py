@@ -25,7 +25,7 @@ Needs ``psycopg[binary,pool]`` (the extra ``reins-quest[postgres]``).
 
 from __future__ import annotations
 
-from reins.store.engine import EngineSQL, JobsSQL
+from reins.store.engine import EngineSQL, JobsSQL, PeopleSQL
 from reins.store.ledger import Ledger
 from reins.store.owner import Owner
 from reins.store.postgres import counters, exports, items, leases, record
@@ -40,7 +40,13 @@ def _jobs() -> JobsSQL[Database]:
     return jobs
 
 
-SQL: EngineSQL[Database] = EngineSQL(items, leases, record, counters, exports, _jobs)
+def _people() -> PeopleSQL[Database]:
+    from reins.store.postgres import people
+
+    return people
+
+
+SQL: EngineSQL[Database] = EngineSQL(items, leases, record, counters, exports, _jobs, _people)
 
 
 class PostgresStore(Ledger[Database]):

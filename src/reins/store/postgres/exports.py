@@ -7,11 +7,17 @@ disjoint batches, and an item another exporter marked meanwhile fails the rechec
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from reins.store.codec import now_iso
 from reins.store.model import ExportBatch
 from reins.store.postgres.connection import SNAPSHOT, Database, Session
-from reins.store.sql import ENTRIES, batch_of
+from reins.store.provenance import SOUND
+from reins.store.sql import ENTRIES, EXPORTABLE, REFUSED, batch_of, refused_of
 from reins.store.withdrawal import PREFIX
+
+if TYPE_CHECKING:
+    from reins.store.lockfault import LockFault
 
 _ENTRIES = ENTRIES.format(mark="%s")
 # Up to N unexported terminal items, then up to N in all with the withdrawals owed to the file
@@ -21,15 +27,17 @@ _ENTRIES = ENTRIES.format(mark="%s")
 # began before another claimed, wrote and finished a withdrawal (its item TODO and unmarked
 # again) still sees the entry in its snapshot, and only the lock on the entry, which the other
 # deleted, tells it the withdrawal is gone. So two exporters never claim one withdrawal.
-_CLAIM = """
+# A lock no attempt produced is never picked, and an owed item locked so keeps its entry
+# (reins.store.provenance; the SQLite engine says why).
+_CLAIM = f"""
 WITH picked AS (
-    SELECT id FROM items WHERE state <> 'TODO' AND export_batch IS NULL
-    ORDER BY id LIMIT %(limit)s FOR UPDATE SKIP LOCKED
+    SELECT i.id FROM items i WHERE {EXPORTABLE}
+    ORDER BY i.id LIMIT %(limit)s FOR UPDATE SKIP LOCKED
 ), owed AS (
     SELECT m.key, i.id, i.state = 'TODO' AS todo
     FROM meta m JOIN items i ON i.key = substr(m.key, %(skip)s)
     WHERE starts_with(m.key, %(prefix)s) AND m.value = %(path)s
-      AND (i.state <> 'TODO' OR i.export_batch IS NULL)
+      AND (i.state <> 'TODO' OR i.export_batch IS NULL) AND (i.state = 'TODO' OR {SOUND})
     ORDER BY i.id LIMIT (SELECT %(limit)s - count(*) FROM picked) FOR UPDATE OF i, m SKIP LOCKED
 ), dropped AS (
     DELETE FROM meta WHERE key IN (SELECT key FROM owed)
@@ -109,6 +117,16 @@ def finish_batch(db: Database, batch: int) -> None:
         ),
         what=f"finishing export batch {batch}",
     )
+
+
+def refused_locks(db: Database) -> list[LockFault]:
+    # Without the JIT: compiling the provenance test costs more than running it on the few
+    # items an export leaves (see reins.store.postgres.counters.check).
+    def read(s: Session) -> list[LockFault]:
+        _, rows = s.batch("SET LOCAL jit = off", REFUSED, begin=SNAPSHOT, commit=True)
+        return refused_of(rows)
+
+    return db.read(read)
 
 
 def exported_count(db: Database) -> int:

@@ -72,8 +72,24 @@ def snapshot(db: Database, key: str) -> tuple[Item, list[Attempt]]:
     return item_of(rows[0]), log
 
 
+# The items one of whose texts holds every word (reins.store.search), each side through its
+# GIN index: the expressions are those the indexes of schema v6 are built on.
+_SEARCH = (
+    "id IN (SELECT id FROM items WHERE reins_words(key || ' ' || coalesce(payload, '')) "
+    "@@ to_tsquery('simple', %s) UNION SELECT item_id FROM attempts WHERE "
+    "reins_words(coalesce(submission, '') || ' ' || coalesce(facts, '')) "
+    "@@ to_tsquery('simple', %s))"
+)
+
+
+def _search(words: tuple[str, ...]) -> tuple[str, list[object]]:
+    # Each word is letters and digits only, so nothing in it is tsquery syntax; :* a prefix.
+    query = " & ".join(f"{w}:*" for w in words)
+    return _SEARCH, [query, query]
+
+
 def page(db: Database, query: PageQuery) -> Page:
-    statement, args = page_select(query, "%s", find="strpos(key, {mark}) > 0")
+    statement, args = page_select(query, "%s", find="strpos(key, {mark}) > 0", search=_search)
     return page_of(db.read(lambda s: s.rows(statement, args)), query.limit)
 
 

@@ -157,8 +157,33 @@ def hold_job(db: Database, job: int, holder: str, *, ttl: float, now: float) -> 
     return changed == 1
 
 
+_NOT_FINAL = "state NOT IN ('collected', 'cancelled', 'discarded')"
+
+
+def holders(db: Database, *, now: float) -> list[str]:
+    rows = db.read(
+        lambda s: s.rows(
+            f"SELECT DISTINCT holder FROM batch_jobs WHERE {_NOT_FINAL} AND holder IS NOT NULL "
+            "AND held_until > %s",
+            (now,),
+        )
+    )
+    return [row[0] for row in rows]
+
+
+def expire(db: Database, holders: Sequence[str], *, now: float) -> int:
+    return db.write(
+        lambda s: s.count(
+            f"UPDATE batch_jobs SET held_until = %s WHERE {_NOT_FINAL} AND held_until > %s "
+            "AND holder = ANY(%s::text[])",
+            (now, now, list(holders)),
+        ),
+        what=f"ending the holds of {len(holders)} holder(s) that are gone",
+    )
+
+
 def jobs(db: Database, *, open_only: bool) -> list[BatchJob]:
-    where = " WHERE state NOT IN ('collected', 'cancelled', 'discarded')" if open_only else ""
+    where = f" WHERE {_NOT_FINAL}" if open_only else ""
     rows = db.read(lambda s: s.rows(f"SELECT {JOB_COLUMNS} FROM batch_jobs{where} ORDER BY id"))
     return [job_of(r) for r in rows]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from reins.store.engine import EngineSQL, JobsSQL
+from reins.store.engine import EngineSQL, JobsSQL, PeopleSQL
 from reins.store.ledger import Ledger
 from reins.store.owner import Owner
 from reins.store.sqlite import counters, exports, items, leases, record
@@ -25,7 +25,13 @@ def _jobs() -> JobsSQL[Database]:
     return jobs
 
 
-SQL: EngineSQL[Database] = EngineSQL(items, leases, record, counters, exports, _jobs)
+def _people() -> PeopleSQL[Database]:
+    from reins.store.sqlite import people
+
+    return people
+
+
+SQL: EngineSQL[Database] = EngineSQL(items, leases, record, counters, exports, _jobs, _people)
 
 
 class SQLiteStore(Ledger[Database]):

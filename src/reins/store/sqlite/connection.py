@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from reins.errors import CorruptLedger, IllegalTransition, LedgerError, NotFound
+from reins.errors import ConfigError, CorruptLedger, IllegalTransition, LedgerError, NotFound
 from reins.store import owner as owners
 from reins.store.codec import now_iso
 from reins.store.owner import Owner, refuse_other
@@ -117,7 +117,7 @@ def open_database(path: Path, *, create: bool, owner: Owner | None = None) -> Op
     """
     if not path.exists():
         if not create:
-            raise NotFound(f"no ledger at {path}. Run `reins scan` to create it.")
+            raise NotFound(f"no ledger at {path}. {_to_make(path)}")
         _create(path, owner)
     in_wal = _check_header(path)
     conn = None
@@ -252,10 +252,27 @@ def _too_new(path: Path, version: int) -> str:
     )
 
 
+def _to_make(path: Path) -> str:
+    """What makes a ledger at ``path``: ``reins scan``, once its folder exists."""
+    if path.parent.is_dir():
+        return "Run `reins scan` to create it."
+    return f"Its folder {path.parent} does not exist: {_folder_first(path)}, then `reins scan`."
+
+
+def _folder_first(path: Path) -> str:
+    return (
+        f"create it first (mkdir -p {shlex.quote(str(path.parent))}), or point --ledger at a "
+        "file in a folder that exists"
+    )
+
+
 def _create(path: Path, owner: Owner | None) -> None:
     """Build a new ledger beside ``path`` and rename it in place, so a crash leaves none."""
-    if not path.parent.exists():
-        raise LedgerError(f"cannot create ledger {path}: folder {path.parent} does not exist")
+    if not path.parent.is_dir():
+        raise ConfigError(
+            f"cannot create ledger {path}: its folder {path.parent} does not exist: "
+            f"{_folder_first(path)}"
+        )
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         # Made with its mode before SQLite opens it; SQLite gives -wal and -shm the same mode.

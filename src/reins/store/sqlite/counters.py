@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from reins.store.checks import run_checks
 from reins.store.model import State, Stats
 from reins.store.sqlite.connection import Database
 
@@ -22,7 +21,8 @@ def stats(db: Database, *, now: float) -> Stats:
             "cache_write_tokens, batch_cost, list_cost FROM usage_totals"
         ).fetchone()
         leased = conn.execute(
-            "SELECT count(*) FROM items WHERE lease_owner IS NOT NULL AND lease_expires > ?",
+            "SELECT count(*) FROM items WHERE lease_owner IS NOT NULL AND lease_expires > ? "
+            "AND +state = 'TODO'",  # a person's claim on a REVIEW item is no lease of work
             (now,),
         ).fetchone()[0]
         kinds = dict(conn.execute("SELECT kind, n FROM kind_counts WHERE n > 0"))
@@ -63,5 +63,7 @@ def set_meta(db: Database, key: str, value: str) -> None:
 
 
 def check(db: Database) -> list[str]:
+    from reins.store.checks import run_checks  # only `ledger check` needs the checks
+
     with db.read() as conn:
         return run_checks(lambda sql: conn.execute(sql).fetchall())

@@ -4,20 +4,27 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import TYPE_CHECKING
 
 from reins.store.codec import now_iso
 from reins.store.model import ExportBatch
-from reins.store.sql import ENTRIES, batch_of
+from reins.store.provenance import SOUND
+from reins.store.sql import ENTRIES, EXPORTABLE, REFUSED, batch_of, refused_of
 from reins.store.sqlite.connection import Database
 from reins.store.withdrawal import PREFIX, PREFIX_END
 
+if TYPE_CHECKING:
+    from reins.store.lockfault import LockFault
+
 _ENTRIES = ENTRIES.format(mark="?")
 # The withdrawals owed to a file, with their items: TODO and unmarked ones are written; an item
-# that locked again since is exported as a lock instead, so its entry is only dropped.
+# that locked again since is exported as a lock instead, so its entry is only dropped. One whose
+# new lock no attempt produced keeps its entry: that lock is refused, and the file's old record
+# still wants withdrawing once a person reopens the item.
 _OWED = (
     "SELECT m.key, i.id, i.state = 'TODO' AND i.export_batch IS NULL FROM meta m "
     "JOIN items i ON i.key = substr(m.key, ?) WHERE m.key >= ? AND m.key < ? AND m.value = ? "
-    "ORDER BY i.id LIMIT ?"
+    f"AND (i.state = 'TODO' OR {SOUND}) ORDER BY i.id LIMIT ?"
 )
 
 
@@ -30,8 +37,7 @@ def claim_batch(db: Database, path: str, offset: int, limit: int) -> ExportBatch
         ids = [
             r[0]
             for r in conn.execute(
-                "SELECT id FROM items WHERE state != 'TODO' AND export_batch IS NULL "
-                "ORDER BY id LIMIT ?",
+                f"SELECT i.id FROM items i WHERE {EXPORTABLE} ORDER BY i.id LIMIT ?",
                 (limit,),
             )
         ]
@@ -80,6 +86,11 @@ def finish_batch(db: Database, batch: int) -> None:
             "UPDATE items SET export_batch = NULL WHERE export_batch = ? AND state = 'TODO'",
             (batch,),
         )
+
+
+def refused_locks(db: Database) -> list[LockFault]:
+    with db.read() as conn:
+        return refused_of(conn.execute(REFUSED))
 
 
 def exported_count(db: Database) -> int:

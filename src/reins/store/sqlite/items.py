@@ -53,8 +53,23 @@ def snapshot(db: Database, key: str) -> tuple[Item, list[Attempt]]:
     return item_of(row), [attempt_of(key, r) for r in rows]
 
 
+# The items one of whose texts holds every word (reins.store.search): its key and payload, or
+# a turn's submission and facts. Each FTS5 query gives its rowids from the index alone.
+_SEARCH = (
+    "id IN (SELECT rowid FROM item_words WHERE item_words MATCH ? "
+    "UNION SELECT a.item_id FROM attempts a WHERE a.id IN "
+    "(SELECT rowid FROM turn_words WHERE turn_words MATCH ?))"
+)
+
+
+def _search(words: tuple[str, ...]) -> tuple[str, list[object]]:
+    # Each word quoted (FTS5 reads nothing inside as syntax) and a prefix (its trailing *).
+    match = " AND ".join(f'"{w}"*' for w in words)
+    return _SEARCH, [match, match]
+
+
 def page(db: Database, query: PageQuery) -> Page:
-    statement, args = page_select(query, "?")
+    statement, args = page_select(query, "?", search=_search)
     with db.read() as conn:
         return page_of(conn.execute(statement, args).fetchall(), query.limit)
 

@@ -118,8 +118,30 @@ def hold_job(db: Database, job: int, holder: str, *, ttl: float, now: float) -> 
         )
 
 
+_NOT_FINAL = "state NOT IN ('collected', 'cancelled', 'discarded')"
+
+
+def holders(db: Database, *, now: float) -> list[str]:
+    with db.read() as conn:
+        rows = conn.execute(
+            f"SELECT DISTINCT holder FROM batch_jobs WHERE {_NOT_FINAL} AND holder IS NOT NULL "
+            "AND held_until > ?",
+            (now,),
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
+def expire(db: Database, holders: Sequence[str], *, now: float) -> int:
+    with db.write() as conn:
+        return conn.execute(
+            f"UPDATE batch_jobs SET held_until = ? WHERE {_NOT_FINAL} AND held_until > ? "
+            "AND holder IN (SELECT value FROM json_each(?))",
+            (now, now, json.dumps(list(holders))),
+        ).rowcount
+
+
 def jobs(db: Database, *, open_only: bool) -> list[BatchJob]:
-    where = " WHERE state NOT IN ('collected', 'cancelled', 'discarded')" if open_only else ""
+    where = f" WHERE {_NOT_FINAL}" if open_only else ""
     with db.read() as conn:
         rows = conn.execute(f"SELECT {JOB_COLUMNS} FROM batch_jobs{where} ORDER BY id").fetchall()
     return [job_of(r) for r in rows]

@@ -12,7 +12,7 @@ import sqlite3
 from reins.errors import LedgerError
 
 APPLICATION_ID = 0x5245494E  # "REIN": marks an SQLite file as a reins ledger
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _V1 = """
 CREATE TABLE meta (
@@ -302,7 +302,39 @@ CREATE TABLE batch_requests (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4}
+# v5: search and the reviewer's desk. Two FTS5 tables hold the words of each item's key and
+# payload and of each turn's submission and facts (contentless: the words only, not the text a
+# second time; no positions: a search names words, not phrases), filled by triggers as items
+# are added and turns recorded, over the first 100,000 characters of each text
+# (reins.store.search.INDEXED). A partial index finds a person's actions, newest first.
+_V5 = """
+CREATE VIRTUAL TABLE item_words USING fts5(
+    body, content='', detail=none, columnsize=0, tokenize='unicode61 remove_diacritics 0'
+);
+CREATE VIRTUAL TABLE turn_words USING fts5(
+    body, content='', detail=none, columnsize=0, tokenize='unicode61 remove_diacritics 0'
+);
+INSERT INTO item_words (rowid, body)
+    SELECT id, substr(key || ' ' || coalesce(payload, ''), 1, 100000) FROM items;
+INSERT INTO turn_words (rowid, body)
+    SELECT id, substr(coalesce(submission, '') || ' ' || coalesce(facts, ''), 1, 100000)
+    FROM attempts WHERE submission IS NOT NULL OR facts IS NOT NULL;
+
+CREATE TRIGGER items_worded AFTER INSERT ON items BEGIN
+    INSERT INTO item_words (rowid, body)
+        VALUES (NEW.id, substr(NEW.key || ' ' || coalesce(NEW.payload, ''), 1, 100000));
+END;
+
+CREATE TRIGGER attempts_worded AFTER INSERT ON attempts
+WHEN NEW.submission IS NOT NULL OR NEW.facts IS NOT NULL BEGIN
+    INSERT INTO turn_words (rowid, body) VALUES (NEW.id,
+        substr(coalesce(NEW.submission, '') || ' ' || coalesce(NEW.facts, ''), 1, 100000));
+END;
+
+CREATE INDEX attempts_human ON attempts(id) WHERE kind = 'human';
+"""
+
+MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: _V5}
 
 
 def statements(script: str, name: str = "a migration") -> list[str]:

@@ -31,13 +31,16 @@ _MODULES = (
     "charts",  # activity, recent: the log over time
     "leases",  # lease, heartbeat, release, release_all, soonest_expiry
     "leases_many",  # lease_many: several owners in one transaction; leases a crash lost
+    "leases_gone",  # leases and job holds of a holder process that is gone: taken at once
     "recording",  # record: the ratchet, claims, retries, judge errors
     "recording_human",  # record: a person's actions on locked items
     "counters",  # stats, meta, set_meta
     "owner",  # owner, adopted: a ledger belongs to one quest
     "export",  # claim_batch … finish_batch: each lock in the file exactly once
     "export_withdrawals",  # the same batches: a reopened lock withdrawn exactly once
+    "tamper",  # check, refused_locks and export against a ledger written by hand
     "batchjobs",  # open_job … job_requests: a batch round's items, leased to its provider batch
+    "people",  # reserve, decisions, reviewers: the reviewer's desk
     "copying",  # load, and store/walk.py's copy
     "opening",  # open: refusal of what is not ours, migrations
     "machine",  # a hypothesis state machine over all of them
@@ -55,12 +58,15 @@ from reins.testing.conformance import (  # noqa: E402
     items,
     items_pages,
     leases,
+    leases_gone,
     leases_many,
     machine,
     opening,
     owner,
+    people,
     recording,
     recording_human,
+    tamper,
 )
 from reins.testing.conformance.batchjobs import *  # noqa: E402, F403
 from reins.testing.conformance.charts import *  # noqa: E402, F403
@@ -71,12 +77,15 @@ from reins.testing.conformance.export_withdrawals import *  # noqa: E402, F403
 from reins.testing.conformance.items import *  # noqa: E402, F403
 from reins.testing.conformance.items_pages import *  # noqa: E402, F403
 from reins.testing.conformance.leases import *  # noqa: E402, F403
+from reins.testing.conformance.leases_gone import *  # noqa: E402, F403
 from reins.testing.conformance.leases_many import *  # noqa: E402, F403
 from reins.testing.conformance.machine import *  # noqa: E402, F403
 from reins.testing.conformance.opening import *  # noqa: E402, F403
 from reins.testing.conformance.owner import *  # noqa: E402, F403
+from reins.testing.conformance.people import *  # noqa: E402, F403
 from reins.testing.conformance.recording import *  # noqa: E402, F403
 from reins.testing.conformance.recording_human import *  # noqa: E402, F403
+from reins.testing.conformance.tamper import *  # noqa: E402, F403
 
 __all__: list[str] = []
 __all__ += items.__all__
@@ -84,13 +93,16 @@ __all__ += items_pages.__all__
 __all__ += charts.__all__
 __all__ += leases.__all__
 __all__ += leases_many.__all__
+__all__ += leases_gone.__all__
 __all__ += recording.__all__
 __all__ += recording_human.__all__
 __all__ += counters.__all__
 __all__ += owner.__all__
 __all__ += export.__all__
 __all__ += export_withdrawals.__all__
+__all__ += tamper.__all__
 __all__ += batchjobs.__all__
+__all__ += people.__all__
 __all__ += copying.__all__
 __all__ += opening.__all__
 __all__ += machine.__all__

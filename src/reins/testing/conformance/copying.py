@@ -64,7 +64,7 @@ def test_copy_into_an_empty_store_reproduces_the_log(
     source_at = store_harness.create()
     _history(store_harness, source_at)
     with opened(store_harness, source_at, keys=()) as source:
-        assert export(source, tmp_path / "source.jsonl") == 5
+        assert export(source, tmp_path / "source.jsonl").count == 5
         with opened(store_harness, keys=()) as target:
             want = log_digest(source)
             assert want[:2] == (10, 14)
@@ -81,7 +81,7 @@ def test_copy_into_an_empty_store_reproduces_the_log(
             # Leases and export marks belong to one run: they are not carried over.
             assert ts.leased == 0 and target.exported_count() == 0
             assert all(item.lease_owner is None for item, _ in entries(target))
-            assert export(target, tmp_path / "target.jsonl") == 5
+            assert export(target, tmp_path / "target.jsonl").count == 5
             assert sorted(keys_in(tmp_path / "target.jsonl")) == sorted(
                 keys_in(tmp_path / "source.jsonl")
             )

@@ -34,8 +34,8 @@ def test_export_writes_terminal_items_once(store_harness: StoreHarness, tmp_path
         submit(store, QUEST, "a", "good", driver="t")
         submit(store, QUEST, "b", "bad", driver="t")  # FAIL with tries left: not terminal
         assert store.exported_count() == 0
-        assert export(store, out) == 1
-        assert export(store, out) == 0
+        assert export(store, out).count == 1
+        assert export(store, out).count == 0
         [record] = jsonl(out)
         assert record["key"] == "a" and record["state"] == "PASS"
         assert record["submission"] == "good" and record["outcome"] == "PASS"
@@ -55,10 +55,10 @@ def test_a_locking_submit_exports_automatically(
     out = tmp_path / "r.jsonl"
     with opened(store_harness) as store:
         _, n = submit(store, QUEST, "a", "meh", driver="t", results=out)
-        assert n == 1 and jsonl(out)[0]["state"] == "REVIEW"
+        assert n.count == 1 and jsonl(out)[0]["state"] == "REVIEW"
         assert jsonl(out)[0]["root_cause"] == "not-meh"
         _, n = submit(store, QUEST, "b", "bad", driver="t", results=out)
-        assert n == 0 and len(jsonl(out)) == 1
+        assert n.count == 0 and len(jsonl(out)) == 1
 
 
 def test_a_batch_left_open_by_a_crash_is_rewritten_once(
@@ -67,7 +67,7 @@ def test_a_batch_left_open_by_a_crash_is_rewritten_once(
     out = tmp_path / "r.jsonl"
     with opened(store_harness) as store:
         turn(store, "a", "PASS")
-        assert export(store, out) == 1
+        assert export(store, out).count == 1
         turn(store, "b", "PASS")
         # A process claims a batch, writes half a line, and dies before finishing it.
         batch = store.claim_batch(str(out.resolve()), out.stat().st_size, 10)
@@ -81,7 +81,7 @@ def test_a_batch_left_open_by_a_crash_is_rewritten_once(
         assert store.exported_count() == 1
         with out.open("a") as f:
             f.write('{"key":"b","sta')
-        assert export(store, out) == 0  # nothing new; the open batch is finished on the way
+        assert export(store, out).count == 0  # nothing new; the open batch is finished on the way
         assert keys_in(out) == ["a", "b"]
         assert store.exported_count() == 2
         assert store.open_batches(str(out.resolve())) == []
@@ -103,11 +103,11 @@ def test_a_batch_left_open_by_another_process_is_finished_once(
         out.write_bytes(b'{"key":"a"}\n{"ke')
         dead.close()
         turn(store, "e", "REVIEW")
-        assert export(store, out) == 2  # d and e; a and b were the dead process's batch
+        assert export(store, out).count == 2  # d and e; a and b were the dead process's batch
         assert sorted(keys_in(out)) == ["a", "b", "d", "e"]
         assert store.exported_count() == 4
         with opened(store_harness, location, keys=()) as later:
-            assert later.exported_count() == 4 and export(later, out) == 0
+            assert later.exported_count() == 4 and export(later, out).count == 0
         assert_sound(store)
 
 
@@ -118,7 +118,7 @@ def test_a_crashed_batch_for_another_file_is_finished_by_any_export(
     with opened(store_harness) as store:
         turn(store, "a", "PASS")
         assert store.claim_batch(str(other.resolve()), 0, 10) is not None
-        assert export(store, tmp_path / "main.jsonl") == 0
+        assert export(store, tmp_path / "main.jsonl").count == 0
         assert keys_in(other) == ["a"]
         assert not jsonl(tmp_path / "main.jsonl")
         assert store.exported_count() == 1 and store.open_batch_paths() == []

@@ -52,11 +52,11 @@ def test_a_lock_resolved_after_its_export_and_reopened_before_the_next_is_withdr
     with opened(store_harness) as store:
         lock(store, "a", "REVIEW")
         lock(store, "b", "REVIEW")
-        assert export(store, out) == 2
+        assert export(store, out).count == 2
         act(store, human("a", State.DONE, "reject"))
         act(store, reopen("a"))
         act(store, human("b", State.PASS, "accept"))
-        assert export(store, out) == 2  # a's withdrawal, b's new lock
+        assert export(store, out).count == 2  # a's withdrawal, b's new lock
         last = {r["key"]: r for r in jsonl(out)}
         assert (last["a"]["state"], last["a"]["action"], last["a"]["round"]) == (
             "TODO",
@@ -64,7 +64,7 @@ def test_a_lock_resolved_after_its_export_and_reopened_before_the_next_is_withdr
             2,
         )
         assert (last["b"]["state"], last["b"]["action"]) == ("PASS", "accept")
-        assert export(store, out) == 0 and store.meta("export.withdraw.b") is None
+        assert export(store, out).count == 0 and store.meta("export.withdraw.b") is None
         assert_sound(store)
 
 
@@ -75,10 +75,10 @@ def test_a_reopened_lock_is_withdrawn_once_and_exported_again_when_it_locks(
     with opened(store_harness) as store:
         lock(store, "a", "PASS")
         lock(store, "b", "PASS")
-        assert export(store, out) == 2
+        assert export(store, out).count == 2
         act(store, reopen("a", note="the gate was wrong"))
         assert_sound(store)
-        assert export(store, out) == 1  # the withdrawal
+        assert export(store, out).count == 1  # the withdrawal
         record = jsonl(out)[-1]
         assert (record["key"], record["state"], record["round"], record["tries"]) == (
             "a",
@@ -93,13 +93,13 @@ def test_a_reopened_lock_is_withdrawn_once_and_exported_again_when_it_locks(
         )
         assert record["locked_at"] is None and record["outcome"] is None
         assert record["payload"] == {"word": "a"}
-        assert export(store, out) == 0  # once
+        assert export(store, out).count == 0  # once
         assert not store.get("a").exported and store.exported_count() == 1
         assert_sound(store)
         turn(store, "a", "FAIL")  # worked again: a turn of round 2 changes nothing written
-        assert export(store, out) == 0
+        assert export(store, out).count == 0
         turn(store, "a", "PASS")
-        assert export(store, out) == 1
+        assert export(store, out).count == 1
         assert _states(out, "a") == [("PASS", 1), ("TODO", 2), ("PASS", 2)]
         assert _states(out, "b") == [("PASS", 1)]
         assert store.exported_count() == 2
@@ -112,10 +112,10 @@ def test_a_rejudge_that_fails_withdraws_the_lock_with_its_verdict(
     out = tmp_path / "r.jsonl"
     with opened(store_harness) as store:
         lock(store, "a", "PASS")
-        assert export(store, out) == 1
+        assert export(store, out).count == 1
         failed = human("a", State.TODO, "rejudge", note="new gate", new_round=True, outcome="FAIL")
         act(store, failed)
-        assert export(store, out) == 1
+        assert export(store, out).count == 1
         record = jsonl(out)[-1]
         assert (record["state"], record["round"], record["action"], record["outcome"]) == (
             "TODO",
@@ -135,12 +135,12 @@ def test_nothing_is_withdrawn_that_never_reached_the_file(
         lock(store, "a", "PASS")
         act(store, reopen("a"))  # before any export
         lock(store, "b", "PASS")
-        assert export(store, out) == 1 and keys_in(out) == ["b"]
+        assert export(store, out).count == 1 and keys_in(out) == ["b"]
         act(store, reopen("b"))
         turn(store, "b", "PASS")  # locked again before the export: the new lock supersedes
-        assert export(store, out) == 1
+        assert export(store, out).count == 1
         assert _states(out, "b") == [("PASS", 1), ("PASS", 2)]
-        assert export(store, out) == 0
+        assert export(store, out).count == 0
         assert_sound(store)
 
 
@@ -150,10 +150,10 @@ def test_a_withdrawal_goes_to_the_file_that_holds_the_lock(
     out, other = tmp_path / "r.jsonl", tmp_path / "other.jsonl"
     with opened(store_harness) as store:
         lock(store, "a", "PASS")
-        assert export(store, out) == 1
+        assert export(store, out).count == 1
         act(store, reopen("a"))
-        assert export(store, other) == 0 and jsonl(other) == []
-        assert export(store, out) == 1 and _states(out, "a") == [("PASS", 1), ("TODO", 2)]
+        assert export(store, other).count == 0 and jsonl(other) == []
+        assert export(store, out).count == 1 and _states(out, "a") == [("PASS", 1), ("TODO", 2)]
         assert_sound(store)
 
 
@@ -164,7 +164,7 @@ def test_a_withdrawal_left_open_by_a_crash_is_written_once(
     with opened(store_harness) as store:
         lock(store, "a", "PASS")
         lock(store, "b", "PASS")
-        assert export(store, out) == 2
+        assert export(store, out).count == 2
         act(store, reopen("a"))
         act(store, reopen("b"))
         # A writer claims both withdrawals, writes half a line and dies.
@@ -180,14 +180,14 @@ def test_a_withdrawal_left_open_by_a_crash_is_written_once(
         turn(store, "b", "PASS")  # b locks again meanwhile: a lock now, not a withdrawal
         assert store.get("b").exported is False
         assert_sound(store)
-        assert export(store, out) == 1  # b's new lock; a's withdrawal is finished on the way
+        assert export(store, out).count == 1  # b's new lock; a's withdrawal is finished on the way
         assert [(r["key"], r["state"], r["round"]) for r in jsonl(out)] == [
             ("a", "PASS", 1),
             ("b", "PASS", 1),
             ("a", "TODO", 2),
             ("b", "PASS", 2),
         ]
-        assert export(store, out) == 0 and store.open_batch_paths() == []
+        assert export(store, out).count == 0 and store.open_batch_paths() == []
         assert not store.get("a").exported and store.exported_count() == 1
         assert_sound(store)
 
@@ -206,7 +206,7 @@ def test_a_lock_reopened_while_its_batch_is_written_is_withdrawn_after_it(
         out.write_text(lines)  # the writer goes on with what it claimed, then finishes
         store.finish_batch(batch.id)
         assert_sound(store)
-        assert export(store, out) == 1
+        assert export(store, out).count == 1
         assert _states(out, "a") == [("PASS", 1), ("TODO", 2)]
         assert_sound(store)
 
@@ -221,7 +221,7 @@ def test_two_stores_claiming_at_once_claim_each_withdrawal_once(
     with opened(store_harness, location, keys=keys) as store:
         for key in keys:
             lock(store, key, "PASS")
-        assert export(store, out) == 30
+        assert export(store, out).count == 30
         for key in keys:
             act(store, reopen(key))
         claimed: list[list[str]] = [[], []]
@@ -248,7 +248,7 @@ def test_two_stores_claiming_at_once_claim_each_withdrawal_once(
         if errors:
             raise errors[0]
         assert sorted(claimed[0] + claimed[1]) == keys
-        assert export(store, out) == 0
+        assert export(store, out).count == 0
         assert all(not store.get(k).exported for k in keys)
         assert_sound(store)
 

@@ -1,13 +1,13 @@
 """Items: ``page(PageQuery)``, keyset pages in the order items were added or newest first,
-by state, root cause, lease holder, round or text in the key, walked while the ledger is
-written."""
+by state, root cause, lease holder, round, text in the key or words of the item's texts,
+walked while the ledger is written."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
 
-from reins.store.model import State
+from reins.store.model import Claim, State
 from reins.store.protocol import Store
 from reins.store.query import PageQuery
 from reins.store.walk import iter_items
@@ -17,6 +17,7 @@ from reins.testing.conformance._kit import (
     assert_sound,
     everything,
     lock,
+    make_draft,
     opened,
     reopen,
     turn,
@@ -24,12 +25,14 @@ from reins.testing.conformance._kit import (
 from reins.testing.harness import StoreHarness
 
 __all__ = [
+    "test_a_search_reads_only_the_first_characters_of_each_text",
     "test_items_can_be_walked_while_the_ledger_is_written",
     "test_pages_filter_by_lease_holder",
     "test_pages_filter_by_round",
     "test_pages_filter_by_state",
     "test_pages_filter_by_text_in_the_key",
     "test_pages_filter_by_the_last_judged_root_cause",
+    "test_pages_find_items_by_the_words_of_their_texts",
     "test_pages_follow_the_order_items_were_added",
     "test_pages_run_newest_first_when_descending",
 ]
@@ -208,4 +211,57 @@ def test_pages_filter_by_round(store_harness: StoreHarness) -> None:
         assert _pages(store, 5, round=1) == [["k0", "k2", "k3", "k6"]]
         assert _pages(store, 5, round=4) == [[]]
         assert _pages(store, 5, round=2, descending=True) == [["k5", "k1"]]
+        assert_sound(store)
+
+
+def _answered(store: Store, key: str, result: str, submission: str, actual: str = "bad") -> None:
+    """A turn of ``result`` on ``key`` whose submission (and facts' actual) are the given."""
+    item = store.get(key)
+    d = make_draft(item, result)
+    facts = tuple(replace(f, actual=actual) for f in d.facts)
+    store.record(replace(d, submission=submission, facts=facts), Claim("c", item.turns), now=T0)
+
+
+def _found(store: Store, search: str, limit: int = 5, **filters: Any) -> list[str]:
+    return [k for p in _pages(store, limit, search=search, **filters) for k in p]
+
+
+def test_pages_find_items_by_the_words_of_their_texts(store_harness: StoreHarness) -> None:
+    with opened(store_harness, keys=[]) as store:
+        store.add([("report-2024", {"city": "Paris"}), ("plain", {"city": "Rome"})])
+        store.add([("coded", None), ("faulty", None), ("twice", {"city": "Paris"})])
+        _answered(store, "coded", "FAIL", "def slugify(text):\n    return text.lower()")
+        _answered(store, "faulty", "REVIEW", "Dear Bob", actual="bob@free-mail.com")
+        _answered(store, "twice", "REVIEW", "Paris, again")
+        assert _found(store, "paris") == ["report-2024", "twice"]  # a payload, in any case
+        assert _found(store, "report") == _found(store, "2024") == ["report-2024"]  # the key
+        assert _found(store, "slug") == ["coded"]  # the start of a word of a submission
+        assert _found(store, "SLUGIFY Lower") == ["coded"]  # every word, in any case
+        assert _found(store, "ugify") == []  # the start of a word, not any part of one
+        assert _found(store, "slugify paris") == []  # one text holds them all, or none
+        assert _found(store, "free mail") == _found(store, "bob") == ["faulty"]  # the facts
+        assert _found(store, "dear") == ["faulty"]
+        assert _found(store, '(Paris)* OR "rome') == []  # no syntax: paris, or, rome
+        assert _found(store, "(Paris)*") == ["report-2024", "twice"]
+        assert _found(store, "paris", limit=1) == ["report-2024", "twice"]  # paged
+        assert _found(store, "paris", descending=True) == ["twice", "report-2024"]
+        assert _found(store, "paris", state=State.REVIEW) == ["twice"]
+        assert _found(store, "zeta") == []
+        assert _found(store, "!!") == []  # no word at all: nothing matches
+        # Items added and turns recorded later are found as well.
+        store.add([("later", {"city": "Parisian"})])
+        _answered(store, "plain", "REVIEW", "Paris")
+        assert _found(store, "paris") == ["report-2024", "plain", "twice", "later"]
+        assert_sound(store)
+
+
+def test_a_search_reads_only_the_first_characters_of_each_text(
+    store_harness: StoreHarness,
+) -> None:
+    """What is indexed is bounded (reins.store.search.INDEXED): a word past the first 100,000
+    characters of a submission is not found, the words before it are."""
+    with opened(store_harness, keys=["long"]) as store:
+        _answered(store, "long", "REVIEW", "early " + "x" * 100_000 + " needle")
+        assert _found(store, "early") == ["long"]
+        assert _found(store, "needle") == []
         assert_sound(store)

@@ -289,7 +289,7 @@ class LedgerMachine(MachineState):
     def export_results(self, owner: str) -> None:
         terminal = {k for k in KEYS if self.model[k].state.terminal}
         withdrawn = {k for k in self.owed if not self.model[k].state.terminal}
-        n = export(self.stores[owner], self.out)
+        n = export(self.stores[owner], self.out).count
         event(f"export: {'recovered' if self.crashed else 'plain'}, {min(n, 2)} or more new")
         event(f"export: {min(len(withdrawn), 2)} or more withdrawn")
         new = terminal - self.exported - self.crashed

@@ -49,7 +49,7 @@ def test_a_person_resolves_a_review_item_and_it_is_exported_again(
     with opened(store_harness) as store:
         turn(store, "a", "FAIL")
         turn(store, "a", "REVIEW")
-        assert export(store, out) == 1
+        assert export(store, out).count == 1
         before, log = store.snapshot("a")
         assert before.exported and (before.state, before.tries) == (State.REVIEW, 1)
         after, attempt = act(store, human("a", state, action, note="looks right"), now=T0 + 5)
@@ -76,12 +76,12 @@ def test_a_person_resolves_a_review_item_and_it_is_exported_again(
         assert stats.kinds == {"judged": 2, "human": 1}
         assert (stats.counts[State.REVIEW], stats.counts[state], stats.tries[1]) == (0, 1, 1)
         assert_sound(store)
-        assert export(store, out) == 1  # exported again, with the person's answer
+        assert export(store, out).count == 1  # exported again, with the person's answer
         lines = [r for r in jsonl(out) if r["key"] == "a"]
         assert [r["state"] for r in lines] == ["REVIEW", state.value]
         assert (lines[1]["driver"], lines[1]["turns"], lines[1]["tries"]) == (PERSON, 3, 1)
         assert lines[1]["locked_at"] == after.locked_at
-        assert export(store, out) == 0 and store.exported_count() == 1
+        assert export(store, out).count == 0 and store.exported_count() == 1
         assert store.get("a").exported
         for result in RESULTS:  # still locked for every machine
             with pytest.raises(NotTodo):
@@ -125,7 +125,7 @@ def test_a_person_reopens_a_locked_item_into_a_new_round(
     out = tmp_path / "r.jsonl"
     with opened(store_harness, keys="ab") as store:
         was = lock(store, "a", locked)
-        assert export(store, out) == 1
+        assert export(store, out).count == 1
         _, log = store.snapshot("a")
         after, attempt = act(store, reopen("a", note="the gate was wrong"), now=T0 + 1)
         assert (after.state, after.tries, after.round, after.turns) == (
@@ -159,7 +159,7 @@ def test_a_person_reopens_a_locked_item_into_a_new_round(
         item, attempt = turn(store, "a", "PASS", driver="loop", owner="ann", now=T0 + 4)
         assert (item.state, item.tries, item.round, attempt.round) == (State.PASS, 1, 2, 2)
         assert item.lease_owner is None and item.lease_token is None
-        assert export(store, out) == 1
+        assert export(store, out).count == 1
         assert [r["state"] for r in jsonl(out) if r["key"] == "a"] == [locked, "PASS"]
         with pytest.raises(NotTodo):
             turn(store, "a", "FAIL")

@@ -1,7 +1,8 @@
 // reins dashboard: the only script its pages load (the Content-Security-Policy allows no other,
 // and no inline script). No framework, no build step. Three small parts:
 // - the board stays live without a reload;
-// - the review queue answers to keys (j / k move, n writes the note, a / r decide);
+// - the review queue answers to keys (j / k move, n writes the note, a / r decide, u undoes,
+//   c claims, / finds, ? shows them all);
 // - the "by" name a person types is kept in this browser, not taken from the server's user.
 // Every action still posts the page's own form, with its CSRF token: the keys press its buttons.
 "use strict";
@@ -79,14 +80,23 @@
 })();
 
 // The review queue by keys: j / k next / previous item, n the note, a accept, r reject,
-// Escape leaves a field. A key never fires while typing in a field. A decision needs a note:
-// a or r without one puts the cursor in the note, and Enter there then finishes that decision.
+// u undo the decision the banner names, c claim (or release), / find, ? the key sheet, Escape
+// leaves a field. A key never fires while typing in a field. No item is current when the page
+// opens, so that a key meant for one item cannot land on another: j takes the first, or the
+// item that followed the last decision (marked "up"). A decision needs a note: a or r without
+// one puts the cursor in the note, and Enter there then finishes that decision.
 (function () {
   const queue = document.getElementById("queue");
   if (!queue) return;
   const entries = Array.from(queue.querySelectorAll("article.waiting"));
-  if (!entries.length) return;
+  const sheet = document.getElementById("keysheet");
+  const hint = document.getElementById("hint");
+  const search = document.getElementById("search");
   let current = -1;
+
+  function say(text) {
+    if (hint) hint.textContent = text;
+  }
 
   function mark(index) {
     if (index === current) return;
@@ -95,15 +105,25 @@
       entries[current].removeAttribute("aria-current");
     }
     current = index;
+    entries[current].classList.remove("up");
     entries[current].classList.add("current");
     entries[current].setAttribute("aria-current", "true");
+    say("");
   }
 
-  function select(index, scroll = true) {
+  function select(index) {
     if (index < 0 || index >= entries.length) return;
     mark(index);
     entries[current].focus({ preventScroll: true });
-    if (scroll) entries[current].scrollIntoView({ block: "nearest" });
+    entries[current].scrollIntoView({ block: "nearest" });
+  }
+
+  // The item that followed the one just decided (?at=KEY): offered to j, not chosen yet.
+  const at = new URLSearchParams(window.location.search).get("at");
+  const up = entries.findIndex((entry) => entry.dataset.key === at);
+  if (up >= 0) {
+    entries[up].classList.add("up");
+    entries[up].scrollIntoView({ block: "nearest" });
   }
 
   function parts(entry) {
@@ -113,11 +133,18 @@
       form: form,
       note: form.querySelector('input[name="note"]'),
       pending: form.querySelector(".pending"),
+      claim: entry.querySelector("form.claim"),
     };
   }
 
+  function chosen() {
+    if (current >= 0) return parts(entries[current]);
+    say("press j to choose an item first");
+    return null;
+  }
+
   function decide(decision) {
-    const found = current >= 0 ? parts(entries[current]) : null;
+    const found = chosen();
     if (!found) return;
     const button = found.form.querySelector(`button[name="decision"][value="${decision}"]`);
     if (!button) return;
@@ -155,8 +182,39 @@
     });
   }
 
+  function press(id) {
+    const button = document.getElementById(id);
+    if (button) button.click();
+    else say("no decision to undo here");
+  }
+
+  const actions = {
+    j: () => select(current < 0 ? Math.max(up, 0) : current + 1),
+    k: () => select(current < 0 ? Math.max(up, 0) : Math.max(current - 1, 0)),
+    a: () => decide("accept"),
+    r: () => decide("reject"),
+    n: () => {
+      const found = chosen();
+      if (found) found.note.focus();
+    },
+    c: () => {
+      const found = chosen();
+      if (found && found.claim) found.claim.requestSubmit();
+    },
+    u: () => press("undo"),
+    "/": () => {
+      if (!search) return;
+      search.focus();
+      search.select();
+    },
+    "?": () => {
+      if (sheet && !sheet.open) sheet.showModal();
+    },
+  };
+
   document.addEventListener("keydown", function (event) {
     if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (sheet && sheet.open) return; // the sheet's own keys: Escape closes it
     if (typing(event.target)) {
       if (event.key === "Escape") {
         event.target.blur();
@@ -164,25 +222,10 @@
       }
       return;
     }
-    const actions = {
-      j: () => select(current + 1),
-      k: () => select(Math.max(current - 1, 0)),
-      a: () => decide("accept"),
-      r: () => decide("reject"),
-      n: () => {
-        const found = current >= 0 ? parts(entries[current]) : null;
-        if (found) found.note.focus();
-      },
-    };
     const action = actions[event.key];
     if (!action) return;
     event.preventDefault(); // the key is ours: "n" typed nowhere, the page not scrolled
-    if (current < 0 && event.key !== "j" && event.key !== "k") select(0);
     action();
   });
-
-  // Start at the item that followed the one just decided (?at=KEY), else at the first.
-  const at = new URLSearchParams(window.location.search).get("at");
-  const start = entries.findIndex((entry) => entry.dataset.key === at);
-  select(start >= 0 ? start : 0, start >= 0);
+  queue.dataset.keys = "ready"; // the keys are live (a test waits for this, not for a time)
 })();

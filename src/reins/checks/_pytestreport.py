@@ -1,0 +1,136 @@
+"""pytest's own report of a run, as the ``pytest`` check reads it: how it is made and read.
+
+The judge does not run ``python -m pytest``: that would put the tree first on ``sys.path``
+before pytest is imported, so a ``pytest/`` or ``pluggy/`` folder in the change would stand in
+for them, and it would read a ``sitecustomize.py`` of the tree at start-up. It runs
+:data:`BOOT` with ``python -P`` (nothing of the tree on the path while Python starts) and
+``--check-hash-based-pycs always`` (a compiled file that claims to match its source is checked
+against it): pytest and its plugins are imported first, then the tree is put on the path, then
+pytest runs with a small plugin of reins' that writes what pytest reports (every test's
+outcome in each phase, every collection error, every deselected test, the exit status) as JSON
+to a file outside the tree, when the session ends. A run that ends before that (a test that
+calls ``os._exit(0)``) leaves no report, and no report is never a pass.
+
+What the code under test runs in the same process can still rewrite pytest or the report: see
+docs/agents.md, "What is not defended".
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+MAX_REPORT = 16 * 1024 * 1024
+"""The most of a report file that is read (a run of 100,000 tests fits)."""
+
+BOOT = r"""
+import json, os, sys
+report, tree = sys.argv[1], sys.argv[2]
+del sys.argv[1:3]
+import pytest  # first: nothing in the tree can stand in for pytest or its plugins
+
+sys.path.insert(0, tree)
+CUT = 1500
+
+
+def said(report):
+    if isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+        return str(report.longrepr[2]).removeprefix("Skipped: ")[:CUT]  # (path, line, reason)
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None and crash.message:
+        return crash.message[:CUT]  # the exception and, for an assert, what it compared
+    lines = [ln for ln in str(report.longrepr or "").splitlines() if ln.startswith("E ")]
+    return ("\n".join(lines[:20]) or str(report.longrepr or ""))[:CUT]
+
+
+class Recorder:
+    def __init__(self):
+        self.tests, self.errors, self.deselected = {}, [], []
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.errors.append({"where": report.nodeid, "message": said(report)})
+
+    def pytest_deselected(self, items):
+        self.deselected.extend(item.nodeid for item in items)
+
+    def pytest_runtest_logreport(self, report):
+        seen = self.tests.setdefault(report.nodeid, {"phases": {}})
+        xfail = getattr(report, "wasxfail", None) is not None
+        text = said(report) if report.outcome != "passed" else ""
+        seen["phases"][report.when] = [report.outcome, xfail, text]
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        data = {"exitstatus": int(exitstatus), "tests": self.tests, "errors": self.errors,
+                "deselected": self.deselected}
+        with open(report + ".part", "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        os.replace(report + ".part", report)
+
+
+sys.exit(int(pytest.main(sys.argv[1:], plugins=[Recorder()])))
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One test's outcome, its phases combined: ``passed`` only when set-up, call and
+    tear-down all passed and it was not marked to fail; else ``failed``, ``error`` (set-up or
+    tear-down), ``skipped``, ``xfailed`` or ``xpassed``, with what pytest said."""
+
+    outcome: str
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """What a run reported: each test's result by node id, the collection errors (where,
+    message), the deselected tests and pytest's exit status."""
+
+    exitstatus: int
+    tests: dict[str, Result]
+    errors: tuple[tuple[str, str], ...]
+    deselected: frozenset[str]
+
+    def passed(self) -> set[str]:
+        return {name for name, result in self.tests.items() if result.outcome == "passed"}
+
+
+def read(path: str) -> Report | None:
+    """The report at ``path``; None when there is none, or it is not one (cut off, forged
+    badly, over :data:`MAX_REPORT`)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_REPORT + 1)
+        if len(raw) > MAX_REPORT:
+            return None
+        data = json.loads(raw)
+        tests = {str(name): _combined(seen["phases"]) for name, seen in data["tests"].items()}
+        errors = tuple((str(e["where"]), str(e["message"])) for e in data["errors"])
+        return Report(
+            int(data["exitstatus"]), tests, errors, frozenset(map(str, data["deselected"]))
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _combined(phases: dict[str, list[object]]) -> Result:
+    setup = phases.get("setup", ["passed", False, ""])
+    call = phases.get("call")
+    teardown = phases.get("teardown", ["passed", False, ""])
+    if setup[0] == "failed":
+        return Result("error", f"error in set-up: {setup[2]}")
+    if setup[0] == "skipped":
+        return Result("xfailed" if setup[1] else "skipped", str(setup[2]))
+    if call is None:
+        return Result("error", "it never ran (no call phase was reported)")
+    outcome, xfail, message = str(call[0]), bool(call[1]), str(call[2])
+    if outcome == "skipped":
+        return Result("xfailed" if xfail else "skipped", message)
+    if outcome == "failed":
+        return Result("failed", message)
+    if xfail:
+        return Result("xpassed", "it is marked to fail (xfail), and passed")
+    if teardown[0] == "failed":
+        return Result("error", f"error in tear-down: {teardown[2]}")
+    return Result("passed")

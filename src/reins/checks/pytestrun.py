@@ -1,0 +1,283 @@
+"""``pytest``: the tests a coding item must pass, read from pytest's own report.
+
+The check runs pytest in the judge's tree of a coding item (the base, the recorded patch, the
+judge's own files; never the agent's workspace) and reads the report pytest itself writes
+(:mod:`reins.checks._pytestreport`), not its exit status or its output. So:
+
+- each test ``tests`` names must have run and passed: one that is missing (no such test, a file
+  that does not collect), deselected, skipped, marked to fail, failing or erroring is a FAIL
+  fact saying which of these it was (``{key}`` in a name is the item's key; a name without
+  ``[…]`` means every parametrisation of it, a file or class every test in it);
+- with ``passing_at_base = true``, every test that passes at the base (one run in a tree of
+  the base alone, kept per base for the process) must still pass;
+- with neither, every test that runs must pass (skips and expected failures aside), and at
+  least one must run;
+- an exit status 0 with no report (a test that exits the process) is a FAIL, never a pass, and
+  anything printed counts for nothing.
+
+Rules whose ``args`` and ``timeout`` are the same read one run per judgment. pytest runs with
+plugin autoload off (``-p NAME`` in ``args`` loads one), no cache, no bytecode written, a clean
+environment, no network and a process namespace of its own where the host allows
+(:func:`reins.checks.command.isolation`). The judge's own failures, never the agent's FAIL: a
+judge's Python without pytest, pytest's internal or usage errors (exit 3, 4), a run that wrote
+no report at the base, and a collection error for a module the environment lacks (``No module
+named 'x'`` for a module the tree does not hold) that the base has too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+
+from reins.checks._common import excerpt
+from reins.checks._pytestreport import BOOT, Report, Result, read
+from reins.checks._running import Ran, execute
+from reins.checks.spec import BuiltCheck, CheckSpec
+from reins.errors import JudgeError, ParamValueError
+from reins.gate.rule import Context
+from reins.values import Fact, JudgeTree
+from reins.workspace import processes
+
+NAME = "pytest"
+SHOWN = 10
+"""Tests named by a fact of their own; more are counted in one fact."""
+_MISSING_MODULE = re.compile(r"No module named '([^'.]+)")
+
+
+@dataclass(frozen=True, slots=True)
+class PytestParams:
+    tests: tuple[str, ...] = ()
+    """the tests that must run and pass (node ids; {key} is the item's key)"""
+    passing_at_base: bool = False
+    """every test that passes at the base must still pass"""
+    args: tuple[str, ...] = ()
+    """pytest's arguments: which files to collect, -m, -k, -p PLUGIN (default: all of them)"""
+    timeout: float = 300.0
+    """seconds before the run is killed (a fact)"""
+
+
+def _build(params: PytestParams) -> BuiltCheck:
+    if params.timeout <= 0:
+        raise ParamValueError(NAME, "timeout", "expected a number of seconds above 0")
+    if any(not t.strip() for t in params.tests):
+        raise ParamValueError(NAME, "tests", "expected node ids such as tests/test_a.py::test_b")
+    return Pytest(params.tests, params.passing_at_base, params.args, params.timeout)
+
+
+@dataclass(frozen=True, slots=True)
+class Pytest:
+    """The built check."""
+
+    tests: tuple[str, ...]
+    passing_at_base: bool
+    args: tuple[str, ...]
+    timeout: float
+
+    def __call__(self, ctx: Context) -> list[Fact] | None:
+        tree = ctx.workspace
+        if tree is None:
+            raise JudgeError(
+                NAME,
+                "this rule runs pytest in the judge's tree of a coding item, and this turn has "
+                "none: only `reins loop` with a coding agent makes one",
+            )
+        report = self._report(tree)
+        if isinstance(report, Fact):
+            return [report]
+        facts: list[Fact] = []
+        if self.tests:
+            facts += self._named(report, [t.replace("{key}", ctx.key) for t in self.tests])
+        if self.passing_at_base:
+            facts += self._kept(report, self._base(tree))
+        if not self.tests and not self.passing_at_base:
+            facts += self._all(report)
+        self._refuse_environment(tree, report, facts)
+        return facts or None
+
+    @property
+    def shown(self) -> str:
+        return excerpt(" ".join(["pytest", *self.args]), 160)
+
+    # -- running ---------------------------------------------------------------------------
+
+    def _report(self, tree: JudgeTree) -> Report | Fact:
+        """This judgment's run, shared by every rule with the same arguments (its report, or
+        the fact of a run that left none)."""
+        key = (NAME, *self.args, f"{self.timeout:g}")
+        found = tree.runs.get(key)
+        if not isinstance(found, Report | Fact):
+            try:
+                found = self._run(tree.path, base=False)
+            except _Failed as exc:
+                found = exc.fact
+            tree.runs[key] = found
+        return found
+
+    def _refuse_environment(self, tree: JudgeTree, report: Report, facts: list[Fact]) -> None:
+        """Raise the judge's error when a fact comes of a collection error for a module the
+        tree does not hold, which the base has too: the judge's Python lacks it."""
+        for where, message in report.errors:
+            missing = _MISSING_MODULE.search(message)
+            if missing is None or _holds(tree.path, missing.group(1)):
+                continue
+            if not any(f"collecting {where}" in f.actual or f.where == f"collecting {where}"
+                       for f in facts):  # fmt: skip
+                continue
+            if (where, message) in self._base(tree).errors:
+                raise JudgeError(
+                    NAME,
+                    f"collecting {where} fails at the base too, for a module the judge's "
+                    f"Python lacks ({missing.group(1)}): install it there",
+                )
+
+    def _base(self, tree: JudgeTree) -> Report:
+        key = (tree.root, tree.base, tree.hidden or "", *self.args, f"{self.timeout:g}")
+        with _BASE_LOCK:
+            if key not in _BASE_REPORTS:
+                from reins.errors import WorkspaceError
+                from reins.workspace.judgetree import JudgeTrees
+
+                try:
+                    with JudgeTrees.of(tree).base_tree() as folder:
+                        _BASE_REPORTS[key] = self._run(folder, base=True)
+                except WorkspaceError as exc:
+                    raise JudgeError(NAME, f"cannot make a tree of the base: {exc}") from None
+            return _BASE_REPORTS[key]
+
+    def _run(self, folder: str, *, base: bool) -> Report:
+        from reins.checks.command import isolation
+
+        with tempfile.TemporaryDirectory(prefix="reins-pytest-") as home:
+            path = os.path.join(home, "report.json")
+            env = {
+                "PATH": os.environ.get("PATH", os.defpath),
+                "HOME": home,
+                "TMPDIR": home,
+                "LANG": "C.UTF-8",
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+                processes.MARKER: processes.marker(folder, secrets.token_hex(6)),
+            }
+            argv = [*(isolation() or ()), sys.executable, "-P", "--check-hash-based-pycs",
+                    "always", "-c", BOOT, path, folder, "-p", "no:cacheprovider",
+                    "--continue-on-collection-errors", "-q", *self.args]  # fmt: skip
+            ran = execute(argv, cwd=folder, env=env, timeout=self.timeout, keep=2000, check=NAME)
+            report = read(path)
+        return self._checked(ran, report, base=base)
+
+    def _checked(self, ran: Ran, report: Report | None, *, base: bool) -> Report:
+        """The report, or the fact (raised as a verdict's) or judge's error of a run without."""
+        where = "at the base" if base else ""
+        if ran.timed_out:
+            raise _Failed(Fact(where=f"{self.shown} {where}".strip(),
+                               expected=f"to finish within {self.timeout:g} s",
+                               actual="still running, killed"))  # fmt: skip
+        if re.search(r"No module named '?pytest'?\s*$", ran.err, re.M):
+            raise JudgeError(NAME, "the judge's Python has no pytest: install it there")
+        if ran.code in (3, 4):
+            raise JudgeError(NAME, f"pytest could not run (exit code {ran.code}): "
+                                   f"{ran.first_line()}")  # fmt: skip
+        if report is None:
+            said = f"no report: pytest ended with exit code {ran.code} before writing it"
+            if base:
+                raise JudgeError(NAME, f"at the base, {said}: {ran.first_line()}")
+            tail = ran.err.strip()[-600:] or ran.out.strip()[-600:]
+            raise _Failed(Fact(where=self.shown, expected="pytest's report of the tests it ran",
+                               actual=said + (f"\nstderr: {tail}" if tail else "")))  # fmt: skip
+        return report
+
+    # -- judging ---------------------------------------------------------------------------
+
+    def _named(self, report: Report, names: list[str]) -> list[Fact]:
+        facts = []
+        for name in names:
+            found = {n: r for n, r in report.tests.items() if _names(name, n)}
+            if not found:
+                facts.append(_fact(name, _missing(report, name)))
+            facts += [_fact(n, r) for n, r in found.items() if r.outcome != "passed"]
+        return _bounded(facts)
+
+    def _kept(self, report: Report, base: Report) -> list[Fact]:
+        facts = []
+        for name in sorted(base.passed()):
+            result = report.tests.get(name)
+            if result is None:
+                facts.append(_fact(name, _missing(report, name)))
+            elif result.outcome != "passed":
+                facts.append(_fact(name, result))
+        return _bounded(facts)
+
+    def _all(self, report: Report) -> list[Fact]:
+        facts = [
+            Fact(where=f"collecting {where}", expected="it collects", actual=message)
+            for where, message in report.errors
+        ]
+        bad = ("failed", "error", "xpassed")
+        facts += [_fact(n, r) for n, r in report.tests.items() if r.outcome in bad]
+        if not report.passed() and not facts:
+            facts.append(Fact(where=self.shown, expected="at least one test runs and passes",
+                              actual="no test passed (none ran, or all were skipped)"))  # fmt: skip
+        return _bounded(facts)
+
+
+class _Failed(Exception):
+    """A run that could not be read: its fact is the rule's."""
+
+    def __init__(self, fact: Fact) -> None:
+        super().__init__(fact.actual)
+        self.fact = fact
+
+
+def _holds(folder: str, module: str) -> bool:
+    """Whether the tree holds a top-level module or package ``module`` (at its top or in
+    ``src/``)."""
+    return any(
+        os.path.exists(os.path.join(folder, *where, module + suffix))
+        for where in ((), ("src",))
+        for suffix in ("", ".py")
+    )
+
+
+def _names(name: str, nodeid: str) -> bool:
+    """Whether the test named ``name`` covers ``nodeid`` (itself, a parametrisation of it, or
+    a test in the file or class it names)."""
+    return nodeid == name or nodeid.startswith((name + "[", name + "::"))
+
+
+def _missing(report: Report, name: str) -> Result:
+    if any(_names(name, d) for d in report.deselected):
+        return Result("deselected", "it was deselected (-k, -m or --deselect)")
+    file = name.split("::", 1)[0]
+    for where, message in report.errors:
+        if where == file or where.startswith(file + "::"):
+            return Result("not run", f"collecting {where} failed: {message}")
+    return Result("not run", "no such test was collected")
+
+
+def _fact(name: str, result: Result) -> Fact:
+    actual = result.outcome + (f": {result.message}" if result.message else "")
+    return Fact(where=f"test {name}", expected="passes", actual=actual)
+
+
+def _bounded(facts: list[Fact]) -> list[Fact]:
+    if len(facts) <= SHOWN:
+        return facts
+    more = len(facts) - SHOWN
+    last = Fact(where="tests", expected="pass", actual=f"{more} more tests did not pass")
+    return [*facts[:SHOWN], last]
+
+
+_BASE_REPORTS: dict[tuple[str, ...], Report] = {}
+_BASE_LOCK = threading.Lock()
+
+PYTEST = CheckSpec(
+    name=NAME,
+    summary="the tests a coding item must pass, read from pytest's own report in the judge's tree",
+    params=PytestParams,
+    build=_build,
+)

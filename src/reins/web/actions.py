@@ -1,0 +1,196 @@
+"""The dashboard's actions: a person's decisions and claims, each a posted form.
+
+Every action posts the page's own form with its CSRF token (:mod:`reins.web.security`) and goes
+through the human lane's functions, exactly as ``reins resolve`` and ``reins reopen`` call them,
+or the store's claims (:mod:`reins.store.people`). After a decision the queue comes back at the
+item that followed, under the same filter, with a banner that offers to undo it for a while:
+an undo is a person's reopen, recorded as such (the item goes back to TODO in a new round, the
+log keeps the decision), refused once the item moved or the while is over.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Protocol
+from urllib.parse import parse_qsl, urlencode
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from reins.errors import NotFound, ReinsError, TurnMoved
+from reins.quest import Quest
+from reins.store.model import AttemptKind, State
+from reins.store.protocol import Store
+from reins.web.desk import CLAIM_TTL
+from reins.web.security import CSRF_FIELD, CSRF_HEADER, Guard
+from reins.web.words import DECIDED, state_text
+
+Fields = dict[str, str]
+DECISIONS = ("accept", "reject")
+
+
+class Acting(Protocol):
+    """What the actions need of the dashboard (:class:`reins.web.app.Site` is one)."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def quest(self) -> Quest | None: ...
+
+    @property
+    def guard(self) -> Guard: ...
+
+    @property
+    def by(self) -> str: ...
+
+    @property
+    def publish(self) -> Callable[[], object] | None: ...
+
+    @property
+    def undo_window(self) -> float: ...
+
+    @property
+    def can_act(self) -> bool: ...
+
+    def read(self, fn: Callable[[], str]) -> Awaitable[str]: ...
+
+
+Problem = Callable[[int, str], Response]
+
+
+class Actions:
+    """The POST routes of one dashboard. ``problem`` renders a refusal page."""
+
+    def __init__(self, site: Acting, problem: Problem) -> None:
+        self.site = site
+        self.problem = problem
+
+    async def resolve(self, request: Request) -> Response:
+        return await self.act(request, self.resolved)
+
+    async def undo(self, request: Request) -> Response:
+        return await self.act(request, self.undone)
+
+    async def reopen(self, request: Request) -> Response:
+        return await self.act(request, self.reopened)
+
+    async def claim(self, request: Request) -> Response:
+        return await self.act(request, self.claimed)
+
+    async def release(self, request: Request) -> Response:
+        return await self.act(request, self.released)
+
+    async def form(self, request: Request) -> Fields | Response:
+        """The posted form, once its CSRF token and origin are checked (else the refusal)."""
+        site = self.site
+        body = (await request.body()).decode("utf-8", "replace")
+        fields = dict(parse_qsl(body, keep_blank_values=True))
+        given = fields.get(CSRF_FIELD) or request.headers.get(CSRF_HEADER)
+        origin = request.headers.get("origin")
+        if not site.guard.csrf_ok(given, origin=origin, host=request.headers.get("host")):
+            return self.problem(403, "refused: the form's CSRF token is missing or wrong")
+        if not site.can_act or site.quest is None:
+            return self.problem(403, "refused: this dashboard is read-only")
+        return fields
+
+    async def act(self, request: Request, action: Callable[[Quest, Fields], str]) -> Response:
+        site = self.site
+        fields = await self.form(request)
+        if isinstance(fields, Response):
+            return fields
+        quest = site.quest
+        assert quest is not None  # form() refuses without one
+
+        def run() -> str:
+            target = action(quest, fields)
+            if site.publish is not None:
+                site.publish()
+            return target
+
+        try:
+            target = await site.read(run)
+        except NotFound as exc:
+            return self.problem(404, str(exc))
+        except ReinsError as exc:
+            return self.problem(409, str(exc))
+        return RedirectResponse(target, status_code=303)
+
+    def who(self, fields: Fields) -> str:
+        return fields.get("by", "").strip() or self.site.by
+
+    def resolved(self, quest: Quest, fields: Fields) -> str:
+        from reins.turn.lane import resolve as resolve_item
+
+        key, decision, note = fields.get("key", ""), fields.get("decision"), fields.get("note", "")
+        if decision not in DECISIONS or not note.strip():
+            raise ReinsError("say accept or reject, with a note saying why")
+        done = resolve_item(
+            self.site.store, quest, key, accept=decision == "accept", note=note, by=self.who(fields)
+        )
+        locked = state_text(done.item.state)
+        said = f"{key}: {DECIDED[decision]}, locked {locked}"
+        # Back to the queue at the item that followed (reins.js offers it to j), under the same
+        # filter, with the decision's turn for the banner's undo.
+        return _back(fields, done=said, at=fields.get("then", ""), undo=key, turn=done.attempt.turn)
+
+    def undone(self, quest: Quest, fields: Fields) -> str:
+        from reins.turn.human import Action
+        from reins.turn.lane import act
+
+        key, turn = fields.get("key", ""), fields.get("turn", "")
+        item, log = self.site.store.snapshot(key)
+        last = log[-1] if log else None
+        if last is None or str(last.turn) != turn or item.turns != last.turn:
+            raise ReinsError(f"item {key!r} moved since that decision: nothing was undone")
+        if last.kind is not AttemptKind.HUMAN or last.action not in DECISIONS:
+            raise ReinsError(f"item {key!r}: its last turn is no decision to undo")
+        age = time.time() - datetime.fromisoformat(last.recorded_at).timestamp()
+        if age > self.site.undo_window:
+            minutes = self.site.undo_window / 60
+            raise ReinsError(
+                f"item {key!r}: a decision is undone within {minutes:.0f} min of it, and this one "
+                "is older; reopen the item from its page instead"
+            )
+        reason = f"undo of the {last.action} by {last.driver}" + (
+            f" ({last.note})" if last.note else ""
+        )
+        try:
+            act(self.site.store, quest, key, Action.REOPEN, note=reason, by=self.who(fields),
+                expected_turns=last.turn)  # fmt: skip
+        except TurnMoved as exc:
+            raise ReinsError(f"item {key!r} moved since that decision: nothing was undone") from exc
+        said = f"{key}: the {last.action} was undone: reopened, TODO again in a new round"
+        return _back(fields, done=said, at=fields.get("then", ""))
+
+    def reopened(self, quest: Quest, fields: Fields) -> str:
+        from reins.turn.lane import reopen as reopen_item
+
+        key, reason = fields.get("key", ""), fields.get("reason", "")
+        if not reason.strip():
+            raise ReinsError("say why the item is reopened")
+        reopen_item(self.site.store, quest, key, reason=reason, by=self.who(fields))
+        return "/item?" + urlencode({"key": key})
+
+    def claimed(self, quest: Quest, fields: Fields) -> str:
+        key, who = fields.get("key", ""), self.who(fields)
+        self.site.store.reserve(key, who, ttl=CLAIM_TTL)
+        return _back(fields, done=f"{key}: claimed by {who} for {CLAIM_TTL / 60:.0f} min", at=key)
+
+    def released(self, quest: Quest, fields: Fields) -> str:
+        key, who = fields.get("key", ""), self.who(fields)
+        item = self.site.store.get(key)
+        if item.state is not State.REVIEW or item.lease_owner != who:
+            holder = item.lease_owner or "nobody"
+            raise ReinsError(f"item {key!r} is claimed by {holder}, not {who}: nothing to release")
+        self.site.store.release(key, who)
+        return _back(fields, done=f"{key}: released by {who}", at=key)
+
+
+def _back(fields: Fields, **shown: str | int) -> str:
+    """The review queue under the filter the form carried, with ``shown`` in its address."""
+    kept = {k: fields.get(k, "") for k in ("rule", "search")}
+    query = {k: str(v) for k, v in {**kept, **shown}.items() if v != ""}
+    return "/review?" + urlencode(query)

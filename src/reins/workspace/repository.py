@@ -1,0 +1,105 @@
+"""The user's repository as reins sees it: where it is, which commit the base names, and its
+``reins/<key>`` branches, the only thing of it reins ever changes.
+
+reins reads the user's repository to resolve the base and to copy the base's history into a
+store of its own (:mod:`reins.workspace.basestore`); it writes to it only to bring a locked
+item's result back (:meth:`Repository.land`): the item's commit, fetched with object checking
+on, onto ``reins/<key>``. No agent ever runs in it, and no file of its checkout, index, hooks or
+configuration is written.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from reins.errors import ConfigError, WorkspaceError
+from reins.workspace.git import git, text
+
+
+@dataclass(frozen=True, slots=True)
+class Repository:
+    """A repository as git reports it: its top folder (None when bare), its git folder and the
+    common git folder (shared by every worktree of it, where its objects are)."""
+
+    top: str | None
+    git_dir: str
+    common: str
+
+    @property
+    def where(self) -> str:
+        """The folder git commands run in."""
+        return self.top or self.common
+
+    @classmethod
+    def find(cls, folder: str) -> Repository:
+        """The repository at ``folder``.
+
+        Raises:
+            ConfigError: ``folder`` is missing or is not in a git repository.
+        """
+        if not os.path.isdir(folder):
+            raise ConfigError(f"workspace repo {folder}: no such folder")
+        args = ["rev-parse", "--path-format=absolute", "--git-common-dir", "--git-dir"]
+        done = git(args, cwd=folder, check=False)
+        if done.returncode != 0:
+            raise ConfigError(
+                f"workspace repo {folder} is not a git repository: run `git init` and commit "
+                "there (or make a playground with `reins new --pack coding DIR`)"
+            )
+        common, git_dir = done.stdout.decode().split("\n")[:2]
+        bare = text(["rev-parse", "--is-bare-repository"], cwd=folder) == "true"
+        top = None if bare else text(["rev-parse", "--show-toplevel"], cwd=folder)
+        return cls(top, os.path.realpath(git_dir), os.path.realpath(common))
+
+    def commit(self, revision: str) -> str:
+        """The commit id ``revision`` names.
+
+        Raises:
+            ConfigError: it names no commit (an empty repository, a typo).
+        """
+        done = git(
+            ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}"],
+            cwd=self.where,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise ConfigError(
+                f"workspace base {revision!r} names no commit in {self.where}: "
+                "commit something first, or set [workspace] base to a branch, tag or commit"
+            )
+        return done.stdout.decode().strip()
+
+    def branch_commit(self, branch: str) -> str | None:
+        """The commit ``refs/heads/BRANCH`` points at, or None when there is no such branch."""
+        ref = f"refs/heads/{branch}"
+        done = git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd=self.where,
+                   check=False)  # fmt: skip
+        return done.stdout.decode().strip() if done.returncode == 0 else None
+
+    def land(self, store: str, commit: str, branch: str, *, base: str) -> None:
+        """Fetch ``commit`` from reins' ``store`` onto ``refs/heads/BRANCH``, objects checked.
+
+        A branch of that name that reins did not make (its history does not hold the base) is
+        left alone and refused.
+
+        Raises:
+            WorkspaceError: the branch is not reins', or git failed (a corrupt object).
+        """
+        here = self.branch_commit(branch)
+        if here is not None and here != commit and not self.holds(base, here):
+            raise WorkspaceError(
+                f"branch {branch} exists but reins did not make it for this ledger (its "
+                f"history does not hold the base {base[:12]}): delete it (`git branch -D "
+                f"{branch}`) or name the branches otherwise ([workspace] branch)"
+            )
+        if here == commit:
+            return
+        refspec = f"+{commit}:refs/heads/{branch}"
+        git(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
+             store, refspec], cwd=self.where)  # fmt: skip
+
+    def holds(self, ancestor: str, commit: str) -> bool:
+        """Whether ``ancestor`` is in the history of ``commit``."""
+        args = ["merge-base", "--is-ancestor", ancestor, commit]
+        return git(args, cwd=self.where, check=False).returncode == 0
