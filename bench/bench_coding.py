@@ -201,15 +201,14 @@ def overhead(repeat: int) -> dict[str, list[float]]:
 def child(args: argparse.Namespace) -> None:
     """One loop run in this process: 32 items, concurrency 8, an agent of fixed latency."""
     from reins import SQLiteStore
-    from reins.coders.registry import resolve_agent
     from reins.declare.questdoc import load_folder
-    from reins.loop import LoopOptions, run
+    from reins.loop import LoopOptions, choose_generator, run
 
     folder = Path(args.folder)
     quest = load_folder(folder / "quest")
     with SQLiteStore.open(folder / "q.reins.db", create=True) as led:
         led.add((f"i{n:02d}", {"id": n}) for n in range(args.items))
-    agent = resolve_agent(f"cmd:{folder / 'agent.sh'}")
+    agent = choose_generator(f"cmd:{folder / 'agent.sh'}", quest)
     options = LoopOptions(
         concurrency=args.concurrency, error_backoff=0.0, worktrees=str(folder / "trees")
     )

@@ -50,7 +50,7 @@ from reins.backends.batch import BATCH_PRICE  # noqa: E402
 from reins.backends.cache import OPENAI_MINIMUM, anthropic_minimum  # noqa: E402
 from reins.backends.prices import TABLE_DATE, lookup  # noqa: E402
 from reins.gate import Outcome, Verdict  # noqa: E402
-from reins.loop import LoopOptions, run  # noqa: E402
+from reins.loop import LoopOptions, TextGenerator, run  # noqa: E402
 from reins.quest import Example, Quest, Seed  # noqa: E402
 from reins.quests.find import load_quest  # noqa: E402
 from reins.store.model import Item, State  # noqa: E402
@@ -163,7 +163,8 @@ def work(quest: Quest, items: list[Item], backend: Any, path: Path) -> dict[str,
     """Loop the quest over ``items`` on a fresh ledger; the ledger's usage totals and turns."""
     with SQLiteStore.open(path, create=True) as store:
         store.add((i.key, i.payload) for i in items)
-        run(store, quest, backend, options=LoopOptions(export_every=3600), handle_signals=False)
+        options = LoopOptions(export_every=3600)
+        run(store, quest, TextGenerator(backend), options=options, handle_signals=False)
         s = store.stats()
         return {
             "turns": s.attempts, "in": s.input_tokens, "out": s.output_tokens,

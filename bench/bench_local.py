@@ -26,7 +26,7 @@ from pathlib import Path
 from machine import cpu_model  # bench/ is on sys.path when run as a script
 from reins.backends.base import Backend
 from reins.backends.registry import resolve
-from reins.loop import LoopOptions, NullReporter, run
+from reins.loop import LoopOptions, NullReporter, TextGenerator, run
 from reins.quests.emails import quest
 from reins.store.sqlite import SQLiteStore
 from reins.store.walk import iter_items
@@ -67,7 +67,12 @@ def one_run(backend: Backend, config: str, policy: str, run_no: int, concurrency
         ledger.add((f"{key}#r{run_no}", payload) for key, payload in quest.seed([]))
         options = LoopOptions(concurrency=concurrency, retry=policy, breaker=None)
         summary = run(
-            ledger, quest, backend, options=options, reporter=NullReporter(), handle_signals=False
+            ledger,
+            quest,
+            TextGenerator(backend),
+            options=options,
+            reporter=NullReporter(),
+            handle_signals=False,
         )
         result = Run(
             config=config,

@@ -46,7 +46,7 @@ def child(args: argparse.Namespace) -> None:
         os.sched_setaffinity(0, {0})
     from bench.quests import counter
     from reins import SQLiteStore
-    from reins.loop import LoopOptions, run
+    from reins.loop import LoopOptions, TextGenerator, run
     from reins.testing import FakeBackend, FakeCall
 
     def answer(call: FakeCall) -> str:
@@ -64,7 +64,7 @@ def child(args: argparse.Namespace) -> None:
     options = LoopOptions(concurrency=args.concurrency, error_backoff=0.0, export_every=1.0)
     with SQLiteStore.open(path) as led:
         started = time.time()
-        summary = run(led, counter, fake, options=options, handle_signals=False)
+        summary = run(led, counter, TextGenerator(fake), options=options, handle_signals=False)
         ended = time.time()
     print(json.dumps({"turns": summary.turns, "started": started, "ended": ended}))
 

@@ -52,7 +52,7 @@ LATENCY_ITEMS = 2_000
 def child(args: argparse.Namespace) -> None:
     """One loop process: waits for the common start, runs, prints a JSON line."""
     from bench.quests import counter
-    from reins.loop import LoopOptions, run
+    from reins.loop import LoopOptions, TextGenerator, run
     from reins.store.open import open_store
     from reins.testing import FakeBackend, FakeCall
 
@@ -65,7 +65,7 @@ def child(args: argparse.Namespace) -> None:
         store.stats()  # connected and warm before the start
         time.sleep(max(0.0, args.start_at - time.time()))
         started, cpu = time.time(), time.process_time()
-        summary = run(store, counter, fake, options=options, handle_signals=False)
+        summary = run(store, counter, TextGenerator(fake), options=options, handle_signals=False)
         ended = time.time()
     out = {"turns": summary.turns, "started": started, "ended": ended}
     print(json.dumps({**out, "cpu": time.process_time() - cpu}))

@@ -134,15 +134,14 @@ def loop_run(repo: Path, folder: Path) -> dict[str, Any]:
 def child(folder: Path) -> None:
     """In a process of its own: the loop run, then each turn's timings from the ledger."""
     from reins import SQLiteStore
-    from reins.coders.registry import resolve_agent
     from reins.declare.questdoc import load_folder
-    from reins.loop import LoopOptions, run
+    from reins.loop import LoopOptions, choose_generator, run
 
     quest = load_folder(folder / "quest")
     ledger = folder / "q.reins.db"
     with SQLiteStore.open(ledger, create=True) as led:
         led.add((f"i{n}", {"id": n}) for n in range(ITEMS))
-    agent = resolve_agent(f"cmd:{folder / 'agent.sh'}")
+    agent = choose_generator(f"cmd:{folder / 'agent.sh'}", quest)
     options = LoopOptions(concurrency=1, error_backoff=0.0, worktrees=str(folder / "trees"))
     started = time.time()
     with SQLiteStore.open(ledger) as led:

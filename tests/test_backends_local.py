@@ -349,7 +349,7 @@ def test_llama_cpp_is_imported_only_when_a_local_backend_is_built() -> None:
 @pytest.mark.slow  # generates with the real model
 def test_the_loop_works_the_example_quest_on_smollm2(tmp_path: Path) -> None:
     """The unattended loop on the real model: every turn judged, usage on every attempt."""
-    from reins.loop import Budget, LoopOptions, NullReporter, run
+    from reins.loop import Budget, LoopOptions, NullReporter, TextGenerator, run
     from reins.quests.emails import quest
     from reins.store.sqlite import SQLiteStore
 
@@ -357,7 +357,14 @@ def test_the_loop_works_the_example_quest_on_smollm2(tmp_path: Path) -> None:
     ledger.add((s[0], s[1]) for s in quest.seed([]))
     b = LocalBackend("smollm2", {"max_output_tokens": "128", "json_schema": json.dumps(SCHEMA)})
     options = LoopOptions(budget=Budget(max_items=2), results=tmp_path / "results.jsonl")
-    summary = run(ledger, quest, b, options=options, reporter=NullReporter(), handle_signals=False)
+    summary = run(
+        ledger,
+        quest,
+        TextGenerator(b),
+        options=options,
+        reporter=NullReporter(),
+        handle_signals=False,
+    )
     attempts = [a for item in list(iter_items(ledger)) for a in ledger.snapshot(item.key)[1]]
     assert summary.items == 2 and summary.generation_errors == 0
     assert len(attempts) == summary.turns == summary.judged >= 2

@@ -6,8 +6,6 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
-from importlib.metadata import EntryPoint
-from typing import Any
 
 import pytest
 from hypothesis import given
@@ -113,7 +111,7 @@ def test_built_ins_are_registered_through_the_entry_point_group() -> None:
     names = registry.names()
     assert set(BUILT_IN) <= set(names) and names == sorted(names)
     for name, target in BUILT_IN.items():
-        assert registry.target(name) == target
+        assert registry.BACKENDS.target(name) == target
         factory = registry.factory(name)
         assert isinstance(factory.options, dict) and factory.options
         assert all(
@@ -145,43 +143,9 @@ def test_a_registered_factory_gets_the_model_and_decoded_options(echo: None) -> 
     assert isinstance(backend, Echo) and backend.model == "tiny:1"
     done = asyncio.run(backend.complete(Prompt("", "hi"), seed=0, timeout=1))
     assert done.text == "> hi"
-    assert "echo" in registry.names() and registry.target("echo") == f"{__name__}:Echo"
+    assert "echo" in registry.names() and registry.BACKENDS.target("echo") == f"{__name__}:Echo"
     with pytest.raises(ConfigError, match="Allowed: prefix"):
         registry.resolve("echo:m?nope=1")
-
-
-def test_the_group_is_read_once_and_broken_entry_points_say_why(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import importlib.metadata
-
-    calls: list[Any] = []
-    real = importlib.metadata.entry_points
-
-    def counting(**kwargs: Any) -> Any:
-        calls.append(kwargs)
-        return real(**kwargs)
-
-    monkeypatch.setattr(registry, "_entry_points", None)
-    monkeypatch.setattr(registry, "_factories", {})
-    monkeypatch.setattr(importlib.metadata, "entry_points", counting)
-    registry.names()
-    registry.factory("ollama")
-    registry.names()
-    assert calls == [{"group": "reins.backends"}]
-
-    assert registry._entry_points is not None
-    broken = {
-        "gone": EntryPoint("gone", "reins.no_such_module:X", "reins.backends"),
-        "notone": EntryPoint("notone", "reins.errors:ReinsError", "reins.backends"),
-    }
-    monkeypatch.setattr(registry, "_entry_points", {**registry._entry_points, **broken})
-    with pytest.raises(
-        ConfigError, match=r"backend 'gone' \(reins.no_such_module:X\) cannot be loaded"
-    ):
-        registry.factory("gone")
-    with pytest.raises(ConfigError, match="is not a backend factory"):
-        registry.factory("notone")
 
 
 @pytest.mark.slow  # a fresh interpreter

@@ -17,7 +17,7 @@ import pytest
 
 from reins.backends import registry
 from reins.backends.redact import REDACTED
-from reins.loop import LineReporter, LoopOptions, run
+from reins.loop import LineReporter, LoopOptions, TextGenerator, run
 from reins.store.sqlite import SQLiteStore
 from reins.store.walk import iter_items
 from tests.kit import TINY, FakeServer, Reply
@@ -65,7 +65,7 @@ def test_a_planted_key_appears_nowhere(
         summary = run(
             ledger,
             TINY,
-            backend,
+            TextGenerator(backend),
             options=LoopOptions(results=results, breaker=None, error_backoff=0, timeout=10),
             reporter=LineReporter(sys.stdout, sys.stderr),
             handle_signals=False,

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reins import NotTodo, State, Store
-from reins.loop import LoopOptions, run
+from reins.loop import LoopOptions, TextGenerator, run
 from reins.quests.emails import quest as EMAILS
 from reins.store.walk import iter_items
 from reins.testing import FakeBackend
@@ -143,7 +143,7 @@ def test_a_loop_records_every_hostile_answer_and_finishes(store_harness: StoreHa
         summary = run(
             s,
             dataclasses.replace(EMAILS, max_tries=1),
-            FakeBackend(answers),
+            TextGenerator(FakeBackend(answers)),
             options=LoopOptions(**FAST),
             handle_signals=False,
         )

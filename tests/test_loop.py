@@ -12,7 +12,7 @@ import pytest
 from reins import SQLiteStore, State
 from reins.backends import Completion
 from reins.errors import BackendError
-from reins.loop import Budget, LoopOptions, NullReporter, StopReason, drive
+from reins.loop import Budget, LoopOptions, NullReporter, StopReason, TextGenerator, drive
 from reins.store import AttemptKind
 from reins.store.walk import iter_items
 from reins.testing import FakeBackend, FakeCall
@@ -212,7 +212,7 @@ def test_two_loops_on_one_ledger_share_the_work_without_doing_any_twice(tmp_path
     async def both() -> list[int]:
         with SQLiteStore.open(path) as one, SQLiteStore.open(path) as two:
             runs = [
-                drive(led, TINY, fake, options=LoopOptions(concurrency=4, **FAST))
+                drive(led, TINY, TextGenerator(fake), options=LoopOptions(concurrency=4, **FAST))
                 for led, fake in zip((one, two), fakes, strict=True)
             ]
             return [s.turns for s in await asyncio.gather(*runs)]
@@ -269,7 +269,7 @@ def test_a_stop_request_drops_the_turns_in_flight_and_releases_every_lease(
         fake = FakeBackend(lambda c: "good", latency=latency)
         with SQLiteStore.open(path) as led:
             options = LoopOptions(concurrency=4, **FAST)
-            summary = await drive(led, TINY, fake, options=options, stop=stop)
+            summary = await drive(led, TINY, TextGenerator(fake), options=options, stop=stop)
         assert summary.reason is StopReason.INTERRUPTED
         assert "none half-recorded" in summary.message
         assert 0 < summary.turns < len(fake.calls)  # dropped calls are not recorded

@@ -37,7 +37,7 @@ WORKER = """
 import sys
 from pathlib import Path
 from reins import SQLiteStore
-from reins.loop import LoopOptions, run
+from reins.loop import LoopOptions, TextGenerator, run
 from reins.testing import FakeBackend
 from tests.kit import ESCALATING
 
@@ -56,6 +56,7 @@ options = LoopOptions(
     error_backoff=0.0, results=results, export_every=0.05,
 )
 with SQLiteStore.open(path) as led:
+    weak, strong = TextGenerator(weak), TextGenerator(strong)
     run(led, ESCALATING, weak, strong=strong, options=options, handle_signals=False)
 """
 

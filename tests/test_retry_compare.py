@@ -9,7 +9,7 @@ import pytest
 
 from reins import SQLiteStore
 from reins.errors import ConfigError
-from reins.loop import LoopOptions
+from reins.loop import LoopOptions, TextGenerator
 from reins.loop.compare import compare_retry
 from reins.store.owner import Owner
 from reins.store.query import PageQuery
@@ -36,9 +36,13 @@ def learner() -> FakeBackend:
     return FakeBackend(answer)
 
 
+def text_learner() -> TextGenerator:
+    return TextGenerator(learner())
+
+
 def test_policies_differ_by_what_the_retry_shows(tmp_path: Path) -> None:
     items = [(k, {"word": k}) for k in ("a", "b", "c")]
-    runs = compare_retry(TINY, items, learner, ["facts", "fresh"], options=FAST)
+    runs = compare_retry(TINY, items, text_learner, ["facts", "fresh"], options=FAST)
     by = {r.policy: r for r in runs}
     assert by["facts"].passes == (0, 2, 0)
     assert by["facts"].cumulative == (0, 2, 2)
@@ -55,7 +59,7 @@ def test_the_users_ledger_is_not_touched(tmp_path: Path) -> None:
     before = path.read_bytes()
     with SQLiteStore.open(path) as led:
         items = [(i.key, i.payload) for i in led.page(PageQuery(limit=10)).items]
-    compare_retry(TINY, items, learner, ["facts"], options=FAST)
+    compare_retry(TINY, items, text_learner, ["facts"], options=FAST)
     assert path.read_bytes() == before
 
 
@@ -67,9 +71,9 @@ def test_passes_by_try_counts_the_try_that_passed(tmp_path: Path) -> None:
 
 def test_unknown_policy_and_no_items_are_refused() -> None:
     with pytest.raises(ConfigError, match="unknown retry policy sideways"):
-        compare_retry(TINY, [("a", None)], learner, ["sideways"])
+        compare_retry(TINY, [("a", None)], text_learner, ["sideways"])
     with pytest.raises(ConfigError, match="no items"):
-        compare_retry(TINY, [], learner, ["facts"])
+        compare_retry(TINY, [], text_learner, ["facts"])
 
 
 # -- the command: reins report ---------------------------------------------------------------

@@ -29,7 +29,15 @@ from reins.backends import registry
 from reins.backends.base import Backend
 from reins.backends.redact import REDACTED
 from reins.errors import BackendError
-from reins.loop import JsonReporter, LineReporter, LoopOptions, NullReporter, Status, run
+from reins.loop import (
+    JsonReporter,
+    LineReporter,
+    LoopOptions,
+    NullReporter,
+    Status,
+    TextGenerator,
+    run,
+)
 from reins.loop.events import AsideEvent, Summary, TurnEvent
 from reins.store.sqlite import SQLiteStore
 from reins.store.walk import iter_items
@@ -268,7 +276,7 @@ def test_a_key_echoed_everywhere_leaves_no_trace(
         summary = run(
             ledger,
             TINY,
-            backend,
+            TextGenerator(backend),
             # The scripted errors fall on few items: none may be set aside before they are spent.
             options=LoopOptions(
                 results=results, breaker=None, set_aside_after=None, error_backoff=0, timeout=10

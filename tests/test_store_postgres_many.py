@@ -45,7 +45,7 @@ LATENCY = 0.05
 WORKER = """
 import sys
 import psycopg
-from reins.loop import LoopOptions, run
+from reins.loop import LoopOptions, TextGenerator, run
 from reins.store.postgres import PostgresStore
 from reins.testing import FakeBackend
 from tests.kit import TINY
@@ -73,7 +73,7 @@ options = LoopOptions(
     error_backoff=0.0, results=results, export_every=0.5, breaker=None,
 )
 with PostgresStore.open(url) as store:
-    run(store, TINY, fake, options=options, handle_signals=False)
+    run(store, TINY, TextGenerator(fake), options=options, handle_signals=False)
 with open(calls, "w") as f:
     f.write("\\n".join(sorted({c.key for c in fake.calls})))
 """.replace("LATENCY", repr(LATENCY)).replace("CONCURRENCY", str(CONCURRENCY))

@@ -17,7 +17,7 @@ from contextlib import closing, suppress
 
 import pytest
 
-from reins.loop import LoopOptions, run
+from reins.loop import LoopOptions, TextGenerator, run
 from reins.store.model import AttemptKind, Claim, Draft, Notes, State, Transition
 from reins.store.postgres import PostgresStore
 from reins.store.postgres.schema import SCHEMA_VERSION
@@ -203,7 +203,9 @@ def test_a_loop_makes_about_one_round_trip_per_turn(proxy: CountingProxy) -> Non
         store.add((k, {"word": k}) for k in keys)
         before = proxy.trips
         options = LoopOptions(concurrency=8, error_backoff=0.0, breaker=None)
-        summary = run(store, TINY, FakeBackend(answer), options=options, handle_signals=False)
+        summary = run(
+            store, TINY, TextGenerator(FakeBackend(answer)), options=options, handle_signals=False
+        )
         trips = proxy.trips - before
         assert summary.turns == 240 and store.stats().counts[State.PASS] == 120
         leasing, tail, counters = len(keys) // 8 + 1, 2 * 8, 10

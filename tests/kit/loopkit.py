@@ -10,7 +10,7 @@ from typing import IO, Any
 
 from reins import Quest, SQLiteStore
 from reins.backends import Completion, registry
-from reins.loop import Budget, LoopOptions, Reporter, Summary, drive, run
+from reins.loop import Budget, LoopOptions, Reporter, Summary, TextGenerator, drive, run
 from reins.testing import FakeBackend, FakeCall
 from reins.turn import Prompt
 from tests.kit.quests import TINY
@@ -66,8 +66,8 @@ def loop(
         return run(
             led,
             quest,
-            backend,
-            strong=strong,
+            TextGenerator(backend),
+            strong=None if strong is None else TextGenerator(strong),
             options=LoopOptions(**{**FAST, **options}),
             reporter=reporter,
             handle_signals=False,
@@ -117,7 +117,11 @@ def peek_loop_prompt(path: Path, quest: Quest = TINY, **options: Any) -> tuple[P
         peek = _Peek(stop)
         with SQLiteStore.open(path) as led:
             summary = await drive(
-                led, quest, peek, options=LoopOptions(**{**FAST, **options}), stop=stop
+                led,
+                quest,
+                TextGenerator(peek),
+                options=LoopOptions(**{**FAST, **options}),
+                stop=stop,
             )
         assert summary.turns == 0 and len(peek.calls) == 1
         return peek.calls[0].prompt, peek.calls[0].seed

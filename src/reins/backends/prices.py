@@ -134,6 +134,15 @@ PRICES: dict[str, dict[str, Price]] = {
             source="https://apidog.com/blog/how-to-use-claude-haiku-5-5-api",
             note="secondary sources only; prompts up to 100K tokens (above: 5x, not modelled)",
         ),
+        # the models of Claude Code's earlier defaults, for its runs' metering
+        "claude-sonnet-4-5": Price(
+            input=3.00, cache_read=0.30, cache_write=3.75, output=15.00,
+            source=_CLAUDE_DOCS + "en/about-claude/pricing",
+        ),
+        "claude-opus-4-1": Price(
+            input=15.00, cache_read=1.50, cache_write=18.75, output=75.00,
+            source=_CLAUDE_DOCS + "en/about-claude/pricing",
+        ),
         "claude-opus-5": _OPUS,
         "claude-opus-4-8": _OPUS,
         "claude-opus-4-7": _OPUS,

@@ -1,7 +1,8 @@
 """The backend registry: model specs (``backend:model?key=value&…``) and the factories they name.
 
-Backends are found through the ``reins.backends`` entry-point group, read lazily and once; the
-built-ins are registered there the same way as plugins. A factory is a callable
+Backends are found in :data:`BACKENDS`, a :class:`reins.registry.Registry` over the
+``reins.backends`` entry-point group, read lazily and once; the built-ins are registered there
+the same way as plugins. A factory is a callable
 ``(model, options) -> Backend`` with an ``options`` attribute mapping each allowed query key to
 a one-line help text; a backend class with an ``options`` class attribute is one.
 
@@ -16,27 +17,22 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from reins.errors import ConfigError, NotFound
+from reins.errors import ConfigError
+from reins.registry import NAME, Registry, takes_options
 
 if TYPE_CHECKING:
-    from importlib.metadata import EntryPoint
-
     from reins.backends.base import Backend, BackendFactory
 
 ENTRY_POINT_GROUP = "reins.backends"
 
-_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*\Z")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
 
-# name → entry point (not loaded yet); filled from the group on first use
-_entry_points: dict[str, EntryPoint] | None = None
-# name → factory loaded from its entry point
-_factories: dict[str, BackendFactory] = {}
-# name → factory registered in this process with register(); these come first
-_registered: dict[str, BackendFactory] = {}
+
+BACKENDS: Registry[BackendFactory] = Registry("backend", ENTRY_POINT_GROUP, takes_options)
+"""The text backends: the ``reins.backends`` entry points (the built-ins are there too)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +69,7 @@ def parse_spec(spec: str) -> Spec:
     backend, _, rest = text.partition(":")
     if not backend:
         raise ConfigError(f"model spec {spec!r} names no backend before the ':'")
-    if not _NAME.match(backend):
+    if not NAME.match(backend):
         raise ConfigError(
             f"model spec {spec!r}: {backend!r} is not a backend name"
             " (lower-case letters, digits, '-', '_' and '.')"
@@ -99,22 +95,13 @@ def parse_spec(spec: str) -> Spec:
     return Spec(backend, model, options)
 
 
-def _group() -> dict[str, EntryPoint]:
-    global _entry_points
-    if _entry_points is None:
-        from importlib.metadata import entry_points
-
-        _entry_points = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
-    return _entry_points
-
-
 def names() -> list[str]:
     """The names of every registered backend, sorted, without importing any of them."""
-    return sorted({*_group(), *_registered})
+    return BACKENDS.names()
 
 
 def _known_text() -> str:
-    return ", ".join(names()) or "none installed"
+    return BACKENDS.known_text()
 
 
 def factory(name: str) -> BackendFactory:
@@ -124,56 +111,22 @@ def factory(name: str) -> BackendFactory:
         NotFound: no backend has that name; the message lists the known ones.
         ConfigError: the entry point cannot be imported or does not name a factory.
     """
-    if name in _registered:
-        return _registered[name]
-    if name in _factories:
-        return _factories[name]
-    ep = _group().get(name)
-    if ep is None:
-        raise NotFound(f"No backend named {name!r}. Known: {_known_text()}.")
-    try:
-        obj: Any = ep.load()
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"backend {name!r} ({ep.value}) cannot be loaded: {exc}") from exc
-    options = getattr(obj, "options", None)
-    if not callable(obj) or not isinstance(options, dict):
-        raise ConfigError(
-            f"backend {name!r} ({ep.value}) is not a backend factory:"
-            " it needs to be callable as (model, options) with an `options` dict"
-        )
-    loaded = cast("BackendFactory", obj)
-    _factories[name] = loaded
-    return loaded
-
-
-def target(name: str) -> str | None:
-    """Where the entry point named ``name`` points (``module:attr``), or None if not one."""
-    if name in _registered:
-        obj = _registered[name]
-        return f"{getattr(obj, '__module__', '?')}:{getattr(obj, '__qualname__', repr(obj))}"
-    ep = _group().get(name)
-    return ep.value if ep is not None else None
+    return BACKENDS.find(name)
 
 
 def known() -> dict[str, BackendFactory]:
     """Every registered backend by name, each loaded (imports their modules, not their SDKs)."""
-    return {name: factory(name) for name in names()}
+    return BACKENDS.known()
 
 
 def register(name: str, backend_factory: BackendFactory) -> None:
-    """Register a factory under ``name`` in this process, replacing any entry point of that name.
-
-    For tests and programs that build backends of their own; installed plugins use the
-    ``reins.backends`` entry-point group instead.
-    """
-    if not _NAME.match(name):
-        raise ConfigError(f"{name!r} is not a backend name")
-    _registered[name] = backend_factory
+    """Register a factory under ``name`` in this process (see :meth:`Registry.register`)."""
+    BACKENDS.register(name, backend_factory)
 
 
 def unregister(name: str) -> None:
     """Forget a factory added with :func:`register` (entry points come back on next use)."""
-    _registered.pop(name, None)
+    BACKENDS.unregister(name)
 
 
 def check_options(name: str, allowed: Mapping[str, str], options: Mapping[str, str]) -> None:

@@ -130,13 +130,13 @@ class Env:
         """The ledger, opened for this run's quest: one of another quest is refused untouched
         (:class:`~reins.errors.WrongQuest`); one from before quests were recorded adopts it."""
         if self._ledger is None:
-            from reins.store.open import is_postgres, names_schema, open_store
+            from reins.store.engines import engine_of
+            from reins.store.open import open_store
 
             location = self.ledger_location
-            schema = None
-            if is_postgres(location):  # one schema per quest run, unless the URL names one
-                quest = self.quest_if_given() if names_schema(location) else self.quest
-                schema = quest.name if quest is not None else None
+            engine, schema = engine_of(location), None
+            if engine.schemas and not engine.names_schema(location):  # one per quest run
+                schema = self.quest.name
             store = open_store(location, create=create, schema=schema, owner=self.owner)
             say_adopted(store)
             self._ledger = store

@@ -16,14 +16,14 @@ def _summary(obj: object) -> str:
 
 def describe() -> list[BackendRow]:
     """Each registered backend: name, entry point, one-line summary, options, or why it broke."""
-    from reins.backends import registry
+    from reins.backends.registry import BACKENDS
     from reins.errors import ReinsError
 
     rows: list[BackendRow] = []
-    for name in registry.names():
-        target = registry.target(name)
+    for name in BACKENDS.names():
+        target = BACKENDS.target(name)
         try:
-            factory = registry.factory(name)
+            factory = BACKENDS.find(name)
         except ReinsError as exc:
             rows.append(BackendRow(name, target, "", {}, str(exc)))
         else:
@@ -70,14 +70,14 @@ def _price_lines(prices: tuple[PriceRow, ...]) -> list[str]:
 def describe_agents() -> list[AgentRow]:
     """Each registered coding agent, as :func:`describe` gives a backend, and whether the
     program it runs is found (an adapter of a CLI says where, with a ``locate()``)."""
-    from reins.coders import registry
+    from reins.coders.registry import CODERS
     from reins.errors import ReinsError
 
     rows: list[AgentRow] = []
-    for name in registry.names():
-        target = registry.target(name)
+    for name in CODERS.names():
+        target = CODERS.target(name)
         try:
-            factory = registry.factory(name)
+            factory = CODERS.find(name)
         except ReinsError as exc:
             rows.append(AgentRow(name, target, "", {}, str(exc)))
             continue
@@ -105,16 +105,11 @@ def backends(names: tuple[str, ...], agents: bool, as_json: bool) -> None:
     """
     rows: list[AgentRow | BackendRow] = [*(describe_agents() if agents else describe())]
     if names:
-        if agents:
-            from reins.coders.registry import factory as agent_factory
+        from reins.backends.registry import BACKENDS
+        from reins.coders.registry import CODERS
 
-            for name in names:
-                agent_factory(name)
-        else:
-            from reins.backends.registry import factory
-
-            for name in names:
-                factory(name)  # an unknown name fails here, listing the known ones
+        for name in names:  # an unknown name fails here, listing the known ones
+            CODERS.find(name) if agents else BACKENDS.find(name)
         rows = [r for r in rows if r.name in names]
     if as_json:
         emit_json(rows)
@@ -141,10 +136,10 @@ def backends(names: tuple[str, ...], agents: bool, as_json: bool) -> None:
             for line in _price_lines(row.prices):
                 click.echo(line)
     if not agents and not names:
-        from reins.coders.registry import names as agent_names
+        from reins.coders.registry import CODERS
 
         click.echo(
-            f"\ncoding agents, for a quest with a [workspace]: {', '.join(agent_names())} "
+            f"\ncoding agents, for a quest with a [workspace]: {CODERS.known_text()} "
             "(reins backends --agents)"
         )
 

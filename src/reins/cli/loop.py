@@ -18,9 +18,7 @@ from reins.errors import ConfigError, Exit
 
 if TYPE_CHECKING:
     from reins.backends.base import Backend
-    from reins.coders.protocol import Agent
     from reins.loop import Reporter, Summary
-    from reins.quest import Quest
 
 # The same as reins.quest.RETRY_POLICIES (a test keeps them equal); not imported, to start fast.
 RETRY_CHOICES = ("facts", "facts+previous", "fresh")
@@ -36,15 +34,6 @@ def resolve_backend(spec: str) -> Backend:
     if why is not None:
         raise ConfigError(f"--model {spec}: {why}")
     return resolve(parsed)
-
-
-def resolve_generator(spec: str, quest: Quest) -> Backend | Agent:
-    """A coding agent for a quest with a workspace (``reins.agents``), else a text backend."""
-    if quest.workspace is None:
-        return resolve_backend(spec)
-    from reins.coders.registry import resolve_agent
-
-    return resolve_agent(spec)
 
 
 @click.command("loop")
@@ -233,7 +222,7 @@ def loop(env: Env, /, as_json: bool, **flags: Any) -> None:
     breaker trips, 12 when the items left include some this run set aside, 130 or 143 on
     SIGINT or SIGTERM.
     """
-    from reins.loop import run
+    from reins.loop import choose_generator, run
 
     given = LoopFlags(**flags)
     rules = given.rules()
@@ -244,8 +233,8 @@ def loop(env: Env, /, as_json: bool, **flags: Any) -> None:
     if given.batch:
         _batch_rounds(env, given, rules, as_json)
         return
-    generator = resolve_generator(given.model, quest)
-    stronger = resolve_generator(given.strong, quest) if given.strong else None
+    generator = choose_generator(given.model, quest)
+    stronger = choose_generator(given.strong, quest) if given.strong else None
     options = given.options(env, rules)
     if stronger is not None and not (quest.escalate_on | rules):
         click.echo(

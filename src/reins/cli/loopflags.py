@@ -18,10 +18,10 @@ def worktrees_beside(env: Env) -> str:
     """The default folder of the worktrees: ``.reins-worktrees/<quest>`` beside the ledger."""
     from pathlib import Path
 
-    from reins.store.open import is_postgres
+    from reins.store.engines import engine_of
 
-    location = env.ledger_location
-    folder = Path(env.settings.place(".")) if is_postgres(location) else Path(location).parent
+    beside = engine_of(env.ledger_location).folder(env.ledger_location)
+    folder = Path(beside if beside is not None else env.settings.place("."))
     return str((folder / ".reins-worktrees" / env.quest.name).resolve())
 
 

@@ -204,20 +204,19 @@ def retry_compare(
     """``report --retry-compare``: the ledger's items under each policy, on one backend."""
     import itertools
 
-    from reins.backends.registry import resolve
-    from reins.loop import LoopOptions
+    from reins.loop import LoopOptions, choose_generator
     from reins.loop.compare import compare_retry
     from reins.store.walk import iter_items
 
     if not model:
         raise click.UsageError("--retry-compare needs --model SPEC (or REINS_MODEL)")
     quest = env.quest
-    resolve(model)  # a bad spec fails here, before any run
+    choose_generator(model, quest)  # a bad spec fails here, before any run
     items = [(i.key, i.payload) for i in itertools.islice(iter_items(env.ledger()), limit)]
     runs = compare_retry(
         quest,
         items,
-        lambda: resolve(model),
+        lambda: choose_generator(model, quest),
         policies,
         options=LoopOptions(concurrency=concurrency),
     )

@@ -16,8 +16,8 @@ file edits and only the Bash commands ``?allow=`` lists (default: git, python, p
 What reins reads from the stream, line by line as it comes: each ``assistant`` line's
 ``message.usage`` (input and cache tokens when the model's turn starts), metered once per
 message so ``--max-tokens`` and ``--max-cost`` can kill the agent in flight (cost priced at
-``?price_in``/``?price_out``, else at Claude's list price for the model: an estimate until the
-end); the ``result`` line: the final message, ``is_error`` / ``api_error_status`` (a
+``?price_in``/``?price_out``, else at the price table's list price for the model: an estimate
+until the end); the ``result`` line: the final message, ``is_error`` / ``api_error_status`` (a
 generation error quoting the CLI), ``usage`` and ``total_cost_usd`` (the CLI's own totals; the
 larger of them and what reins metered is recorded). The result line is the run's end: a CLI
 that hangs after it is ended, and its work judged.
@@ -30,6 +30,7 @@ import os
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
+from reins.backends.prices import Price
 from reins.coders import clis
 from reins.coders.protocol import Done, Ending, Event, Launch, Session, Spent
 from reins.errors import ConfigError
@@ -44,21 +45,16 @@ QUIET = {
     "DISABLE_AUTOUPDATER": "1",
     "DISABLE_ERROR_REPORTING": "1",
 }
-# Claude's list prices, USD per million tokens (input, output), for metering before the CLI's
-# own total arrives; the first name part that matches wins. Unknown names: the CLI's default.
-LIST_PRICES = (
-    ("haiku", clis.Price(1.0, 5.0)),
-    ("sonnet", clis.Price(3.0, 15.0)),
-    ("opus-4-0", clis.Price(15.0, 75.0)),
-    ("opus-4-1", clis.Price(15.0, 75.0)),
-    ("opus-4-2025", clis.Price(15.0, 75.0)),
-)
-DEFAULT_PRICE = clis.Price(5.0, 25.0)
+# The model the table prices a run at when the name it reports is not in the table (an alias,
+# a model newer than the table): the CLI's default, an estimate until the CLI's own total.
+DEFAULT_MODEL = "claude-opus-4-5"
 
 
-def list_price(model: str) -> clis.Price:
-    name = model.lower()
-    return next((p for part, p in LIST_PRICES if part in name), DEFAULT_PRICE)
+def list_price(model: str) -> Price:
+    """The price table's price of ``model`` at Anthropic, else of :data:`DEFAULT_MODEL`."""
+    found = clis.listed("anthropic", model) or clis.listed("anthropic", DEFAULT_MODEL)
+    assert found is not None, f"the price table lists {DEFAULT_MODEL}"
+    return found
 
 
 class ClaudeCodeAgent:
@@ -128,7 +124,7 @@ class ClaudeCodeAgent:
 class ClaudeParser:
     """Reads one run's stream-json: usage per message as it comes, then the result line."""
 
-    def __init__(self, name: str, model: str, price: clis.Price | None) -> None:
+    def __init__(self, name: str, model: str, price: Price | None) -> None:
         self.name, self.model, self.price = name, model, price
         self.metered: dict[str, Spent] = {}  # message id → its usage metered so far
         self.result: dict[str, Any] | None = None
@@ -182,7 +178,7 @@ class ClaudeParser:
         if not more.tokens:
             return []
         price = self.price or list_price(str(message.get("model") or self.model))
-        return [price.priced(more)]
+        return [clis.priced(price, more)]
 
     def end(self, returncode: int, stderr: str) -> Ending:
         result = self.result

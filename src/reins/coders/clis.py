@@ -6,10 +6,11 @@
 - **The key**: read from the user's environment by name and passed through by name only
   (:attr:`~reins.coders.protocol.Launch.pass_env`); checked before any run, so a missing key
   is one clear error, not one generation error per item.
-- **Prices**: ``?price_in=`` / ``?price_out=`` (USD per million tokens) price the tokens an
-  agent's stream reports as it runs, so ``--max-cost`` can kill it before its own total
-  arrives; cache reads are priced at a tenth of the input price and cache writes at 1.25 times
-  it (Anthropic's list ratios; an upper bound for OpenAI's cached input).
+- **Prices**: the tokens an agent's stream reports as it runs are priced so that ``--max-cost``
+  can kill it before its own total arrives: at ``?price_in=`` / ``?price_out=`` (USD per million
+  tokens; cache reads at a tenth of the input price and cache writes at 1.25 times it,
+  Anthropic's list ratios and an upper bound for OpenAI's cached input) when given, else at the
+  one price table, :mod:`reins.backends.prices`, which the text backends read too.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
+from reins.backends.prices import Price, lookup
 from reins.coders.protocol import Spent
 from reins.errors import ConfigError
 
+CACHE_READ, CACHE_WRITE = 0.1, 1.25
+"""A cache read's and a cache write's share of the input price set by ``?price_in``."""
 PRICE_OPTIONS = {
     "price_in": "USD per million input tokens, to meter cost as the agent runs",
     "price_out": "USD per million output tokens, to meter cost as the agent runs",
@@ -137,31 +140,23 @@ def whole(agent: str, options: Mapping[str, str], key: str, default: int) -> int
     return value
 
 
-@dataclass(frozen=True, slots=True)
-class Price:
-    """USD per million tokens."""
+def priced(price: Price, spent: Spent) -> Spent:
+    """``spent`` with its cost at ``price`` (cache reads and writes at their own rates)."""
+    cost = price.cost(
+        spent.input_tokens,
+        spent.output_tokens,
+        cache_read=spent.cache_read_tokens,
+        cache_write=spent.cache_write_tokens,
+    )
+    return Spent(
+        spent.input_tokens, spent.output_tokens, cost, spent.cache_read_tokens,
+        spent.cache_write_tokens,
+    )  # fmt: skip
 
-    input: float
-    output: float
 
-    def cost(self, spent: Spent) -> float:
-        plain = spent.input_tokens - spent.cache_read_tokens - spent.cache_write_tokens
-        billed = (
-            max(plain, 0) * self.input
-            + spent.cache_read_tokens * self.input * 0.1
-            + spent.cache_write_tokens * self.input * 1.25
-            + spent.output_tokens * self.output
-        )
-        return billed / 1_000_000
-
-    def priced(self, spent: Spent) -> Spent:
-        return Spent(
-            spent.input_tokens,
-            spent.output_tokens,
-            self.cost(spent),
-            spent.cache_read_tokens,
-            spent.cache_write_tokens,
-        )
+def listed(provider: str, model: str) -> Price | None:
+    """The price table's price of ``model`` at ``provider`` (:mod:`reins.backends.prices`)."""
+    return lookup(provider, model)
 
 
 def price(agent: str, options: Mapping[str, str]) -> Price | None:
@@ -182,7 +177,11 @@ def price(agent: str, options: Mapping[str, str]) -> Price | None:
         values.append(value)
     if values == [None, None]:
         return None
-    return Price(values[0] or 0.0, values[1] or 0.0)
+    given_in, given_out = values[0] or 0.0, values[1] or 0.0
+    return Price(
+        input=given_in, output=given_out, cache_read=given_in * CACHE_READ,
+        cache_write=given_in * CACHE_WRITE, date="", note="rates set by ?price_in / ?price_out",
+    )  # fmt: skip
 
 
 def last_words(stderr: str, limit: int = 300) -> str:

@@ -17,7 +17,8 @@ needed and cannot nest).
 What reins reads from the JSONL stream: ``item.completed`` of an ``agent_message`` (the final
 message is the last one); ``turn.completed``'s ``usage`` (input, cached, output tokens: Codex
 reports them once, when its turn ends, so a budget kill can only act then; priced at
-``?price_in``/``?price_out`` when given, else recorded as tokens only: Codex reports no cost);
+``?price_in``/``?price_out`` when given, else at the price table's price of the model, else
+recorded as tokens only: Codex reports no cost);
 ``turn.failed`` (a generation error quoting it); a top-level ``error`` line saying it is
 reconnecting (the server is unreachable: Codex would retry forever, so it is killed at once).
 """
@@ -29,6 +30,7 @@ import os
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
+from reins.backends.prices import Price
 from reins.coders import clis
 from reins.coders.protocol import Abort, Ending, Event, Launch, Session, Spent
 from reins.errors import ConfigError
@@ -129,7 +131,7 @@ class CodexAgent:
 class CodexParser:
     """Reads one run's JSONL events."""
 
-    def __init__(self, name: str, model: str, price: clis.Price | None) -> None:
+    def __init__(self, name: str, model: str, price: Price | None) -> None:
         self.name, self.model, self.price = name, model, price
         self.message = ""
         self.usage: Spent | None = None
@@ -152,8 +154,9 @@ class CodexParser:
                 self.message = item["text"]
         elif kind == "turn.completed" and isinstance(data.get("usage"), dict):
             spent = _spent(data["usage"])
-            if self.price is not None:
-                spent = self.price.priced(spent)
+            price = self.price or clis.listed("openai", self.model)
+            if price is not None:
+                spent = clis.priced(price, spent)
             self.usage = spent if self.usage is None else self.usage + spent
             return [spent]
         elif kind == "turn.failed":

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from reins.backends.base import Backend
 from reins.errors import ConfigError
+from reins.loop.generator import Generator
 from reins.loop.options import LoopOptions
 from reins.loop.run import run
 from reins.quest import RETRY_POLICIES, Quest
@@ -69,7 +69,7 @@ class PolicyRun:
 def compare_retry(
     quest: Quest,
     items: Iterable[tuple[str, Any]],
-    backend_for: Callable[[], Backend],
+    generator_for: Callable[[], Generator],
     policies: Sequence[str],
     *,
     options: LoopOptions | None = None,
@@ -78,7 +78,7 @@ def compare_retry(
     """Run ``items`` under each of ``policies``, each on a fresh temporary ledger.
 
     Args:
-        backend_for: a new backend per policy (so no state carries over between runs).
+        generator_for: a new generator per policy (so no state carries over between runs).
         open_store: opens (creating) a ledger at a path; SQLite by default.
 
     Raises:
@@ -103,8 +103,8 @@ def compare_retry(
             store = open_store(Path(folder) / f"{quest.name}.reins.db")
             try:
                 store.add(seeds)
-                backend = backend_for()
-                runs.append(_run(store, quest, backend, replace(base, retry=policy), len(seeds)))
+                generator = generator_for()
+                runs.append(_run(store, quest, generator, replace(base, retry=policy), len(seeds)))
             finally:
                 store.close()
     return runs
@@ -120,11 +120,11 @@ def _known(policies: Sequence[str]) -> None:
 
 
 def _run(
-    store: Store, quest: Quest, backend: Backend, options: LoopOptions, items: int
+    store: Store, quest: Quest, generator: Generator, options: LoopOptions, items: int
 ) -> PolicyRun:
     """One policy's run (``options.retry``) on its own ledger of ``items`` seeds, already
     seeded, and what it came to."""
-    summary = run(store, quest, backend, options=options, handle_signals=False)
+    summary = run(store, quest, generator, options=options, handle_signals=False)
     stats = store.stats()
     return PolicyRun(
         policy=str(options.retry),

@@ -15,14 +15,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Collection
-from typing import TYPE_CHECKING, cast
 
-from reins.backends.base import Backend
-from reins.errors import ConfigError, LeaseConflict, NotTodo, ReinsError, describe
+from reins.errors import LeaseConflict, NotTodo, ReinsError, describe
 from reins.loop.breakers import sets_aside, tripped
 from reins.loop.events import AsideEvent, Status, StopReason, Summary
 from reins.loop.exporting import export_locked
 from reins.loop.generate import GenerationError
+from reins.loop.generator import Bench, Generator, Site, TextSite, suits
 from reins.loop.inflight import InFlight
 from reins.loop.keeper import keep
 from reins.loop.ledger_thread import LedgerThread
@@ -41,13 +40,8 @@ from reins.store.protocol import Store
 from reins.turn.compose import compose
 from reins.turn.escalate import choose
 from reins.turn.record import Recorded
-from reins.values import Completion, Prompt
+from reins.values import Prompt
 
-if TYPE_CHECKING:
-    from reins.coders.protocol import Agent
-    from reins.loop.workshop import AgentTurn, Workshop
-
-NEEDS_WORKSPACE = "it works in a git repository, so it needs a quest with a [workspace]"
 # The run's caps an agent can be killed at, and the stop each one is.
 RUN_CAPS = {"run-tokens": StopReason.MAX_TOKENS, "run-cost": StopReason.MAX_COST}
 
@@ -59,17 +53,20 @@ class Engine:
         self,
         store: Store,
         quest: Quest,
-        backend: Backend | Agent,
+        generator: Generator,
         *,
-        strong: Backend | Agent | None = None,
+        strong: Generator | None = None,
         options: LoopOptions | None = None,
         reporter: Reporter | None = None,
     ) -> None:
         if not DRIVER.leases:  # the driver table says how this driver works; it must lease
             raise ReinsError("turn.md: the loop driver must lease its items")
+        for chosen in (generator, strong):
+            if chosen is not None:
+                suits(chosen, quest)
         self.store = store
         self.quest = quest
-        self.backend = backend
+        self.generator = generator
         self.strong = strong
         self.options = options or LoopOptions()
         self.reporter = reporter or NullReporter()
@@ -101,18 +98,13 @@ class Engine:
         self.stats: Stats | None = None
         self._started = time.monotonic()
         self.waiting = LeaseWait()
-        self.workshop = self._workshop(backend, strong)
-
-    def _workshop(self, *generators: Backend | Agent | None) -> Workshop | None:
-        """The worktrees and agents of a quest with a workspace (None for a text quest)."""
-        if self.quest.workspace is not None:
+        self.site: Site = TextSite()
+        self.bench = Bench(self.inflight, self.options.timeout)
+        if quest.workspace is not None:  # the agents' workspaces and the judge's trees
             from reins.loop.workshop import Workshop
 
-            return Workshop(self.quest, self.options, generators, self.tally)
-        agent = next((g for g in generators if g and not hasattr(g, "complete")), None)
-        if agent is not None:
-            raise ConfigError(f"{agent.name!r} is a coding agent: {NEEDS_WORKSPACE}")
-        return None
+            workshop = Workshop(quest, self.options, self.tally)
+            self.site, self.bench = workshop, Bench(self.inflight, self.options.timeout, workshop)
 
     # -- stopping --------------------------------------------------------------------------
 
@@ -127,8 +119,7 @@ class Engine:
                 self.signal = signal
         if reason.hard:
             self.inflight.drop()
-            if self.workshop is not None:
-                self.workshop.stop(f"the run stopped ({self.reason.value})")
+            self.site.stop(f"the run stopped ({self.reason.value})")
 
     def fail(self, exc: Exception) -> None:
         """Stop the run on a failure (a quest that cannot render, a ledger that fails): loudly.
@@ -147,17 +138,12 @@ class Engine:
         """Work until nothing is left, a cap is reached, the breaker trips, or a stop."""
         self.inflight.open()
         self._started = time.monotonic()
-        # Gates may be slow: judge off the event loop; an agent's gate runs its tests, on as
-        # many threads as there are worktrees.
-        workers = min(4, self.options.concurrency) if self.workshop is None else None
-        self.recorder.start(workers=workers or self.options.concurrency)
+        self.recorder.start(workers=self.site.gate_threads(self.options.concurrency))
         keeper: asyncio.Task[None] | None = None
         try:
             self.stats = await self.db(self.store.stats)
-            if self.workshop is not None:
-                notes = await self.db(self.workshop.open, self.store)
-                for note in notes:
-                    self.reporter.note(note)
+            for note in await self.db(self.site.open, self.store):
+                self.reporter.note(note)
             self.reporter.start(self.status())
             if self.rules and self.strong is None:
                 self.reporter.note(
@@ -188,8 +174,7 @@ class Engine:
                 self.store.release_all(owner)
 
         await self.db(release)
-        if self.workshop is not None:  # the landings still under way
-            await asyncio.to_thread(self.workshop.close)
+        await asyncio.to_thread(self.site.close)  # the landings still under way
         await self.export_locked(final=True)
         self.stats = await self.db(self.store.stats)
 
@@ -279,13 +264,13 @@ class Engine:
         """One turn of a leased item, recorded and counted, and the cap that killed its agent
         (if one did). None when a hard stop dropped its generation (not recorded, so not a
         turn) or the item moved under us."""
-        backend, cause = choose(log, self.rules, self.backend, self.strong)
+        generator, cause = choose(log, self.rules, self.generator, self.strong)
         prompt = compose(self.quest, item, log, policy=self.policy)
         started_at = now_iso()
         self.tally.turns_started += 1
         self.tally.in_flight += 1
         try:
-            result = await self._generate(item, log, backend, prompt)
+            result = await generator.make(self.bench, item, log, prompt)
         finally:
             self.tally.in_flight -= 1
         if result is None:
@@ -293,27 +278,15 @@ class Engine:
             return None
         try:
             recorded = await self.recorder.turn(
-                owner, item, result, prompt, backend, started_at, cause
+                owner, item, result, prompt, generator.name, started_at, cause
             )
         except (LeaseConflict, NotTodo):
             return None  # the item moved under us (a lease lost while stalled): leave it
-        if self.workshop is not None and recorded.item.state.terminal:  # landed off the path
-            self.workshop.locked(recorded.item, recorded.attempt, self.reporter.note)
+        if recorded.item.state.terminal:  # landed off the path
+            self.site.locked(recorded.item, recorded.attempt, self.reporter.note)
         down = isinstance(result, GenerationError) and result.unreachable
-        self._count(recorded, prompt, backend, cause, unreachable=down)
+        self._count(recorded, prompt, generator.name, cause, unreachable=down)
         return recorded, getattr(result, "budget", None)
-
-    async def _generate(
-        self, item: Item, log: list[Attempt], generator: Backend | Agent, prompt: Prompt
-    ) -> Completion | GenerationError | AgentTurn | None:
-        """The text backend's answer, or the coding agent's run in the item's workspace (None:
-        a hard stop dropped it)."""
-        if self.workshop is None:
-            backend = cast(Backend, generator)
-            return await self.inflight.generate(backend, prompt, timeout=self.options.timeout)
-        if self.inflight.hard_stopped:
-            return None
-        return await self.workshop.turn(item, log, cast("Agent", generator), prompt)
 
     def _tripped(self, recorded: Recorded) -> bool:
         """Stop the run if this error trips a breaker (see :mod:`reins.loop.breakers`)."""
@@ -341,7 +314,7 @@ class Engine:
         self,
         recorded: Recorded,
         prompt: Prompt,
-        backend: Backend | Agent,
+        generator: str,
         cause: str | None,
         *,
         unreachable: bool = False,
@@ -351,7 +324,7 @@ class Engine:
         event = turn_event(
             recorded,
             max_tries=self.quest.max_tries,
-            backend=backend.name,
+            backend=generator,
             seed=prompt.seed,
             escalated_by=cause,
         )

@@ -12,9 +12,8 @@ import asyncio
 import dataclasses
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
-from reins.backends.base import Backend
 from reins.errors import WorkspaceError
 from reins.gate import Outcome, Verdict
 from reins.loop.generate import GenerationError, usage_of
@@ -29,7 +28,6 @@ from reins.turn.record import Origin, Recorded, record
 from reins.values import Completion, Prompt
 
 if TYPE_CHECKING:
-    from reins.coders.protocol import Agent
     from reins.loop.workshop import AgentTurn
 
 DRIVER = DRIVERS["loop"]
@@ -60,19 +58,19 @@ class Recorder:
     def origin(
         self,
         prompt: Prompt,
-        backend: Backend,
+        generator: str,
         result: Completion | GenerationError,
         started_at: str,
         cause: str | None,
     ) -> Origin:
         """How this turn was made: policy, prompt, usage, seed, escalation and model."""
         model = None
-        if isinstance(result, Completion) and result.model and result.model != backend.name:
+        if isinstance(result, Completion) and result.model and result.model != generator:
             model = result.model
         return Origin(
             policy=self.policy,
             prompt_digest=prompt.digest(),
-            usage=usage_of(backend.name, result),
+            usage=usage_of(generator, result),
             started_at=started_at,
             notes=DRIVER.notes(seed=prompt.seed, escalated_by=cause, model=model),
             gate_digest=self.quest.gate_digest,
@@ -84,15 +82,14 @@ class Recorder:
         item: Item,
         result: Completion | GenerationError | AgentTurn,
         prompt: Prompt,
-        generator: Backend | Agent,
+        generator: str,
         started_at: str,
         cause: str | None,
     ) -> Recorded:
         """Judge (unless it failed) and record one turn's result, however it was generated."""
         if not isinstance(result, Completion | GenerationError):
             return await self.agent(owner, item, result, prompt, started_at, cause)
-        backend = cast(Backend, generator)
-        origin = self.origin(prompt, backend, result, started_at, cause)
+        origin = self.origin(prompt, generator, result, started_at, cause)
         if isinstance(result, GenerationError):
             return await self.failed(owner, item, result, origin)
         return await self.judged(owner, item, result, origin)

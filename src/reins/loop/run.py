@@ -19,7 +19,7 @@ from reins.quest import Quest
 from reins.store.protocol import Store
 
 if TYPE_CHECKING:
-    from reins.coders.protocol import Agent
+    from reins.loop.generator import Generator
     from reins.store.jobs import BatchJob
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -31,9 +31,9 @@ REPEAT_WINDOW = 1.0
 async def drive(
     store: Store,
     quest: Quest,
-    backend: Backend | Agent,
+    generator: Generator,
     *,
-    strong: Backend | Agent | None = None,
+    strong: Generator | None = None,
     options: LoopOptions | None = None,
     reporter: Reporter | None = None,
     stop: asyncio.Event | None = None,
@@ -41,14 +41,17 @@ async def drive(
 ) -> Summary:
     """Run the loop over ``store`` until nothing is left, a cap, the breaker, or a stop.
 
-    ``backend`` is a text backend, or for a quest with a workspace a coding agent
-    (:class:`reins.coders.protocol.Agent`), run in a git repository of its own per item.
+    ``generator`` makes each turn's answer: a text backend's
+    (:class:`~reins.loop.generator.TextGenerator`), or for a quest with a workspace a coding
+    agent's, run in a git repository of its own per item
+    (:class:`~reins.loop.generator.AgentGenerator`); :func:`~reins.loop.generator
+    .choose_generator` makes the one a model spec names for the quest.
 
     While it runs, the loop owns ``store``: every call goes through its ledger thread, so do
     not use the same store object elsewhere meanwhile (open another one).
 
     Args:
-        strong: the backend an item moves to once it escalates.
+        strong: the generator an item moves to once it escalates.
         stop: set it to stop the run as SIGINT would (in-flight generations dropped).
         handle_signals: SIGINT and SIGTERM stop the run cleanly. The same signal again within
             ``REPEAT_WINDOW`` is the same request; any later (or other) one interrupts at once:
@@ -58,7 +61,7 @@ async def drive(
         Exception: whatever stopped the run with reason ``error`` (a quest that cannot render,
             a failing ledger), after leases are released and the summary reported.
     """
-    engine = Engine(store, quest, backend, strong=strong, options=options, reporter=reporter)
+    engine = Engine(store, quest, generator, strong=strong, options=options, reporter=reporter)
     signals = _Signals(engine)
     if handle_signals:
         signals.install()
@@ -132,9 +135,9 @@ class _Signals:
 def run(
     store: Store,
     quest: Quest,
-    backend: Backend | Agent,
+    generator: Generator,
     *,
-    strong: Backend | Agent | None = None,
+    strong: Generator | None = None,
     options: LoopOptions | None = None,
     reporter: Reporter | None = None,
     handle_signals: bool = True,
@@ -144,7 +147,7 @@ def run(
         drive(
             store,
             quest,
-            backend,
+            generator,
             strong=strong,
             options=options,
             reporter=reporter,

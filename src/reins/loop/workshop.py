@@ -107,17 +107,8 @@ def start_of(log: Sequence[Attempt], retry: str, base: str) -> tuple[str, str | 
 class Workshop:
     """The workspaces, the agents in flight and their budgets, for one loop run."""
 
-    def __init__(
-        self, quest: Quest, options: LoopOptions, agents: Sequence[object | None], tally: Tally
-    ) -> None:
+    def __init__(self, quest: Quest, options: LoopOptions, tally: Tally) -> None:
         assert quest.workspace is not None
-        for agent in agents:
-            if agent is not None and not hasattr(agent, "launch"):
-                raise ConfigError(
-                    f"quest {quest.name} has a [workspace]: it needs a coding agent (cmd:, "
-                    f"claude-code:, codex:, aider:), and {getattr(agent, 'name', agent)!r} is a "
-                    "text backend (see `reins backends`)"
-                )
         sandbox = options.sandbox or quest.workspace.sandbox
         self.workspace: Workspace = dataclasses.replace(quest.workspace, sandbox=sandbox)
         self.quest, self.options, self.tally = quest, options, tally
@@ -135,6 +126,10 @@ class Workshop:
     def recorded(self) -> Spent:
         """What this run's recorded turns cost."""
         return Spent(self.tally.tokens_in, self.tally.tokens_out, self.tally.cost)
+
+    def gate_threads(self, concurrency: int) -> int:
+        """A thread per workspace: an agent's gate runs its tests."""
+        return concurrency
 
     def open(self, store: Store) -> list[str]:
         """Check the sandbox, resolve the base against the ledger's, make the base store, end

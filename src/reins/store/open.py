@@ -1,16 +1,12 @@
-"""Opening a ledger by its location: a file path (SQLite) or a ``postgresql://`` URL."""
+"""Opening a ledger by its location: a file path (SQLite), or ``SCHEME://…`` for the storage
+engine registered under that scheme (``postgresql://`` built in; see :mod:`reins.store.engines`)."""
 
 from __future__ import annotations
 
 from reins.errors import ConfigError
+from reins.store.engines import engine_of
 from reins.store.owner import Owner
 from reins.store.protocol import Store
-
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
-
-
-def is_postgres(location: str) -> bool:
-    return location.startswith(POSTGRES_SCHEMES)
 
 
 def misspelled(location: str) -> None:
@@ -32,13 +28,6 @@ def misspelled(location: str) -> None:
     )
 
 
-def names_schema(location: str) -> bool:
-    """Whether a ``postgresql://`` URL names its schema (``?schema=NAME``)."""
-    from urllib.parse import parse_qsl, urlsplit
-
-    return any(key == "schema" for key, _ in parse_qsl(urlsplit(location).query))
-
-
 def open_store(
     location: str,
     *,
@@ -50,23 +39,14 @@ def open_store(
 
     A ``postgresql://`` URL opens the PostgreSQL engine (extra ``reins-quest[postgres]``);
     ``schema`` names the quest run's schema there when the URL does not (``?schema=NAME``).
-    Anything else is an SQLite file path; ``sqlite:///PATH`` is accepted too. A ledger that
-    belongs to a quest other than ``owner`` is refused (``WrongQuest``) and left untouched.
+    Another ``SCHEME://`` opens the engine registered for it; anything else is an SQLite file
+    path (``sqlite://PATH`` too). A ledger that belongs to a quest other than ``owner`` is
+    refused (``WrongQuest``) and left untouched.
 
     Raises:
         ConfigError: ``location`` is a PostgreSQL URL with its slashes mistyped
             (``postgresql:/x``), which would otherwise name an SQLite file.
+        NotFound: no engine is registered for the location's scheme.
     """
     misspelled(location)
-    if is_postgres(location):
-        try:
-            from reins.store.postgres import PostgresStore
-        except ImportError as exc:
-            raise ConfigError(
-                f"a PostgreSQL ledger needs psycopg: pip install 'reins-quest[postgres]' ({exc})"
-            ) from exc
-        return PostgresStore.open(location, create=create, schema=schema, owner=owner)
-    from reins.store.sqlite import SQLiteStore
-
-    path = location.removeprefix("sqlite://") if location.startswith("sqlite://") else location
-    return SQLiteStore.open(path, create=create, owner=owner)
+    return engine_of(location).open(location, create=create, schema=schema, owner=owner)

@@ -1,0 +1,192 @@
+"""The generator of a loop run: what makes a turn's answer, chosen in the library.
+
+A quest's answers come from a text backend (:class:`~reins.backends.base.Backend`: a prompt in,
+a completion out) or, for a quest with a ``[workspace]``, from a coding agent
+(:class:`~reins.coders.protocol.Agent`) run in the item's own repository. Which one a model spec
+names is the quest's to say, and :func:`choose_generator` says it for every caller alike (the
+CLI, replay, the benchmarks, a program): the same spec, ``codex:…``, is the single-shot backend
+on a text quest and the Codex agent on a coding one.
+
+The engine sees one protocol, :class:`Generator`: a name, whether it works in a repository, and
+:meth:`Generator.make`, given what the run lends it (:class:`Bench`). Each kind wraps its own
+object with its own type: no union and no cast between them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from reins.errors import ConfigError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from reins.backends.base import Backend
+    from reins.coders.protocol import Agent
+    from reins.loop.generate import GenerationError
+    from reins.loop.inflight import InFlight
+    from reins.loop.workshop import AgentTurn, Workshop
+    from reins.quest import Quest
+    from reins.store.model import Attempt, Item
+    from reins.store.protocol import Store
+    from reins.values import Completion, Prompt
+
+NEEDS_WORKSPACE = "it works in a git repository, so it needs a quest with a [workspace]"
+
+
+class Site(Protocol):
+    """Where a run's turns are made, told of the run's start, stops, locks and end: the
+    workshop of a quest with a workspace, or :class:`TextSite`, which has nothing to do."""
+
+    def gate_threads(self, concurrency: int) -> int:
+        """How many threads the gate gets."""
+        ...
+
+    def open(self, store: Store) -> list[str]:
+        """Set up (on the ledger thread); the notes to show."""
+        ...
+
+    def stop(self, reason: str) -> None: ...
+
+    def locked(self, item: Item, attempt: Attempt | None, say: Callable[[str], None]) -> None:
+        """An item locked (its result is landed off the turn's path)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class TextSite:
+    """A text quest's site: generations need nothing set up or put away."""
+
+    def gate_threads(self, concurrency: int) -> int:
+        return min(4, concurrency)  # gates may be slow: judged off the event loop
+
+    def open(self, store: Store) -> list[str]:
+        return []
+
+    def stop(self, reason: str) -> None:
+        pass
+
+    def locked(self, item: Item, attempt: Attempt | None, say: Callable[[str], None]) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass(frozen=True, slots=True)
+class Bench:
+    """What a run lends its generators: the calls in flight (and the hard stop that drops
+    them), the timeout of a text call, and, on a quest with a workspace, the workshop."""
+
+    inflight: InFlight
+    timeout: float
+    workshop: Workshop | None = None
+
+
+class Generator(Protocol):
+    """What a loop run asks for each turn's answer."""
+
+    @property
+    def name(self) -> str:
+        """The name recorded with the turn (the backend's or the agent's)."""
+        ...
+
+    @property
+    def workspace(self) -> bool:
+        """Whether it works in a repository (so needs a quest with a ``[workspace]``)."""
+        ...
+
+    async def make(
+        self, bench: Bench, item: Item, log: Sequence[Attempt], prompt: Prompt
+    ) -> Completion | GenerationError | AgentTurn | None:
+        """This turn's answer, or None when a hard stop dropped it (not a turn)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class TextGenerator:
+    """A text backend's completion of the turn's prompt."""
+
+    backend: Backend
+
+    @property
+    def name(self) -> str:
+        return self.backend.name
+
+    @property
+    def workspace(self) -> bool:
+        return False
+
+    async def make(
+        self, bench: Bench, item: Item, log: Sequence[Attempt], prompt: Prompt
+    ) -> Completion | GenerationError | None:
+        return await bench.inflight.generate(self.backend, prompt, timeout=bench.timeout)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentGenerator:
+    """A coding agent's run in the item's workspace, its change taken by reins."""
+
+    agent: Agent
+
+    @property
+    def name(self) -> str:
+        return self.agent.name
+
+    @property
+    def workspace(self) -> bool:
+        return True
+
+    async def make(
+        self, bench: Bench, item: Item, log: Sequence[Attempt], prompt: Prompt
+    ) -> AgentTurn | None:
+        if bench.workshop is None:
+            raise ConfigError(f"{self.name!r} is a coding agent: {NEEDS_WORKSPACE}")
+        if bench.inflight.hard_stopped:
+            return None
+        return await bench.workshop.turn(item, log, self.agent, prompt)
+
+
+def choose_generator(spec: str, quest: Quest) -> Generator:
+    """The generator ``spec`` names for ``quest``: a coding agent (:data:`reins.coders.registry
+    .CODERS`) for a quest with a ``[workspace]``, else a text backend
+    (:data:`reins.backends.registry.BACKENDS`).
+
+    Raises:
+        ConfigError: a malformed spec, an unknown option, a value the generator refuses, or a
+            coding agent named for a text quest (the message says why it cannot run there).
+        NotFound: a name the quest's registry does not know (the other one's says so).
+    """
+    from reins.backends.registry import parse_spec
+
+    parsed = parse_spec(spec)
+    if quest.workspace is not None:
+        from reins.coders.registry import resolve_agent
+
+        return AgentGenerator(resolve_agent(parsed))
+    from reins.backends.registry import resolve
+    from reins.coders.registry import not_an_agent
+
+    reason = not_an_agent(parsed.backend)
+    if reason is not None:
+        raise ConfigError(reason)
+    return TextGenerator(resolve(parsed))
+
+
+def suits(generator: Generator, quest: Quest) -> None:
+    """Refuse a generator that cannot work ``quest``: an agent on a text quest, a text
+    backend on a quest whose items live in a repository.
+
+    Raises:
+        ConfigError: saying what the quest needs.
+    """
+    if generator.workspace and quest.workspace is None:
+        raise ConfigError(f"{generator.name!r} is a coding agent: {NEEDS_WORKSPACE}")
+    if not generator.workspace and quest.workspace is not None:
+        raise ConfigError(
+            f"quest {quest.name} has a [workspace]: it needs a coding agent (cmd:, "
+            f"claude-code:, codex:, aider:), and {generator.name!r} is a text backend "
+            "(see `reins backends`)"
+        )
