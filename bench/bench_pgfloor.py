@@ -114,7 +114,7 @@ def reset(url: str) -> None:
 
 def per_turn(url: str, location: str, items: int, processes: int) -> dict[str, float]:
     """The server's counts per turn over one loop run of ``processes`` processes."""
-    from reins.store.open import open_store
+    from reins.store.engines import open_store
 
     seed(location, items)  # made and seeded before the counts start
     with open_store(location) as store:

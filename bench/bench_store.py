@@ -53,7 +53,7 @@ def child(args: argparse.Namespace) -> None:
     """One loop process: waits for the common start, runs, prints a JSON line."""
     from bench.quests import counter
     from reins.loop import LoopOptions, TextGenerator, run
-    from reins.store.open import open_store
+    from reins.store.engines import open_store
     from reins.testing import FakeBackend, FakeCall
 
     def answer(call: FakeCall) -> str:
@@ -73,7 +73,7 @@ def child(args: argparse.Namespace) -> None:
 
 def seed(location: str, items: int) -> None:
     from bench.quests import counter
-    from reins.store.open import open_store
+    from reins.store.engines import open_store
 
     with open_store(location, create=True) as store:
         store.add((s.key, s.payload) for s in counter.seed([str(items)]))
@@ -110,7 +110,7 @@ def throughput(
 def latency(location: str, turns: int) -> dict[str, list[float]]:
     """Milliseconds of ``turns`` in-process turns of each kind (after a warm-up)."""
     from bench.quests import counter, key_of
-    from reins.store.open import open_store
+    from reins.store.engines import open_store
     from reins.turn import submit
 
     seed(location, LATENCY_ITEMS)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from reins.backends import registry
-from reins.backends.batch import BATCH_PRICE, BatchAPI, BatchLine, Outcome, batch_api
+from reins.backends.batch import BATCH_PRICE, BatchAPI, BatchLine, BatchOutcome, batch_api
 from reins.errors import BackendError
 from reins.loop.rounds import custom_id
 from reins.values import Prompt
@@ -88,8 +88,10 @@ def test_openai_uploads_a_named_jsonl_file_and_makes_a_batch_of_it(server: Batch
     assert good.list_cost == pytest.approx((good.input_tokens * 2 + 2 * 10) / 1e6)
     assert good.cost == pytest.approx(good.list_cost * BATCH_PRICE)
     failed, expired = by_id[LINES[1].custom_id], by_id[LINES[2].custom_id]
-    assert failed.outcome is Outcome.ERRORED and "HTTP 400: prompt too long" in (failed.error or "")
-    assert expired.outcome is Outcome.EXPIRED and "expired" in (expired.error or "")
+    assert failed.outcome is BatchOutcome.ERRORED and "HTTP 400: prompt too long" in (
+        failed.error or ""
+    )
+    assert expired.outcome is BatchOutcome.EXPIRED and "expired" in (expired.error or "")
     assert KEY not in repr(results)
 
 
@@ -114,7 +116,7 @@ def test_anthropic_sends_every_request_in_one_call_and_reads_the_documented_resu
     assert server.fake.log[-1]["path"] == f"/v1/messages/batches/{remote.id}/results"
     outcomes = {r.custom_id: r.outcome for r in results}
     assert [outcomes[x.custom_id] for x in LINES] == [
-        Outcome.SUCCEEDED, Outcome.ERRORED, Outcome.EXPIRED, Outcome.SUCCEEDED,
+        BatchOutcome.SUCCEEDED, BatchOutcome.ERRORED, BatchOutcome.EXPIRED, BatchOutcome.SUCCEEDED,
     ]  # fmt: skip
 
 

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from reins.cli import make_group
 from reins.packs import folders
-from reins.store.open import open_store
+from reins.store.engines import open_store
 from reins.store.postgres.schema import SCHEMA_VERSION as POSTGRES_VERSION
 from reins.store.sqlite.schema import SCHEMA_VERSION as SQLITE_VERSION
 from reins.testing.harness import SQLiteHarness, StoreHarness

@@ -10,7 +10,7 @@ import pytest
 
 from reins.coders.cmd import CmdAgent
 from reins.coders.protocol import Done, Ending, Launch, Session, Spent
-from reins.coders.runner import Limits, Outcome, Switch, run_agent
+from reins.coders.runner import RunEnd, Switch, Watchdogs, run_agent
 from reins.errors import ConfigError
 from reins.values import Prompt
 from reins.workspace import processes as tree
@@ -24,7 +24,7 @@ def session(tmp_path: Path, text: str = "do the task") -> Session:
     return Session(Prompt("the manual", text), str(work), str(home))
 
 
-def run(script: Path, s: Session, **kw: object) -> Outcome:
+def run(script: Path, s: Session, **kw: object) -> RunEnd:
     return asyncio.run(run_agent(CmdAgent(str(script), {}), s, **kw))  # type: ignore[arg-type]
 
 
@@ -81,7 +81,7 @@ def test_an_agent_silent_past_the_idle_limit_is_killed_with_its_whole_tree(tmp_p
         "time.sleep(300)\n",
     )
     s = session(tmp_path)
-    out = run(script, s, limits=Limits(idle=1.5, wall=60, grace=0.5))
+    out = run(script, s, limits=Watchdogs(idle=1.5, wall=60, grace=0.5))
     assert out.killed == "idle"
     assert out.error is not None and "no output for 1.5 s" in out.error
     assert gone(int(pids.read_text()))
@@ -93,7 +93,7 @@ def test_an_agent_that_keeps_talking_past_the_wall_time_is_killed(tmp_path: Path
         tmp_path / "a.py",
         "import time\nwhile True:\n    print('still thinking', flush=True); time.sleep(0.1)\n",
     )
-    out = run(script, session(tmp_path), limits=Limits(idle=30, wall=1.0, grace=0.5))
+    out = run(script, session(tmp_path), limits=Watchdogs(idle=30, wall=1.0, grace=0.5))
     assert out.killed == "wall" and out.error is not None and "still running after 1 s" in out.error
 
 
@@ -114,7 +114,7 @@ def test_usage_lines_are_metered_as_they_come_and_a_guard_kills_at_its_cap(
         seen.append(spent)
         return "over 500 tokens" if spent.tokens >= 500 else None
 
-    out = run(script, session(tmp_path), guard=guard, limits=Limits(grace=0.5))
+    out = run(script, session(tmp_path), guard=guard, limits=Watchdogs(grace=0.5))
     assert out.killed == "budget" and out.error is not None and "over 500 tokens" in out.error
     assert [s.tokens for s in seen][:5] == [110, 220, 330, 440, 550]
     assert out.usage.input_tokens >= 500 and out.usage.cost is not None
@@ -124,7 +124,7 @@ def test_usage_lines_are_metered_as_they_come_and_a_guard_kills_at_its_cap(
 def test_a_switch_stops_a_run_in_flight(tmp_path: Path) -> None:
     script = agent(tmp_path / "a.py", "import time\nprint('go', flush=True)\ntime.sleep(300)\n")
 
-    async def go() -> Outcome:
+    async def go() -> RunEnd:
         switch = Switch()
         task = asyncio.ensure_future(
             run_agent(CmdAgent(str(script), {}), session(tmp_path), switch=switch)
@@ -238,7 +238,7 @@ def test_an_agent_that_hangs_after_its_last_word_is_ended_and_its_work_kept(
         "print('RESULT all done', flush=True)\n"
         "time.sleep(300)\n",
     )
-    limits = Limits(idle=120, wall=120, grace=1, linger=0.5)
+    limits = Watchdogs(idle=120, wall=120, grace=1, linger=0.5)
     out = asyncio.run(run_agent(_Result(script), session(tmp_path), limits=limits))
     assert (out.error, out.killed, out.message) == (None, None, "all done")
     assert gone(int(pidfile.read_text()))

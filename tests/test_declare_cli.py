@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reins import State
-from reins.store.open import open_store
+from reins.store.engines import open_store
 from reins.store.walk import iter_items
 from reins.testing import FakeBackend
 from tests.kit import ROOT, Cli

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from reins import SQLiteStore
-from reins.agents.session import AgentSession, Options
+from reins.host.session import AgentSession, Options
 from reins.loop import NullReporter, RefusedEvent
 from reins.store.export import Exported
 from reins.store.lockfault import LockFault

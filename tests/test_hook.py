@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from reins import SQLiteStore
-from reins.agents.hook import Blocks, Payload, Standing, decide
+from reins.host.hook import Blocks, Payload, Standing, decide
 from reins.store.model import Item, State
 from tests.kit import TINY_REF, Cli
 from tests.kit.loopkit import make_ledger

@@ -109,7 +109,7 @@ HEAVY_PACKAGES = (
     "reins.loop",
     "reins.backends",
     "reins.web",
-    "reins.agents",
+    "reins.host",
     "reins.testing",
     "reins.checks",
     "reins.packs",

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from starlette.exceptions import StarletteDeprecationWarning
 
 from reins import SQLiteStore
-from reins.agents.session import AgentSession, Options
 from reins.errors import ConfigError
+from reins.host.session import AgentSession, Options
 from reins.store.model import State
 from reins.store.query import PageQuery
 from reins.store.search import words

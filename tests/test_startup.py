@@ -155,7 +155,7 @@ def test_a_command_loads_its_own_module_only() -> None:
     loaded = set(run.stdout.rpartition("LOADED")[2].split())
     assert "reins.cli.inspect" in loaded
     others = {"reins.cli.lane", "reins.cli.loop", "reins.cli.backends", "reins.cli.ledger"}
-    assert not loaded & {*others, "reins.cli.init", "reins.cli.agents", "httpx", "mcp"}
+    assert not loaded & {*others, "reins.cli.init", "reins.cli.host", "httpx", "mcp"}
 
 
 @pytest.mark.slow  # a fresh interpreter
@@ -178,8 +178,8 @@ def test_the_stop_hook_does_not_load_the_mcp_sdk() -> None:
         check=True,
     )
     loaded = set(run.stdout.rpartition("LOADED")[2].split())
-    assert "reins.cli.agents" in loaded and "reins hook:" in run.stderr
-    assert not loaded & {"mcp", "reins.agents.mcp_server", "httpx", "pydantic"}
+    assert "reins.cli.host" in loaded and "reins hook:" in run.stderr
+    assert not loaded & {"mcp", "reins.host.mcp_server", "httpx", "pydantic"}
 
 
 # -- turn.md: the document on disk is the table that runs, on every start -----------------

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
         State,
         Store,
     )
-    from reins.store.open import (
+    from reins.store.engines import (
         open_store,
     )
     from reins.store.sqlite import (
@@ -85,7 +85,7 @@ _WHERE = {
     "State": "reins.store",
     "Store": "reins.store",
     "SQLiteStore": "reins.store.sqlite",
-    "open_store": "reins.store.open",
+    "open_store": "reins.store.engines",
     "Example": "reins.quest",
     "Quest": "reins.quest",
     "Seed": "reins.quest",

@@ -19,8 +19,8 @@ from reins.backends._http import dig
 from reins.backends._transfer import Transfer
 from reins.backends.batch import (
     BatchLine,
+    BatchOutcome,
     BatchResult,
-    Outcome,
     RemoteBatch,
     Results,
     priced,
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 SKEW = 300.0  # seconds the provider's clock may differ from ours when looking for a batch
 PAGES = 20  # list pages read at most when looking for a batch
-OUTCOMES = {o.value: o for o in Outcome}
+OUTCOMES = {o.value: o for o in BatchOutcome}
 
 
 class AnthropicBatches:
@@ -127,21 +127,21 @@ class AnthropicBatches:
         custom_id = line["custom_id"]
         kind = dig(line, "result", "type")
         outcome = OUTCOMES.get(kind) if isinstance(kind, str) else None
-        if outcome is Outcome.SUCCEEDED:
+        if outcome is BatchOutcome.SUCCEEDED:
             try:
                 reply = self.backend.parse(dig(line, "result", "message"))
             except BackendError as exc:
-                return BatchResult(custom_id, Outcome.ERRORED, error=str(exc))
+                return BatchResult(custom_id, BatchOutcome.ERRORED, error=str(exc))
             return BatchResult(custom_id, outcome, priced(reply, self.backend.guard.price, None))
-        if outcome is Outcome.CANCELED:
+        if outcome is BatchOutcome.CANCELED:
             return BatchResult(custom_id, outcome)
-        if outcome is Outcome.EXPIRED:
+        if outcome is BatchOutcome.EXPIRED:
             error = "batch request expired: the batch ended before it was answered"
             return BatchResult(custom_id, outcome, error=str(self.backend.fail(error)))
         inner = dig(line, "result", "error", "error")
         said = dig(inner, "message") or dig(inner, "type") or f"result {kind!r}"
         error = f"batch request errored: {self.backend.snippet(said)}"
-        return BatchResult(custom_id, Outcome.ERRORED, error=str(self.backend.fail(error)))
+        return BatchResult(custom_id, BatchOutcome.ERRORED, error=str(self.backend.fail(error)))
 
 
 def _seconds(stamp: Any) -> float | None:

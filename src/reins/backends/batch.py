@@ -107,7 +107,7 @@ class RemoteBatch:
     error_file_id: str | None = None
 
 
-class Outcome(StrEnum):
+class BatchOutcome(StrEnum):
     """What became of one request of a batch."""
 
     SUCCEEDED = "succeeded"
@@ -121,7 +121,7 @@ class BatchResult:
     """One request's result, matched to its request by ``custom_id``."""
 
     custom_id: str
-    outcome: Outcome
+    outcome: BatchOutcome
     completion: Completion | None = None
     error: str | None = None
 

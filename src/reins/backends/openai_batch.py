@@ -18,8 +18,8 @@ from reins.backends._http import dig
 from reins.backends._transfer import Transfer
 from reins.backends.batch import (
     BatchLine,
+    BatchOutcome,
     BatchResult,
-    Outcome,
     RemoteBatch,
     Results,
     priced,
@@ -175,16 +175,18 @@ class OpenAIBatches:
             try:
                 reply = self.backend.parse(dig(line, "response", "body"))
             except BackendError as exc:
-                return BatchResult(custom_id, Outcome.ERRORED, error=str(exc))
+                return BatchResult(custom_id, BatchOutcome.ERRORED, error=str(exc))
             return BatchResult(
-                custom_id, Outcome.SUCCEEDED, priced(reply, self.backend.guard.price, None)
+                custom_id, BatchOutcome.SUCCEEDED, priced(reply, self.backend.guard.price, None)
             )
         code = dig(line, "error", "code")
         if code == "batch_expired":
-            return BatchResult(custom_id, Outcome.EXPIRED, error=self._error(line, "expired"))
+            return BatchResult(custom_id, BatchOutcome.EXPIRED, error=self._error(line, "expired"))
         if code == "batch_cancelled":
-            return BatchResult(custom_id, Outcome.CANCELED)
-        return BatchResult(custom_id, Outcome.ERRORED, error=self._error(line, f"HTTP {status}"))
+            return BatchResult(custom_id, BatchOutcome.CANCELED)
+        return BatchResult(
+            custom_id, BatchOutcome.ERRORED, error=self._error(line, f"HTTP {status}")
+        )
 
     def _error(self, line: Any, what: str) -> str:
         message = dig(line, "response", "body", "error", "message") or dig(line, "error", "message")

@@ -130,8 +130,7 @@ class Env:
         """The ledger, opened for this run's quest: one of another quest is refused untouched
         (:class:`~reins.errors.WrongQuest`); one from before quests were recorded adopts it."""
         if self._ledger is None:
-            from reins.store.engines import engine_of
-            from reins.store.open import open_store
+            from reins.store.engines import engine_of, open_store
 
             location = self.ledger_location
             engine, schema = engine_of(location), None

@@ -113,12 +113,12 @@ COMMANDS: dict[str, Entry] = {
         "The provider batches of `loop --batch`: where each stands, and cancelling them.",
     ),
     "mcp": Entry(
-        "reins.cli.agents:mcp",
+        "reins.cli.host:mcp",
         "Run",
         "Serve the quest to a coding agent over the Model Context Protocol (stdio).",
     ),
     "hook": Entry(
-        "reins.cli.agents:hook",
+        "reins.cli.host:hook",
         "Run",
         "Claude Code's stop hook: an agent may not stop while items are left for it.",
     ),

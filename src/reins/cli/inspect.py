@@ -146,7 +146,7 @@ def _status_lines(
 @pass_env
 def log(env: Env, key: str, full: bool, as_json: bool) -> None:
     """Every attempt of item KEY: turn, driver, outcome, root cause, facts, submission."""
-    from reins.agents.session import proposer
+    from reins.host.session import proposer
     from reins.turn.views import log_text
 
     item, attempts = env.ledger().snapshot(key)

@@ -14,7 +14,7 @@ import click
 from reins.cli.app import Env, emit_json, pass_env, say_refused
 from reins.cli.config import default_driver
 from reins.cli.shapes import Refused
-from reins.cli.shapes.items import Acted, Change, ItemRow, Page, Rejudged, ReviewRow
+from reins.cli.shapes.items import Acted, Change, ItemRow, ItemsPage, Rejudged, ReviewRow
 from reins.cli.work import json_option
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ def items(
     page = env.ledger().page(wanted)
     allowed = _allowed(env)
     if as_json:
-        emit_json(Page(tuple(ItemRow.of(i, allowed) for i in page.items), page.next))
+        emit_json(ItemsPage(tuple(ItemRow.of(i, allowed) for i in page.items), page.next))
         return
     for i in page.items:
         cause = f"  root cause {i.root_cause}" if i.root_cause else ""
@@ -137,7 +137,7 @@ def review(
     if as_json:
         allowed = _allowed(env)
         rows = tuple(ReviewRow.of_last(i, last, source(quest, i), allowed) for i, last in found)
-        emit_json(Page(rows, page.next))
+        emit_json(ItemsPage(rows, page.next))
         return
     if not found:
         click.echo("nothing to review", err=True)

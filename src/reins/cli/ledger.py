@@ -70,8 +70,7 @@ def copy(env: Env, source: str, target: str, schema: str | None, as_json: bool) 
     after the copy. With a quest given, SOURCE must be that quest's.
     """
     from reins.cli.app import say_adopted
-    from reins.store.engines import engine_of
-    from reins.store.open import open_store
+    from reins.store.engines import engine_of, open_store
     from reins.store.walk import copy as copy_ledger
 
     def schema_for(location: str, name: str | None = None) -> str | None:

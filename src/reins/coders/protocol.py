@@ -134,7 +134,7 @@ class Abort:
 @dataclass(frozen=True, slots=True)
 class Done:
     """The agent has said its last word (Claude Code's ``result`` line): the run is over, and
-    reins ends the agent if it has not exited :attr:`~reins.coders.runner.Limits.linger`
+    reins ends the agent if it has not exited :attr:`~reins.coders.runner.Watchdogs.linger`
     seconds later (CLIs have hung after their result). Not an error: the work is judged."""
 
 
@@ -184,7 +184,7 @@ class Agent(Protocol):
 
 
 class AgentFactory(Protocol):
-    """What a ``reins.agents`` entry point names: builds an agent from a model spec.
+    """What a ``reins.coders`` entry point names: builds an agent from a model spec.
 
     ``reins loop --model cmd:./agent.py`` on a quest with a workspace calls the factory
     registered as ``cmd`` with ``model="./agent.py"``; ``options`` maps each allowed query key

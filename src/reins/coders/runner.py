@@ -58,7 +58,7 @@ Wrap = Callable[[Sequence[str]], list[str]]
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
+class Watchdogs:
     """The watchdogs of a run: seconds without output, seconds in all, the grace of a kill,
     and how long an agent that has said its last word may take to exit."""
 
@@ -86,7 +86,7 @@ class Switch:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class RunEnd:
     """How one run went: the final message, the usage, and the error or kill if any."""
 
     message: str
@@ -102,13 +102,13 @@ async def run_agent(
     agent: Agent,
     session: Session,
     *,
-    limits: Limits | None = None,
+    limits: Watchdogs | None = None,
     guard: Guard | None = None,
     switch: Switch | None = None,
     wrap: Wrap | None = None,
-) -> Outcome:
+) -> RunEnd:
     """Run ``agent`` once as ``session`` says, watched; never raises for the agent's failure."""
-    run = _Run(agent, session, limits or Limits(), guard, switch)
+    run = _Run(agent, session, limits or Watchdogs(), guard, switch)
     return await run.go(wrap)
 
 
@@ -119,7 +119,7 @@ class _Run:
         self,
         agent: Agent,
         session: Session,
-        limits: Limits,
+        limits: Watchdogs,
         guard: Guard | None,
         switch: Switch | None,
     ) -> None:
@@ -138,7 +138,7 @@ class _Run:
         if self.killed is None:
             self.killed = (kind, message)
 
-    async def go(self, wrap: Wrap | None) -> Outcome:
+    async def go(self, wrap: Wrap | None) -> RunEnd:
         try:
             launch = self.agent.launch(self.session)
             env = self._environment(launch)
@@ -310,7 +310,7 @@ class _Run:
         except Exception as exc:
             return Ending("", f"{self.agent.name}: its adapter failed reading the end: {exc}")
 
-    def _outcome(self, code: int | None, ending: Ending) -> Outcome:
+    def _outcome(self, code: int | None, ending: Ending) -> RunEnd:
         usage = self.spent
         if ending.usage is not None:
             told = ending.usage
@@ -322,7 +322,7 @@ class _Run:
                 max(usage.cache_write_tokens, told.cache_write_tokens),
             )
         kind, error = self.killed if self.killed is not None else (None, ending.error)
-        return Outcome(
+        return RunEnd(
             message=ending.message,
             usage=usage,
             error=error,

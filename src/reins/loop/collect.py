@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Protocol
 
-from reins.backends.batch import BadLine, BatchAPI, BatchResult, Outcome, RemoteBatch, Results
+from reins.backends.batch import BadLine, BatchAPI, BatchOutcome, BatchResult, RemoteBatch, Results
 from reins.errors import IllegalTransition, LeaseConflict, NotTodo, TurnMoved
 from reins.gate import excerpt
 from reins.loop.crashpoint import crash_point
@@ -84,7 +84,7 @@ class Run(Protocol):
 
 
 @dataclass(slots=True)
-class Tally:
+class ResultsTally:
     """What collecting one job did."""
 
     recorded: int = 0
@@ -133,7 +133,7 @@ class JobRecorder:
         crash_point("downloaded")
         requests = {r.custom_id: r for r in await self.requests()}
         odd = sort(got, requests)
-        tally = Tally(odd=odd)
+        tally = ResultsTally(odd=odd)
         self._tell(odd, remote)
         flow = Flow.GO
         for request, result in odd.mine:
@@ -151,7 +151,7 @@ class JobRecorder:
                 tally.canceled += 1
                 continue
             error = self._missing(remote, line, odd.unnamed)
-            flow = await self._result(request, BatchResult(cid, Outcome.ERRORED, error=error),
+            flow = await self._result(request, BatchResult(cid, BatchOutcome.ERRORED, error=error),
                                       remote, tally, flow)  # fmt: skip
             if flow is Flow.HALT:
                 return Ended.LEFT if self.run.stopping else Ended.HELD
@@ -166,13 +166,13 @@ class JobRecorder:
                                          p.lines, p.custom_ids, message))  # fmt: skip
 
     async def _result(
-        self, request: BatchRequest, result: BatchResult, remote: RemoteBatch, tally: Tally,
+        self, request: BatchRequest, result: BatchResult, remote: RemoteBatch, tally: ResultsTally,
         flow: Flow,
     ) -> Flow:  # fmt: skip
-        if result.outcome is Outcome.CANCELED:
+        if result.outcome is BatchOutcome.CANCELED:
             tally.canceled += 1
             return flow
-        completion = result.completion if result.outcome is Outcome.SUCCEEDED else None
+        completion = result.completion if result.outcome is BatchOutcome.SUCCEEDED else None
         if completion is None and flow is Flow.NO_ERRORS:
             tally.skipped += 1
             return flow
@@ -263,7 +263,7 @@ class JobRecorder:
             gate_digest=self.run.quest.gate_digest,
         )
 
-    async def _close(self, remote: RemoteBatch, tally: Tally, why: str | None) -> Ended:
+    async def _close(self, remote: RemoteBatch, tally: ResultsTally, why: str | None) -> Ended:
         state = JobState.CANCELLED if remote.cancelled else JobState.COLLECTED
         note = f"{remote.status}: {tally.recorded} recorded"
         odd = tally.odd or Sorted()

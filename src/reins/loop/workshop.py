@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reins.coders.protocol import Agent, Session, Spent
-from reins.coders.runner import Limits, Outcome, Switch, Wrap, run_agent
+from reins.coders.runner import RunEnd, Switch, Watchdogs, Wrap, run_agent
 from reins.coders.sandbox import Walls, confine, reaped
 from reins.errors import ConfigError, WorkspaceError
 from reins.loop.landing import Landing
@@ -112,7 +112,7 @@ class Workshop:
         sandbox = options.sandbox or quest.workspace.sandbox
         self.workspace: Workspace = dataclasses.replace(quest.workspace, sandbox=sandbox)
         self.quest, self.options, self.tally = quest, options, tally
-        self.limits = Limits(idle=options.agent_idle, wall=options.agent_timeout)
+        self.limits = Watchdogs(idle=options.agent_idle, wall=options.agent_timeout)
         self.spaces: Workspaces | None = None
         self.judges: JudgeTrees | None = None
         self.walls = Walls()
@@ -271,7 +271,7 @@ class Workshop:
 
     async def _run(
         self, agent: Agent, prompt: Prompt, key: str, home: str, before: Spent
-    ) -> tuple[Outcome, str | None]:
+    ) -> tuple[RunEnd, str | None]:
         assert self.spaces is not None
         cwd = self.spaces.path_of(key)
         session = Session(prompt=prompt, cwd=cwd, home=home, sandbox=self.workspace.sandbox,
@@ -348,7 +348,7 @@ def _hidden_folder(workspace: Workspace, repo: Repository) -> str | None:
     return str(folder)
 
 
-def _usage(backend: str, outcome: Outcome) -> Usage:
+def _usage(backend: str, outcome: RunEnd) -> Usage:
     return Usage(
         backend=backend,
         input_tokens=outcome.usage.input_tokens,

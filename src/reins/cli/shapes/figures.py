@@ -24,7 +24,7 @@ class RuleCount(Plain):
 
 
 @dataclass(frozen=True, slots=True)
-class Usage(Plain):
+class UsageRow(Plain):
     """Tokens and cost recorded on the ledger's attempts: the tokens the provider's prompt
     cache read and wrote (part of ``input_tokens``), the cost of the turns made through a
     batch API, and what every turn's tokens cost at list price."""
@@ -38,7 +38,7 @@ class Usage(Plain):
     list_cost: float
 
     @classmethod
-    def of(cls, stats: Stats | Spend) -> Usage:
+    def of(cls, stats: Stats | Spend) -> UsageRow:
         return cls(
             stats.input_tokens,
             stats.output_tokens,
@@ -88,7 +88,7 @@ class Status(Plain):
     gates: dict[str, int]
     older_gate: int | None
     exported: int
-    usage: Usage
+    usage: UsageRow
     failures_used: dict[str, int]
     answers_allowed: int | None
     sandbox: str | None = None
@@ -118,7 +118,7 @@ class Status(Plain):
             dict(sorted(stats.gates.items())),
             older_gate,
             exported,
-            Usage.of(stats),
+            UsageRow.of(stats),
             dict(histogram),
             allowed,
             sandbox,
@@ -155,7 +155,7 @@ class Figures(Plain):
     tries_to_lock: dict[str, int]
     tries_to_lock_sampled: bool
     rules: dict[str, RuleCount]
-    usage: Usage
+    usage: UsageRow
     cache_hit_rate: float | None
     saved: Saved
     quest_figures: dict[str, QuestFigure]
@@ -173,7 +173,7 @@ class Figures(Plain):
             {bar.label: bar.value for bar in b.tries_to_lock},
             b.chart.sampled,
             {r.rule: RuleCount(r.fired, r.root) for r in b.rules[:top]},
-            Usage.of(s),
+            UsageRow.of(s),
             s.cache_hit_rate,
             Saved.of(s),
             {f.name: QuestFigure.of(f) for f in own},

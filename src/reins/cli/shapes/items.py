@@ -91,7 +91,7 @@ class Acted(ItemRow):
 
 
 @dataclass(frozen=True, slots=True)
-class Page(Plain):
+class ItemsPage(Plain):
     """A page of items and the cursor of the next one (None on the last)."""
 
     items: tuple[ItemRow, ...]

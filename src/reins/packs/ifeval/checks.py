@@ -30,7 +30,7 @@ from reins.errors import JudgeError, cause_of
 from reins.gate.rule import Context
 from reins.values import Fact, readable_json
 
-__all__ = ["NOT_JUDGED", "Built", "Outcome", "build", "instruction", "judge"]
+__all__ = ["NOT_JUDGED", "Built", "Reading", "build", "instruction", "judge"]
 
 # How the REVIEW fact of a coin flip begins (the official checker is random there): the pack's
 # figures (figures.py) count such an instruction as not followed, strictly or loosely.
@@ -60,7 +60,7 @@ class Built:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class Reading:
     """The official verdicts on one instruction of one response."""
 
     strict: bool
@@ -191,7 +191,7 @@ def evaluate(
     response: str,
     *,
     key: object = 0,
-) -> Outcome:
+) -> Reading:
     """The strict and loose verdicts of the official evaluation functions on one instruction.
 
     Raises:
@@ -203,14 +203,14 @@ def evaluate(
     with _LOCK:
         strict, loose, consumed = _verdicts(official, instruction_id, kwargs, prompt, response, key)
         if consumed:
-            return Outcome(strict, loose, "the official checker draws at random when it checks")
+            return Reading(strict, loose, "the official checker draws at random when it checks")
         if (
             "langdetect"
             not in official.instruction_class(instruction_id).check_following.__code__.co_names
         ):
-            return Outcome(strict, loose)
+            return Reading(strict, loose)
         if strict and _settled_language(official, response):
-            return Outcome(strict, loose)
+            return Reading(strict, loose)
         detector = official.langdetect.DetectorFactory
         seed = detector.seed
         try:
@@ -218,14 +218,14 @@ def evaluate(
                 detector.seed = other
                 again = _verdicts(official, instruction_id, kwargs, prompt, response, key)
                 if again[:2] != (strict, loose):
-                    return Outcome(
+                    return Reading(
                         strict,
                         loose,
                         "the official language detection (langdetect) is random on this text",
                     )
         finally:
             detector.seed = seed
-    return Outcome(strict, loose)
+    return Reading(strict, loose)
 
 
 def _settled_language(official: Any, text: str) -> bool:

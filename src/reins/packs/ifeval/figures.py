@@ -27,7 +27,7 @@ __all__ = ["official_figures"]
 
 
 @dataclass(slots=True)
-class Tally:
+class Counts:
     """The official counts: prompts and instructions, each followed strictly and loosely."""
 
     prompts: int = 0
@@ -64,7 +64,7 @@ class Tally:
 
 def official_figures(view: LedgerView) -> list[Figure]:
     """``[report] figures`` of the pack's quest.toml: the four figures, then what was counted."""
-    tally = Tally()
+    tally = Counts()
     for item in view.items():
         tally.add(item)
     if not tally.prompts:
@@ -114,7 +114,7 @@ def _fraction(name: str, label: str, followed: int, total: int, what: str) -> Fi
     return Figure(name, followed / total, "fraction", label, f"{followed:,} of {total:,} {what}")
 
 
-def _counted(tally: Tally) -> Figure:
+def _counted(tally: Counts) -> Figure:
     waiting = f"; {tally.not_judged:,} not judged yet" if tally.not_judged else ""
     return Figure(
         "prompts_counted",

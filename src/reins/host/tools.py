@@ -23,7 +23,7 @@ GAME = (
 
 
 @dataclass(frozen=True, slots=True)
-class Param:
+class ToolParam:
     """One argument: its JSON type (None: any JSON value), what it means, whether required."""
 
     name: str
@@ -38,7 +38,7 @@ class ToolSpec:
 
     name: str
     doc: str
-    params: tuple[Param, ...] = ()
+    params: tuple[ToolParam, ...] = ()
     read_only: bool = False
     only_with_proposals: bool = False
 
@@ -71,23 +71,25 @@ TOOLS: tuple[ToolSpec, ...] = (
         "result is the verdict: outcome, the answer it judged (answer 1 of 3), the state and "
         "the answers left, and each fact as where / expected / actual, then what to do next.",
         (
-            Param("submission", "string", "Your answer, exactly as the prompt asks for it.", True),
-            Param("key", "string", "The item you answer [default: your item in progress]."),
+            ToolParam(
+                "submission", "string", "Your answer, exactly as the prompt asks for it.", True
+            ),
+            ToolParam("key", "string", "The item you answer [default: your item in progress]."),
         ),
     ),
     ToolSpec(
         "board",
         "The quest's checklist: [ ] to do, [>] in progress (with its driver), [x] PASS, "
         "[?] REVIEW (a person decides), [-] locked without a pass; and what remains.",
-        (Param("limit", "integer", "Most items to list [default 50]."),),
+        (ToolParam("limit", "integer", "Most items to list [default 50]."),),
         read_only=True,
     ),
     ToolSpec(
         "item_log",
         "Every attempt of one item: turn, driver, outcome, root cause, facts, submission.",
         (
-            Param("key", "string", "The item.", True),
-            Param("full", "boolean", "Whole submissions, not excerpts [default false]."),
+            ToolParam("key", "string", "The item.", True),
+            ToolParam("full", "boolean", "Whole submissions, not excerpts [default false]."),
         ),
         read_only=True,
     ),
@@ -99,16 +101,18 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "release",
         "Give your item back unanswered, so another driver may take it (it stays to do).",
-        (Param("key", "string", "The item [default: every item you hold]."),),
+        (ToolParam("key", "string", "The item [default: every item you hold]."),),
     ),
     ToolSpec(
         "propose_item",
         "Propose a new item for the quest: it is added to do, marked as proposed by you, and "
         "the gate judges it like any other. You cannot lock, skip or delete an item.",
         (
-            Param("key", "string", "A new, unique key for the item.", True),
-            Param("payload", None, "The item's data, as the quest's other items hold it.", True),
-            Param("why", "string", "Why the quest needs this item."),
+            ToolParam("key", "string", "A new, unique key for the item.", True),
+            ToolParam(
+                "payload", None, "The item's data, as the quest's other items hold it.", True
+            ),
+            ToolParam("why", "string", "Why the quest needs this item."),
         ),
         only_with_proposals=True,
     ),

@@ -163,7 +163,7 @@ def standing(
 ) -> Standing:
     """Read the ledger's standing for ``driver`` (None: an agent holding nothing);
     ``max_tries``: the quest's answers allowed, for the board (None: not known)."""
-    from reins.agents.session import held_by
+    from reins.host.session import held_by
     from reins.turn.views import board_lines
 
     t = time.time() if now is None else now

@@ -16,10 +16,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reins.agents import reminders
-from reins.agents.tools import BY_NAME, check_arguments
 from reins.errors import ConfigError, NotFound, ReinsError
 from reins.gate.wording import answer_of, answers_left, state_short
+from reins.host import reminders
+from reins.host.tools import BY_NAME, check_arguments
 from reins.quest import Quest
 from reins.store.model import AttemptKind, Item, State
 from reins.store.protocol import Store

@@ -13,9 +13,9 @@ from reins.cli.shapes.setup import Installed, Uninstalled
 from reins.cli.work import json_option
 
 if TYPE_CHECKING:
-    from reins.agents.hook import Payload
-    from reins.agents.install import Launch
     from reins.cli.config import Settings
+    from reins.host.hook import Payload
+    from reins.host.install import Launch
 
 
 @click.command()
@@ -34,9 +34,9 @@ def mcp(env: Env, driver: str | None) -> None:
     quest allows proposals). The session is the driver: its lease is released when the
     client disconnects. Needs the extra: pip install 'reins-quest[mcp]'.
     """
-    from reins.agents import identity
-    from reins.agents.mcp_server import serve_stdio
-    from reins.agents.session import AgentSession, Options
+    from reins.host import identity
+    from reins.host.mcp_server import serve_stdio
+    from reins.host.session import AgentSession, Options
 
     store = env.ledger()  # a missing ledger fails here, before the client is served
     results = env.results_path if env.settings.auto_export else None
@@ -77,9 +77,9 @@ def stop(ctx: click.Context, driver: str | None, project: Path | None) -> None:
     reason and lets the agent's next stop go, with the cause shown to the user: a broken tool
     must not trap the agent. With no project and no quest at all, there is nothing to guard.
     """
-    from reins.agents import hook as stop_hook
-    from reins.agents import identity
     from reins.cli.config import default_driver
+    from reins.host import hook as stop_hook
+    from reins.host import identity
 
     env = ctx.find_object(Env)
     assert env is not None
@@ -159,7 +159,7 @@ def _launch(ctx: click.Context) -> Launch:
     import os
     import shutil
 
-    from reins.agents.install import Launch
+    from reins.host.install import Launch
     from reins.quests.find import is_folder_ref
 
     found = shutil.which("reins")
@@ -190,7 +190,7 @@ _project = click.option(
 @click.pass_context
 def install(ctx: click.Context, client: str, project: Path, as_json: bool) -> None:
     """Add the stop hook and the MCP server to CLIENT's project settings (merged, backed up)."""
-    from reins.agents.install import install as do_install
+    from reins.host.install import install as do_install
 
     written = do_install(project, _launch(ctx))
     if as_json:
@@ -206,7 +206,7 @@ def install(ctx: click.Context, client: str, project: Path, as_json: bool) -> No
 @json_option
 def uninstall(client: str, project: Path, as_json: bool) -> None:
     """Remove exactly what `reins hook install` added, restoring each file it changed."""
-    from reins.agents.install import uninstall as do_uninstall
+    from reins.host.install import uninstall as do_uninstall
 
     restored = do_uninstall(project)
     if as_json:

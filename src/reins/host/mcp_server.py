@@ -14,10 +14,10 @@ import sys
 from typing import Any
 
 from reins._version import __version__
-from reins.agents import identity
-from reins.agents.session import AgentSession
-from reins.agents.tools import BY_NAME, GAME
 from reins.errors import ConfigError, NotFound, ReinsError
+from reins.host import identity
+from reins.host.session import AgentSession
+from reins.host.tools import BY_NAME, GAME
 
 
 def _require_sdk() -> None:
