@@ -259,7 +259,9 @@ def test_log(cli: Cli) -> None:
 def test_rules(cli: Cli) -> None:
     rules = doc(cli("rules", "--json"))
     keys = ["id", "level", "description", "supersedes", "needs", "check", "parameters"]
-    assert [list(r) for r in rules] == [keys, keys]
+    keys += ["raised_by", "coaching"]
+    assert [list(r) for r in rules] == [keys, keys, keys]
+    assert [(r["id"], r["raised_by"]) for r in rules][-1] == ("reins:submission", "reins")
 
 
 def test_export(cli: Cli) -> None:

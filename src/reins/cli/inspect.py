@@ -164,16 +164,20 @@ def log(env: Env, key: str, full: bool, as_json: bool) -> None:
 @json_option
 @pass_env
 def rules(env: Env, as_json: bool) -> None:
-    """The gate's catalog: what actually judges (for a graph gate, its nodes and edges)."""
+    """Every fact the quest can raise: the gate's catalog (what actually judges; for a graph
+    gate, its nodes and edges), then those its prepare and reins itself raise, with coaching."""
+    from reins.turn.raised import raised_beside_the_gate
     from reins.turn.views import rules_text
 
-    catalog = env.quest.judge.catalog()
+    quest = env.quest
+    catalog, beside = quest.judge.catalog(), raised_beside_the_gate(quest)
     if as_json:
         from reins.cli.shapes.items import RuleView
 
-        emit_json([RuleView.of(e) for e in catalog])
+        rows = [RuleView.of(e, quest.coaching.get(e.id)) for e in catalog]
+        emit_json([*rows, *(RuleView.beside(r) for r in beside)])
         return
-    click.echo(rules_text(catalog), nl=False)
+    click.echo(rules_text(catalog, beside, quest.coaching), nl=False)
 
 
 @click.command()

@@ -222,9 +222,12 @@ class AgentSession:
         return Reply((text,) + ((f"proposed by {by}",) if by else ()))
 
     def rules(self, _args: dict[str, Any]) -> Reply:
+        from reins.turn.raised import raised_beside_the_gate
         from reins.turn.views import rules_text
 
-        return Reply((rules_text(self.quest.judge.catalog()),))
+        quest = self.quest
+        text = rules_text(quest.judge.catalog(), raised_beside_the_gate(quest), quest.coaching)
+        return Reply((text,))
 
     def release(self, args: dict[str, Any]) -> Reply:
         key = args.get("key")

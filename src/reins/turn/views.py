@@ -7,13 +7,17 @@ catalog: each is this module's function, so the two surfaces cannot drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from reins.gate import CatalogEntry
 from reins.gate.wording import answer_of, failures_of, judged_answer, state_meaning, state_short
 from reins.quest import Quest
 from reins.store.model import Attempt, AttemptKind, Item
 from reins.values import Prompt
+
+if TYPE_CHECKING:
+    from reins.turn.raised import Raised
 
 # The checklist's marks: [x] passed, [?] waiting for a person, [-] locked without a pass;
 # a TODO item is [>] while someone holds its lease, else [ ].
@@ -107,18 +111,35 @@ def label(a: Attempt, *, answers: bool = False, max_tries: int | None = None) ->
     return what + (f" · round {a.round}" if a.round > 1 else "")
 
 
-def rules_text(catalog: Sequence[CatalogEntry]) -> str:
-    """The gate's catalog, as ``reins rules`` prints it."""
-    width = max((len(e.id) for e in catalog), default=4)
+def rules_text(
+    catalog: Sequence[CatalogEntry],
+    beside: Sequence[Raised] = (),
+    coaching: Mapping[str, str] | None = None,
+) -> str:
+    """Every fact a quest can raise, as ``reins rules`` prints it: the gate's catalog, then
+    what its prepare and reins raise beside it (``beside``), each with its coaching."""
+    coaching = coaching or {}
+    ids = [e.id for e in catalog] + [r.id for r in beside]
+    width = max((len(i) for i in ids), default=4)
+    pad = f"{'':<6} {'':<{width}}  "
     out = []
     for e in catalog:
         out.append(f"{e.level.value:<6} {e.id:<{width}}  {e.description}")
         if e.check and e.description != f"{e.check}: {e.parameters}".rstrip(": "):
             # a declared rule with its own description: show what actually runs
             call = f"{e.check}: {e.parameters}" if e.parameters else e.check
-            out.append(f"{'':<6} {'':<{width}}  check: {call}")
+            out.append(f"{pad}check: {call}")
         if e.supersedes:
-            out.append(f"{'':<6} {'':<{width}}  supersedes: {', '.join(e.supersedes)}")
+            out.append(f"{pad}supersedes: {', '.join(e.supersedes)}")
         if e.needs:
-            out.append(f"{'':<6} {'':<{width}}  needs: {', '.join(e.needs)}")
+            out.append(f"{pad}needs: {', '.join(e.needs)}")
+        if coaching.get(e.id):
+            out.append(f"{pad}coaching: {coaching[e.id]}")
+    if beside:
+        out.append("")
+        out.append("raised beside the gate (by the quest's prepare, or by reins itself):")
+        for r in beside:
+            out.append(f"{r.level.value:<6} {r.id:<{width}}  {r.description} ({r.by})")
+            if r.coaching:
+                out.append(f"{pad}coaching: {r.coaching}")
     return "".join(line + "\n" for line in out)

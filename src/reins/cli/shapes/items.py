@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from reins.gate import CatalogEntry
     from reins.store.model import Attempt, Item
     from reins.turn.lane import Rejudged as Found
+    from reins.turn.raised import Raised
     from reins.turn.record import Recorded
     from reins.turn.review import Source
 
@@ -222,7 +223,9 @@ class ItemLog(Plain):
 
 @dataclass(frozen=True, slots=True)
 class RuleView(Plain):
-    """One entry of the gate's catalog (``check`` and ``parameters`` for gate.md's rules)."""
+    """One fact a quest can raise: an entry of the gate's catalog (``check`` and ``parameters``
+    for gate.md's rules), or one raised beside it by the quest's prepare or by reins itself
+    (``raised_by``), with the coaching the next prompt carries after a FAIL of it."""
 
     id: str
     level: str
@@ -231,9 +234,11 @@ class RuleView(Plain):
     needs: tuple[str, ...]
     check: str | None
     parameters: str | None
+    raised_by: str
+    coaching: str | None
 
     @classmethod
-    def of(cls, e: CatalogEntry) -> RuleView:
+    def of(cls, e: CatalogEntry, coaching: str | None = None) -> RuleView:
         return cls(
             e.id,
             e.level.value,
@@ -242,7 +247,13 @@ class RuleView(Plain):
             tuple(e.needs),
             e.check or None,
             e.parameters or None,
+            "gate",
+            coaching or None,
         )
+
+    @classmethod
+    def beside(cls, r: Raised) -> RuleView:
+        return cls(r.id, r.level.value, r.description, (), (), None, None, r.by, r.coaching or None)
 
 
 @dataclass(frozen=True, slots=True)
