@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
 from reins.backends import registry
 from reins.backends.base import Completion
-from reins.cli import make_group
 from reins.errors import ConfigError
 from reins.values import Prompt
 from tests.kit import TINY_REF
+from tests.kit.cli import reins
 
 FAST = "backoff=0.001&max_wait=0.5"
 SHORT = "Answer in one word."
@@ -233,9 +233,8 @@ def test_price_options_replace_the_tables_rates_one_by_one(server: Recorder) -> 
 # -- through the loop to the ledger ----------------------------------------------------------
 
 
-def reins(*args: str, ledger: str) -> Result:
-    argv = ["--quest", TINY_REF, "--ledger", ledger, *args]
-    return CliRunner().invoke(make_group(), argv, catch_exceptions=False)
+def on_tiny(*args: str, ledger: str) -> Result:
+    return reins("--quest", TINY_REF, "--ledger", ledger, *args)
 
 
 def doc(result: Result) -> Any:
@@ -262,14 +261,14 @@ def test_cached_tokens_reach_the_ledger_and_report_shows_the_hit_rate_and_the_sa
         input_tokens=10, cache_read_input_tokens=900, cache_creation_input_tokens=0,
         output_tokens=2,
     )  # fmt: skip
-    assert reins("scan", ledger=ledger).exit_code == 0
+    assert on_tiny("scan", ledger=ledger).exit_code == 0
     spec = f"anthropic:claude-sonnet-5-5?base_url={server.url}&{FAST}"
-    looped = reins("loop", "--model", spec, "--no-export", ledger=ledger)
+    looped = on_tiny("loop", "--model", spec, "--no-export", ledger=ledger)
     assert looped.exit_code == 0, looped.output
     turns = len(server.bodies)
     assert turns == 3  # the tiny quest's three items, each PASS at once
 
-    usage = doc(reins("status", "--json", ledger=ledger))["usage"]
+    usage = doc(on_tiny("status", "--json", ledger=ledger))["usage"]
     assert (usage["input_tokens"], usage["cache_read_tokens"], usage["cache_write_tokens"]) == (
         910 * turns, 900 * turns, 0
     )  # fmt: skip
@@ -278,17 +277,17 @@ def test_cached_tokens_reach_the_ledger_and_report_shows_the_hit_rate_and_the_sa
     assert usage["cost"] == pytest.approx(cost) and usage["list_cost"] == pytest.approx(list_cost)
     assert usage["batch_cost"] == 0
 
-    attempt = doc(reins("log", "a", "--json", ledger=ledger))["attempts"][0]
+    attempt = doc(on_tiny("log", "a", "--json", ledger=ledger))["attempts"][0]
     assert (attempt["cache_read_tokens"], attempt["cache_write_tokens"]) == (900, 0)
 
-    report = doc(reins("report", "--json", ledger=ledger))
+    report = doc(on_tiny("report", "--json", ledger=ledger))
     assert report["usage"] == usage
     assert report["cache_hit_rate"] == pytest.approx(900 / 910)
     assert report["saved"] == {
         "total": pytest.approx(list_cost - cost), "cache": pytest.approx(list_cost - cost),
         "batch": 0,
     }  # fmt: skip
-    text = reins("report", ledger=ledger).stdout
+    text = on_tiny("report", ledger=ledger).stdout
     assert "tokens  in 2,730 (cache read 2,700 = 98.9%, written 0)  out 6" in text
     assert f"saved ${list_cost - cost:.4f}: cache ${list_cost - cost:.4f}, batch $0.0000" in text
 
@@ -299,10 +298,10 @@ def test_the_dashboard_board_shows_the_cache_hit_rate_and_the_saving(
     monkeypatch.chdir(tmp_path)
     ledger = str(tmp_path / "tiny.reins.db")
     server.reply = anthropic_reply(input_tokens=100, cache_read_input_tokens=300, output_tokens=10)
-    reins("scan", ledger=ledger)
+    on_tiny("scan", ledger=ledger)
     spec = f"anthropic:claude-sonnet-5-5?base_url={server.url}&{FAST}"
-    assert reins("loop", "--model", spec, "--no-export", ledger=ledger).exit_code == 0
-    assert reins("report", "--html", "r.html", ledger=ledger).exit_code == 0
+    assert on_tiny("loop", "--model", spec, "--no-export", ledger=ledger).exit_code == 0
+    assert on_tiny("report", "--html", "r.html", ledger=ledger).exit_code == 0
     page = (tmp_path / "r.html").read_text()
     assert 'data-figure="cache-hit-rate">75.0%<' in page
     saved = 3 * 300 * (2 - 0.2) / 1e6  # three items, each reading 300 tokens at 0.20, not 2

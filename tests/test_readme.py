@@ -31,7 +31,8 @@ SKIPPED = {
         "an export record with its long fields elided (…): tests/test_export.py pins the format"
     ),
     "tokens  in 512,000  out 0": (
-        "report's spend after a batch run at a provider: tests/test_batch_loop.py pins its form"
+        "report's spend after a batch run at a provider: "
+        "tests/batch/test_batch_loop.py pins its form"
     ),
 }
 

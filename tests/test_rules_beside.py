@@ -6,15 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from reins.cli import make_group
 from reins.quests.emails import quest as EMAILS
 from reins.turn.raised import raised_beside_the_gate
+from tests.kit.cli import reins
 
 
 def rules(*args: str) -> str:
-    out = CliRunner().invoke(make_group(), [*args, "rules"], catch_exceptions=False)
+    out = reins(*args, "rules")
     assert out.exit_code == 0, out.output
     return out.stdout
 
@@ -36,9 +34,9 @@ def test_a_python_quest_lists_what_its_prepare_refuses_with_its_coaching() -> No
 
 def test_a_coding_quest_lists_the_workspace_s_own_facts() -> None:
     # (each test runs in an empty folder of its own: tests/kit/__init__.py)
-    made = CliRunner().invoke(make_group(), ["new", "--pack", "coding", "play"])
+    made = reins("new", "--pack", "coding", "play")
     assert made.exit_code == 0, made.output
-    listed = CliRunner().invoke(make_group(), ["-q", "play", "rules", "--json"])
+    listed = reins("-q", "play", "rules", "--json")
     rows = {r["id"]: r for r in json.loads(listed.stdout)}
     for own in ("reins:submission", "reins:change", "reins:judge-owned", "reins:link"):
         assert rows[own]["raised_by"] == "reins" and rows[own]["level"] == "FAIL"

@@ -1,5 +1,5 @@
 """What the tests of `reins loop --batch` share: the steered fake model, the loop in-process
-and in a child process (tests/test_batch_*.py)."""
+and in a child process (tests/batch/)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from reins.cli import make_group
 from tests.kit import CHILD_PATH
 from tests.kit.batchserver import KEY, Answer, Ask, BatchServer
+from tests.kit.cli import reins
 
 QUEST = "tests.kit:TINY"
 FEEDBACK = "## Your last submission failed the gate"
@@ -36,7 +36,7 @@ def spec(server: BatchServer, provider: str, **options: str) -> str:
 
 def cli(*args: str, quest: str = QUEST, ledger: Path | None = None) -> Result:
     where = ["--ledger", str(ledger)] if ledger is not None else []
-    return CliRunner().invoke(make_group(), ["--quest", quest, *where, *args])
+    return reins("--quest", quest, *where, *args)
 
 
 def batch_loop(

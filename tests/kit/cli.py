@@ -15,6 +15,17 @@ from reins.cli import make_group
 TINY_REF = "tests.kit:TINY"
 
 
+def reins(
+    *args: str, input: str | bytes | None = None, env: Mapping[str, str] | None = None
+) -> Result:
+    """``reins ARGS`` in this process and folder, through click's CliRunner: ``exit_code``, and
+    ``stdout`` and ``stderr`` apart. An exception the CLI does not turn into an exit code fails
+    the test with its traceback. The one invoker every helper of the kit goes through."""
+    return CliRunner().invoke(
+        make_group(), list(args), input=input, env=dict(env or {}), catch_exceptions=False
+    )
+
+
 @dataclass
 class Cli:
     """``reins`` through click's CliRunner, in ``folder``, on the quest ``quest``.
@@ -46,10 +57,4 @@ class Cli:
             *args,
         ]
         with contextlib.chdir(self.folder):
-            return CliRunner().invoke(
-                make_group(),
-                argv,
-                input=input,
-                env={"REINS_DRIVER": self.driver, **(env or {})},
-                catch_exceptions=False,
-            )
+            return reins(*argv, input=input, env={"REINS_DRIVER": self.driver, **(env or {})})

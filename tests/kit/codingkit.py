@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from reins.cli import make_group
 from reins.values import JudgeTree
+from tests.kit.cli import reins
 
 PYTHON = sys.executable
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -101,7 +101,7 @@ def agent(path: Path, body: str) -> Path:
 
 def cli(*args: str) -> Result:
     """``reins ARGS`` in this process, stdout and stderr apart."""
-    return CliRunner().invoke(make_group(), list(args), catch_exceptions=False)
+    return reins(*args)
 
 
 def events(out: Result) -> list[dict[str, Any]]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,24 +14,9 @@ from reins import SQLiteStore, State
 from reins.errors import Exit
 from reins.store.jobs import JobDraft, JobState
 from reins.store.model import AttemptKind
-from tests.kit.batchkit import batch_loop, steered
-from tests.kit.batchserver import KEY, BatchServer, FakeProvider
+from tests.kit.batchkit import batch_loop
+from tests.kit.batchserver import BatchServer
 from tests.kit.loopkit import make_ledger
-
-
-@pytest.fixture(params=["openai", "anthropic"])
-def provider(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[BatchServer]:
-    monkeypatch.setenv("BATCH_KEY", KEY)
-    srv = BatchServer(FakeProvider(steered))
-    try:
-        yield srv
-    finally:
-        srv.close()
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ is not a result of the job's own requests."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,24 +13,9 @@ import pytest
 from reins import SQLiteStore
 from reins.backends.batch import Results, read_results
 from reins.store.model import AttemptKind
-from tests.kit.batchkit import batch_loop, steered
-from tests.kit.batchserver import KEY, BatchServer, FakeProvider
+from tests.kit.batchkit import batch_loop
+from tests.kit.batchserver import BatchServer
 from tests.kit.loopkit import make_ledger
-
-
-@pytest.fixture(params=["openai", "anthropic"])
-def provider(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[BatchServer]:
-    monkeypatch.setenv("BATCH_KEY", KEY)
-    srv = BatchServer(FakeProvider(steered))
-    try:
-        yield srv
-    finally:
-        srv.close()
 
 
 @pytest.fixture

@@ -9,35 +9,19 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
 from reins import SQLiteStore, State
-from reins.cli import make_group
 from reins.errors import Exit
 from reins.store.jobs import JobState
 from tests.kit import CHILD_PATH
-from tests.kit.batchkit import LOOP, run_loop, steered
-from tests.kit.batchserver import KEY, BatchServer, FakeProvider
+from tests.kit.batchkit import LOOP, run_loop
+from tests.kit.batchserver import KEY, BatchServer
+from tests.kit.cli import reins
 from tests.kit.loopkit import make_ledger
-
-
-@pytest.fixture(params=["openai", "anthropic"])
-def provider(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[BatchServer]:
-    monkeypatch.setenv("BATCH_KEY", KEY)
-    srv = BatchServer(FakeProvider(steered))
-    try:
-        yield srv
-    finally:
-        srv.close()
 
 
 @pytest.fixture
@@ -53,8 +37,7 @@ def model(server: BatchServer, provider: str) -> str:
 
 
 def cli(ledger: Path, *args: str) -> Result:
-    group = make_group()
-    return CliRunner().invoke(group, ["--quest", "tests.kit:TINY", "--ledger", str(ledger), *args])
+    return reins("--quest", "tests.kit:TINY", "--ledger", str(ledger), *args)
 
 
 def start_loop(server: BatchServer, provider: str, ledger: Path) -> subprocess.Popen[str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,24 +21,9 @@ from reins.errors import Exit
 from reins.store.jobs import JobState
 from reins.store.model import AttemptKind
 from tests.kit import TINY, tiny_prepare
-from tests.kit.batchkit import FEEDBACK, batch_loop, cli, spec, steered
-from tests.kit.batchserver import KEY, Answer, Ask, BatchServer, Expire, Fail, FakeProvider
+from tests.kit.batchkit import FEEDBACK, batch_loop, cli, spec
+from tests.kit.batchserver import Answer, Ask, BatchServer, Expire, Fail
 from tests.kit.loopkit import make_ledger
-
-
-@pytest.fixture(params=["openai", "anthropic"])
-def provider(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[BatchServer]:
-    monkeypatch.setenv("BATCH_KEY", KEY)
-    srv = BatchServer(FakeProvider(steered))
-    try:
-        yield srv
-    finally:
-        srv.close()
 
 
 @pytest.fixture
@@ -199,7 +183,7 @@ def test_the_judge_breaker_stops_recording_and_a_rerun_records_the_rest(
         assert job.state is JobState.SENT and led.stats().leased == 5
     # The gate mended, a rerun records the other three answers the provider holds: nothing
     # is sent again for them, and the two recorded are not recorded twice.
-    out = batch_loop(server, provider, ledger=big, quest="tests.test_batch_loop:FIXED")
+    out = batch_loop(server, provider, ledger=big, quest="tests.batch.test_batch_loop:FIXED")
     assert out.exit_code == 0, out.output
     with SQLiteStore.open(big) as led:
         kinds = [a.kind for i in range(5) for a in led.snapshot(f"k{i}")[1]]

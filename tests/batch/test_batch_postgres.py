@@ -3,27 +3,16 @@
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
 
 import pytest
 
 from reins.store.jobs import JobState
 from reins.store.postgres import PostgresStore
 from reins.testing.postgres import PostgresHarness
-from tests.kit.batchkit import run_loop, steered
-from tests.kit.batchserver import KEY, BatchServer, FakeProvider
+from tests.kit.batchkit import run_loop
+from tests.kit.batchserver import BatchServer
 
 pytestmark = pytest.mark.postgres
-
-
-@pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[BatchServer]:
-    monkeypatch.setenv("BATCH_KEY", KEY)
-    srv = BatchServer(FakeProvider(steered))
-    try:
-        yield srv
-    finally:
-        srv.close()
 
 
 @pytest.mark.parametrize("crash", [None, "result:2", "created"])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,8 +20,8 @@ import pytest
 from reins import SQLiteStore, State
 from reins.store.jobs import JobState
 from reins.store.walk import iter_items
-from tests.kit.batchkit import item_turns, run_loop, start_loop, steered
-from tests.kit.batchserver import BatchServer, FakeProvider
+from tests.kit.batchkit import item_turns, run_loop, start_loop
+from tests.kit.batchserver import BatchServer
 from tests.kit.loopkit import make_ledger
 
 pytestmark = pytest.mark.slow
@@ -34,15 +34,6 @@ STEPS = {
                   "collected"],
 }  # fmt: skip
 CASES = [(p, step) for p, steps in STEPS.items() for step in steps]
-
-
-@pytest.fixture
-def server() -> Iterator[BatchServer]:
-    srv = BatchServer(FakeProvider(steered))
-    try:
-        yield srv
-    finally:
-        srv.close()
 
 
 def uploads_and_batches(server: BatchServer, provider: str) -> tuple[int, int]:
