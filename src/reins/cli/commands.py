@@ -126,7 +126,9 @@ COMMANDS: dict[str, Entry] = {
     "rules": Entry(
         "reins.cli.inspect:rules",
         "Quest documents",
-        "The gate's catalog: what actually judges (for a graph gate, its nodes and edges).",
+        "Every fact the quest can raise: the gate's catalog (what actually judges; for a graph "
+        "gate, its nodes and edges), then those its prepare and reins itself raise, with "
+        "coaching.",
     ),
     "gate": Entry(
         "reins.cli.gate:gate",

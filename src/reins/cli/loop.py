@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from reins.cli.app import Env, pass_env
-from reins.cli.loopflags import LoopFlags
+from reins.cli.loopflags import LoopFlags, agent_options
 from reins.cli.work import json_option
 from reins.errors import ConfigError, Exit
 
@@ -132,21 +132,7 @@ def resolve_backend(spec: str) -> Backend:
     show_default=True,
     help="Seconds a lease lives without a heartbeat (a crashed loop's items come back then).",
 )
-@click.option(
-    "--agent-idle",
-    type=click.FloatRange(min=0, min_open=True),
-    default=600.0,
-    show_default=True,
-    help="Coding agents: kill one that prints nothing this many seconds (allow its longest "
-    "tool run).",
-)
-@click.option(
-    "--agent-timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=1800.0,
-    show_default=True,
-    help="Coding agents: kill a run that takes longer than this many seconds.",
-)
+@agent_options
 @click.option(
     "--max-item-tokens",
     type=click.IntRange(min=1),
@@ -156,12 +142,6 @@ def resolve_backend(spec: str) -> Backend:
     "--max-item-cost",
     type=click.FloatRange(min=0, min_open=True),
     help="Cap each item's cost over all its turns: the agent is killed, the item set aside.",
-)
-@click.option(
-    "--sandbox",
-    type=click.Choice(("bwrap", "none")),
-    help="Coding agents: bwrap confines them to their workspace (the default); none runs them "
-    "unconfined [default: the quest's, bwrap].",
 )
 @click.option("--no-export", is_flag=True, help="Do not append locked items to the results file.")
 @click.option(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -118,3 +119,38 @@ class LoopFlags:
             sandbox=self.sandbox,
             worktrees=worktrees_beside(env) if env.quest.workspace is not None else None,
         )
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+AGENT_OPTIONS = (
+    click.option(
+        "--agent-idle",
+        type=click.FloatRange(min=0, min_open=True),
+        default=600.0,
+        show_default=True,
+        help="Coding agents: kill one that prints nothing this many seconds (allow its longest "
+        "tool run).",
+    ),
+    click.option(
+        "--agent-timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=1800.0,
+        show_default=True,
+        help="Coding agents: kill a run that takes longer than this many seconds.",
+    ),
+    click.option(
+        "--sandbox",
+        type=click.Choice(("bwrap", "none")),
+        help="Coding agents: bwrap confines them to their workspace (the default); none runs them "
+        "unconfined [default: the quest's, bwrap].",
+    ),
+)
+"""The options of a run of coding agents: their watchdogs and the sandbox."""
+
+
+def agent_options(command: F) -> F:
+    """Add :data:`AGENT_OPTIONS` to a command (as ``json_option`` adds ``--json``)."""
+    for option in reversed(AGENT_OPTIONS):
+        command = option(command)
+    return command

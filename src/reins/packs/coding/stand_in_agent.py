@@ -13,7 +13,10 @@ import sys
 from pathlib import Path
 
 prompt = sys.stdin.read()
-name = re.search(r"Implement textkit\.(\w+)", prompt).group(1)
+asked = re.search(r"Implement textkit\.(\w+)", prompt)
+if asked is None:
+    sys.exit("stand_in_agent: the prompt names no textkit function to implement")
+name = asked.group(1)
 right = {
     "slugify": "return re.sub(r'[^a-z0-9]+', '-', text.lower()).strip('-')",
     "reverse_words": "return ' '.join(reversed(words(text)))",
