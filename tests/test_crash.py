@@ -159,7 +159,7 @@ def test_killed_reopeners_withdraw_each_exported_lock_exactly_once(tmp_path: Pat
     with SQLiteStore.open(path) as led:
         export(led, results)
         assert all((i.state, i.round) == (State.TODO, 2) for i in iter_items(led))
-        assert led.exported_count() == 0 and led.open_batch_paths() == []
+        assert led.exported_count() == 0 and led.open_export_paths() == []
     records = [json.loads(line) for line in results.read_text().splitlines()]  # none torn
     written = Counter((r["key"], r["state"], r["round"]) for r in records)
     assert written == Counter(

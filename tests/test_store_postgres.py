@@ -323,7 +323,7 @@ def test_a_connection_ended_between_turns_is_replaced(postgres_url: str) -> None
         assert terminate(postgres_url, app) >= 1  # the pooled connection dies while idle
         store.record(draft("a", "n1"), Claim("ann", 0))
         assert terminate(postgres_url, app) >= 1
-        assert store.claim_batch("/tmp/x.jsonl", 0, 10) is not None  # not idempotent: fine
+        assert store.claim_export("/tmp/x.jsonl", 0, 10) is not None  # not idempotent: fine
         assert terminate(postgres_url, app) >= 1
         assert store.add([("c", None)]) == (1, 0)
         assert attempts_of(store, "a") == 1 and store.check() == []

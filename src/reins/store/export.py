@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reins.errors import LedgerError
-from reins.store.model import ExportBatch, ExportEntry
+from reins.store.model import ExportClaim, ExportEntry
 from reins.store.protocol import Store
 from reins.values import readable_json
 
@@ -124,27 +124,27 @@ def export(store: Store, out: str | os.PathLike[str]) -> Exported:
     with _locked(target, wait=True) as fd:
         _recover(store, str(target), fd)
         while True:
-            batch = store.claim_batch(str(target), os.fstat(fd).st_size, BATCH_SIZE)
+            batch = store.claim_export(str(target), os.fstat(fd).st_size, BATCH_SIZE)
             if batch is None:
                 break
             _write(fd, batch)
-            store.finish_batch(batch.id)
+            store.finish_export(batch.id)
             count += len(batch.entries)
             if len(batch.entries) < BATCH_SIZE:
                 break  # a short batch took every pending item: no need to ask again
-    for other in store.open_batch_paths():
+    for other in store.open_export_paths():
         if other != str(target):
             _recover_elsewhere(store, other)
     return Exported(count, tuple(store.refused_locks()))
 
 
 def _recover(store: Store, path: str, fd: int) -> None:
-    for batch in store.open_batches(path):
+    for batch in store.open_exports(path):
         # Only cut what a dead writer appended; a file someone shortened is left as it is.
         if os.fstat(fd).st_size > batch.offset:
             os.ftruncate(fd, batch.offset)
         _write(fd, batch)
-        store.finish_batch(batch.id)
+        store.finish_export(batch.id)
 
 
 def _recover_elsewhere(store: Store, path: str) -> None:
@@ -157,7 +157,7 @@ def _recover_elsewhere(store: Store, path: str) -> None:
         pass  # the file's folder is gone or unwritable; the batch stays open for later
 
 
-def _write(fd: int, batch: ExportBatch) -> None:
+def _write(fd: int, batch: ExportClaim) -> None:
     data = b"".join(_line(record_of(entry)) for entry in batch.entries)
     view = memoryview(data)
     while view:

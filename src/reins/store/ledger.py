@@ -22,7 +22,7 @@ from reins.store.model import (
     Attempt,
     Claim,
     Draft,
-    ExportBatch,
+    ExportClaim,
     Item,
     Lease,
     Page,
@@ -242,17 +242,17 @@ class Ledger(Generic[DB]):
 
     # -- export bookkeeping ---------------------------------------------------------------
 
-    def claim_batch(self, path: str, offset: int, limit: int) -> ExportBatch | None:
-        return self._sql.exports.claim_batch(self._db, path, offset, limit)
+    def claim_export(self, path: str, offset: int, limit: int) -> ExportClaim | None:
+        return self._sql.exports.claim_export(self._db, path, offset, limit)
 
-    def open_batches(self, path: str) -> list[ExportBatch]:
-        return self._sql.exports.open_batches(self._db, path)
+    def open_exports(self, path: str) -> list[ExportClaim]:
+        return self._sql.exports.open_exports(self._db, path)
 
-    def open_batch_paths(self) -> list[str]:
-        return self._sql.exports.open_batch_paths(self._db)
+    def open_export_paths(self) -> list[str]:
+        return self._sql.exports.open_export_paths(self._db)
 
-    def finish_batch(self, batch: int) -> None:
-        self._sql.exports.finish_batch(self._db, batch)
+    def finish_export(self, batch: int) -> None:
+        self._sql.exports.finish_export(self._db, batch)
 
     def exported_count(self) -> int:
         return self._sql.exports.exported_count(self._db)

@@ -304,8 +304,9 @@ class ExportEntry:
 
 
 @dataclass(frozen=True, slots=True)
-class ExportBatch:
-    """A claimed export batch: the file it goes to, the offset it starts at, its entries."""
+class ExportClaim:
+    """A claimed export: the file it goes to, the offset it starts at, its entries (a span
+    of the results file one writer holds; not a provider batch)."""
 
     id: int
     path: str

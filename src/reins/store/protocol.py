@@ -17,7 +17,7 @@ from reins.store.model import (
     Attempt,
     Claim,
     Draft,
-    ExportBatch,
+    ExportClaim,
     Item,
     Lease,
     Page,
@@ -203,7 +203,7 @@ class Store(Protocol):
 
     # -- export bookkeeping (the file side is reins.store.export) -------------------------
 
-    def claim_batch(self, path: str, offset: int, limit: int) -> ExportBatch | None:
+    def claim_export(self, path: str, offset: int, limit: int) -> ExportClaim | None:
         """Mark up to ``limit`` items as a batch written at ``offset``: terminal, unexported
         ones whose lock an attempt produced (never one of :meth:`refused_locks`), then TODO ones
         whose withdrawal is owed to ``path`` (that item's owed entry goes, and so does the entry
@@ -211,13 +211,13 @@ class Store(Protocol):
         :mod:`reins.store.withdrawal`)."""
         ...
 
-    def open_batches(self, path: str) -> list[ExportBatch]:
+    def open_exports(self, path: str) -> list[ExportClaim]:
         """Batches to ``path`` that were claimed but never finished (a writer died)."""
         ...
 
-    def open_batch_paths(self) -> list[str]: ...
+    def open_export_paths(self) -> list[str]: ...
 
-    def finish_batch(self, batch: int) -> None:
+    def finish_export(self, batch: int) -> None:
         """Mark ``batch`` written; its TODO items (withdrawals) lose their mark with it."""
         ...
 

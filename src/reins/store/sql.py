@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from reins.errors import LedgerError
 from reins.store.codec import ATTEMPT_COLUMNS, ITEM_COLUMNS, attempt_of, item_of
-from reins.store.model import Attempt, ExportBatch, ExportEntry, Page, State
+from reins.store.model import Attempt, ExportClaim, ExportEntry, Page, State
 from reins.store.provenance import FAULTS, SOUND
 from reins.store.query import PageQuery
 
@@ -120,7 +120,7 @@ def refused_of(rows: Iterable[Any]) -> list[LockFault]:
     return [LockFault.of(row) for row in found]
 
 
-# Each item of an export batch with the attempt its record shows, in one query: for a lock the
+# Each item of an export claim with the attempt its record shows, in one query: for a lock the
 # one that locked it (its last), for a withdrawal the person's action that opened its round.
 ENTRIES = (
     f"SELECT {prefixed(ITEM_COLUMNS, 'i')}, {prefixed(ATTEMPT_COLUMNS, 'a')} "
@@ -148,7 +148,7 @@ def keyed_attempts(rows: Iterable[Any]) -> list[Attempt]:
     return [attempt_of(row[0], row[1:]) for row in rows]
 
 
-def batch_of(batch: int, path: str, offset: int, rows: Iterable[Any]) -> ExportBatch:
+def batch_of(batch: int, path: str, offset: int, rows: Iterable[Any]) -> ExportClaim:
     """An export batch from the rows :data:`ENTRIES` read of it."""
     entries = []
     for row in rows:
@@ -156,7 +156,7 @@ def batch_of(batch: int, path: str, offset: int, rows: Iterable[Any]) -> ExportB
         tail = row[ITEM_WIDTH:]
         attempt = None if tail[0] is None else attempt_of(item.key, tail)
         entries.append(ExportEntry(item, attempt))
-    return ExportBatch(batch, path, offset, tuple(entries))
+    return ExportClaim(batch, path, offset, tuple(entries))
 
 
 # A withdrawal owed to the file that the item's exported lock went to (see

@@ -270,7 +270,7 @@ def _dead(conn: Connection[Any]) -> bool:
 
     An idle connection receives nothing; a readable socket holds the server's goodbye (an
     ended backend, a restart) or its end. Telling before sending keeps a call that cannot be
-    made twice (adding items, claiming an export batch) from failing on a connection that was
+    made twice (adding items, claiming an export claim) from failing on a connection that was
     dead before it was used.
     """
     if conn.closed:

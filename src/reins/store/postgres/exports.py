@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from reins.store.codec import now_iso
-from reins.store.model import ExportBatch
+from reins.store.model import ExportClaim
 from reins.store.postgres.connection import SNAPSHOT, Database, Session
 from reins.store.provenance import SOUND
 from reins.store.sql import ENTRIES, EXPORTABLE, REFUSED, batch_of, refused_of
@@ -54,12 +54,12 @@ SELECT batch.id, (SELECT count(*) FROM marked) FROM batch
 """
 
 
-def _batch(s: Session, batch: int, path: str, offset: int) -> ExportBatch:
+def _batch(s: Session, batch: int, path: str, offset: int) -> ExportClaim:
     return batch_of(batch, path, offset, s.rows(_ENTRIES, (batch,)))
 
 
-def claim_batch(db: Database, path: str, offset: int, limit: int) -> ExportBatch | None:
-    def claim(s: Session) -> ExportBatch | None:
+def claim_export(db: Database, path: str, offset: int, limit: int) -> ExportClaim | None:
+    def claim(s: Session) -> ExportClaim | None:
         args = {
             "limit": limit,
             "skip": len(PREFIX) + 1,
@@ -76,13 +76,13 @@ def claim_batch(db: Database, path: str, offset: int, limit: int) -> ExportBatch
     # Never made twice: a second batch at the same offset would be cut away by the first's
     # recovery. A lost answer leaves the batch open, and the next export finishes it.
     return db.write(
-        claim, what=f"claiming an export batch for {path}", idempotent=False,
+        claim, what=f"claiming an export claim for {path}", idempotent=False,
         outcome="the batch was either claimed, and the next export writes it, or not at all",
     )  # fmt: skip
 
 
-def open_batches(db: Database, path: str) -> list[ExportBatch]:
-    def read(s: Session) -> list[ExportBatch]:
+def open_exports(db: Database, path: str) -> list[ExportClaim]:
+    def read(s: Session) -> list[ExportClaim]:
         (rows,) = s.batch(
             ('SELECT id, "offset" FROM export_batches WHERE path = %s AND done = 0 ORDER BY id',
              (path,)),
@@ -93,7 +93,7 @@ def open_batches(db: Database, path: str) -> list[ExportBatch]:
     return db.read(read)
 
 
-def open_batch_paths(db: Database) -> list[str]:
+def open_export_paths(db: Database) -> list[str]:
     rows = db.read(
         lambda s: s.rows(
             'SELECT DISTINCT path COLLATE "C" FROM export_batches WHERE done = 0 '
@@ -103,7 +103,7 @@ def open_batch_paths(db: Database) -> list[str]:
     return [r[0] for r in rows]
 
 
-def finish_batch(db: Database, batch: int) -> None:
+def finish_export(db: Database, batch: int) -> None:
     db.write(
         lambda s: s.batch(
             ("UPDATE export_batches SET done = 1 WHERE id = %s", (batch,)),
@@ -115,7 +115,7 @@ def finish_batch(db: Database, batch: int) -> None:
             begin="BEGIN",
             commit=True,
         ),
-        what=f"finishing export batch {batch}",
+        what=f"finishing export claim {batch}",
     )
 
 

@@ -7,7 +7,7 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from reins.store.codec import now_iso
-from reins.store.model import ExportBatch
+from reins.store.model import ExportClaim
 from reins.store.provenance import SOUND
 from reins.store.sql import ENTRIES, EXPORTABLE, REFUSED, batch_of, refused_of
 from reins.store.sqlite.connection import Database
@@ -28,11 +28,11 @@ _OWED = (
 )
 
 
-def _batch(conn: sqlite3.Connection, batch: int, path: str, offset: int) -> ExportBatch:
+def _batch(conn: sqlite3.Connection, batch: int, path: str, offset: int) -> ExportClaim:
     return batch_of(batch, path, offset, conn.execute(_ENTRIES, (batch,)))
 
 
-def claim_batch(db: Database, path: str, offset: int, limit: int) -> ExportBatch | None:
+def claim_export(db: Database, path: str, offset: int, limit: int) -> ExportClaim | None:
     with db.write() as conn:
         ids = [
             r[0]
@@ -59,7 +59,7 @@ def claim_batch(db: Database, path: str, offset: int, limit: int) -> ExportBatch
         return _batch(conn, batch, path, offset)
 
 
-def open_batches(db: Database, path: str) -> list[ExportBatch]:
+def open_exports(db: Database, path: str) -> list[ExportClaim]:
     with db.read() as conn:
         rows = conn.execute(
             "SELECT id, offset FROM export_batches WHERE path = ? AND done = 0 ORDER BY id",
@@ -68,7 +68,7 @@ def open_batches(db: Database, path: str) -> list[ExportBatch]:
         return [_batch(conn, b, path, offset) for b, offset in rows]
 
 
-def open_batch_paths(db: Database) -> list[str]:
+def open_export_paths(db: Database) -> list[str]:
     with db.read() as conn:
         return [
             r[0]
@@ -78,7 +78,7 @@ def open_batch_paths(db: Database) -> list[str]:
         ]
 
 
-def finish_batch(db: Database, batch: int) -> None:
+def finish_export(db: Database, batch: int) -> None:
     with db.write() as conn:
         conn.execute("UPDATE export_batches SET done = 1 WHERE id = ?", (batch,))
         # A TODO item in a batch is a withdrawal, written now: it owes the file nothing more.

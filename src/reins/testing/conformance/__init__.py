@@ -36,7 +36,7 @@ _MODULES = (
     "recording_human",  # record: a person's actions on locked items
     "counters",  # stats, meta, set_meta
     "owner",  # owner, adopted: a ledger belongs to one quest
-    "export",  # claim_batch … finish_batch: each lock in the file exactly once
+    "export",  # claim_export … finish_export: each lock in the file exactly once
     "export_withdrawals",  # the same batches: a reopened lock withdrawn exactly once
     "tamper",  # check, refused_locks and export against a ledger written by hand
     "batchjobs",  # open_job … job_requests: a batch round's items, leased to its provider batch

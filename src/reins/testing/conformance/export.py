@@ -45,7 +45,7 @@ def test_export_writes_terminal_items_once(store_harness: StoreHarness, tmp_path
         assert oct(out.stat().st_mode & 0o777) == "0o600"
         assert store.exported_count() == 1
         assert store.get("a").exported and not store.get("b").exported
-        assert store.open_batch_paths() == []
+        assert store.open_export_paths() == []
         assert_sound(store)
 
 
@@ -70,22 +70,22 @@ def test_a_batch_left_open_by_a_crash_is_rewritten_once(
         assert export(store, out).count == 1
         turn(store, "b", "PASS")
         # A process claims a batch, writes half a line, and dies before finishing it.
-        batch = store.claim_batch(str(out.resolve()), out.stat().st_size, 10)
+        batch = store.claim_export(str(out.resolve()), out.stat().st_size, 10)
         assert batch is not None and [e.item.key for e in batch.entries] == ["b"]
         assert batch.offset == out.stat().st_size and batch.path == str(out.resolve())
         assert batch.entries[0].attempt is not None
         assert batch.entries[0].attempt.outcome == "PASS"
-        assert store.claim_batch(str(out.resolve()), 0, 10) is None  # b is claimed already
-        assert [b.id for b in store.open_batches(str(out.resolve()))] == [batch.id]
-        assert store.open_batch_paths() == [str(out.resolve())]
+        assert store.claim_export(str(out.resolve()), 0, 10) is None  # b is claimed already
+        assert [b.id for b in store.open_exports(str(out.resolve()))] == [batch.id]
+        assert store.open_export_paths() == [str(out.resolve())]
         assert store.exported_count() == 1
         with out.open("a") as f:
             f.write('{"key":"b","sta')
         assert export(store, out).count == 0  # nothing new; the open batch is finished on the way
         assert keys_in(out) == ["a", "b"]
         assert store.exported_count() == 2
-        assert store.open_batches(str(out.resolve())) == []
-        assert store.open_batch_paths() == []
+        assert store.open_exports(str(out.resolve())) == []
+        assert store.open_export_paths() == []
         assert_sound(store)
 
 
@@ -98,7 +98,7 @@ def test_a_batch_left_open_by_another_process_is_finished_once(
         for key in "abd":
             turn(store, key, "PASS")
         dead = store_harness.open(location)  # the process that dies mid-export
-        batch = dead.claim_batch(str(out.resolve()), 0, 2)
+        batch = dead.claim_export(str(out.resolve()), 0, 2)
         assert batch is not None and [e.item.key for e in batch.entries] == ["a", "b"]
         out.write_bytes(b'{"key":"a"}\n{"ke')
         dead.close()
@@ -117,18 +117,18 @@ def test_a_crashed_batch_for_another_file_is_finished_by_any_export(
     other = tmp_path / "other.jsonl"
     with opened(store_harness) as store:
         turn(store, "a", "PASS")
-        assert store.claim_batch(str(other.resolve()), 0, 10) is not None
+        assert store.claim_export(str(other.resolve()), 0, 10) is not None
         assert export(store, tmp_path / "main.jsonl").count == 0
         assert keys_in(other) == ["a"]
         assert not jsonl(tmp_path / "main.jsonl")
-        assert store.exported_count() == 1 and store.open_batch_paths() == []
+        assert store.exported_count() == 1 and store.open_export_paths() == []
 
 
 def test_a_shortened_file_is_not_padded(store_harness: StoreHarness, tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
     with opened(store_harness) as store:
         turn(store, "a", "PASS")
-        assert store.claim_batch(str(out.resolve()), 500, 10) is not None  # beyond the file
+        assert store.claim_export(str(out.resolve()), 500, 10) is not None  # beyond the file
         export(store, out)
         assert b"\x00" not in out.read_bytes()
         assert keys_in(out) == ["a"]

@@ -168,13 +168,13 @@ def test_a_withdrawal_left_open_by_a_crash_is_written_once(
         act(store, reopen("a"))
         act(store, reopen("b"))
         # A writer claims both withdrawals, writes half a line and dies.
-        batch = store.claim_batch(str(out.resolve()), out.stat().st_size, 10)
+        batch = store.claim_export(str(out.resolve()), out.stat().st_size, 10)
         assert batch is not None
         assert [(e.item.key, e.item.state) for e in batch.entries] == [
             ("a", State.TODO),
             ("b", State.TODO),
         ]
-        assert store.claim_batch(str(out.resolve()), 0, 10) is None  # claimed already
+        assert store.claim_export(str(out.resolve()), 0, 10) is None  # claimed already
         with out.open("a") as f:
             f.write('{"key":"a","sta')
         turn(store, "b", "PASS")  # b locks again meanwhile: a lock now, not a withdrawal
@@ -187,7 +187,7 @@ def test_a_withdrawal_left_open_by_a_crash_is_written_once(
             ("a", "TODO", 2),
             ("b", "PASS", 2),
         ]
-        assert export(store, out).count == 0 and store.open_batch_paths() == []
+        assert export(store, out).count == 0 and store.open_export_paths() == []
         assert not store.get("a").exported and store.exported_count() == 1
         assert_sound(store)
 
@@ -199,12 +199,12 @@ def test_a_lock_reopened_while_its_batch_is_written_is_withdrawn_after_it(
     out = tmp_path / "r.jsonl"
     with opened(store_harness) as store:
         lock(store, "a", "PASS")
-        batch = store.claim_batch(str(out.resolve()), 0, 10)
+        batch = store.claim_export(str(out.resolve()), 0, 10)
         assert batch is not None and batch.entries[0].item.state is State.PASS
         act(store, reopen("a"))
         lines = "".join(readable_json(record_of(e)) + "\n" for e in batch.entries)
         out.write_text(lines)  # the writer goes on with what it claimed, then finishes
-        store.finish_batch(batch.id)
+        store.finish_export(batch.id)
         assert_sound(store)
         assert export(store, out).count == 1
         assert _states(out, "a") == [("PASS", 1), ("TODO", 2)]
@@ -254,6 +254,6 @@ def test_two_stores_claiming_at_once_claim_each_withdrawal_once(
 
 
 def _claim_all(store: Store, path: str, into: list[str]) -> None:
-    while (batch := store.claim_batch(path, os.path.getsize(path), 3)) is not None:
+    while (batch := store.claim_export(path, os.path.getsize(path), 3)) is not None:
         into += [e.item.key for e in batch.entries]
-        store.finish_batch(batch.id)
+        store.finish_export(batch.id)

@@ -184,7 +184,7 @@ def test_payloads_of_every_json_type_round_trip(store_harness: StoreHarness) -> 
         for key, payload in zip(keys, PAYLOADS, strict=True):
             after, _ = turn(store, key, "PASS", driver="ann")
             assert same(after.payload, payload), key
-        batch = store.claim_batch("/nowhere/r.jsonl", 0, 1000)
+        batch = store.claim_export("/nowhere/r.jsonl", 0, 1000)
         assert batch is not None
         assert all(same(e.item.payload, p) for e, p in zip(batch.entries, PAYLOADS, strict=True))
         assert_sound(store)

@@ -323,7 +323,7 @@ class LedgerMachine(MachineState):
         """A writer claims a batch, appends part of it and dies before finishing it."""
         path = str(self.out.resolve())
         offset = self.out.stat().st_size if self.out.exists() else 0
-        batch = self.stores[owner].claim_batch(path, offset, limit)
+        batch = self.stores[owner].claim_export(path, offset, limit)
         locks = sorted(
             (k for k in KEYS if self.model[k].state.terminal and k not in self.exported),
             key=KEYS.index,

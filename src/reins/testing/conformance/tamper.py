@@ -162,7 +162,7 @@ def test_a_refused_lock_holds_up_no_other_item(
         done = export(store, out)
         assert (done.count, sorted(keys_in(out))) == (3, sound)
         assert [f.key for f in done.refused] == forged
-        assert store.exported_count() == 3 and store.open_batch_paths() == []
+        assert store.exported_count() == 3 and store.open_export_paths() == []
 
 
 def test_a_reopened_forged_lock_is_exported_once_it_locks_by_a_turn(
