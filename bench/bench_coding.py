@@ -98,7 +98,9 @@ def phases(repo: Path, root: Path, ledger: Path) -> dict[str, float]:
             pass
 
     out["build the judge's tree (first)"] = timed(judge_tree)
+    judges.settle()  # cleaned off the path after a judgment, as between two turns of a run
     out["build the judge's tree (reused)"] = timed(judge_tree)
+    judges.settle()
     out["compose the submission"] = timed(
         lambda: compose(
             "done",
@@ -272,6 +274,12 @@ def throughput(files: int, latency: float, items: int, concurrency: int) -> floa
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs, smaller loops")
+    parser.add_argument(
+        "--part",
+        choices=("floor", "phases", "throughput"),
+        action="append",
+        help="run only these parts (repeat; default: all)",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
     parser.add_argument("--items", type=int, default=32, help=argparse.SUPPRESS)
@@ -286,19 +294,29 @@ def main() -> None:
         f"# bench_coding · {os.cpu_count()} CPU · {cpu_model()} · Python "
         f"{platform.python_version()} · git {git_version()} · load {load:.1f}"
     )
+    parts = set(args.part or ("floor", "phases", "throughput"))
     sizes = (FILES,) if args.quick else (FILES, 100_000)
-    for fs, where in file_systems():
+    for fs, where in file_systems() if "floor" in parts else ():
         for files in sizes:
             beside_the_floor(fs, where, files, repeat)
-    print(f"\nphases on {FILES} files (tmpfs where there is one), medians of {repeat} runs (ms)")
-    runs = overhead(repeat)
-    medians = {name: statistics.median(ms) for name, ms in runs.items()}
-    for name, med in medians.items():
-        shown = " ".join(f"{m:.0f}" for m in runs[name])
-        print(f"  {name:<46} {med:>8.1f}   {shown}")
+    if "phases" in parts:
+        print(
+            f"\nphases on {FILES} files (tmpfs where there is one), medians of {repeat} runs (ms)"
+        )
+        runs = overhead(repeat)
+        medians = {name: statistics.median(ms) for name, ms in runs.items()}
+        for name, med in medians.items():
+            shown = " ".join(f"{m:.0f}" for m in runs[name])
+            print(f"  {name:<46} {med:>8.1f}   {shown}")
+    if "throughput" in parts:
+        throughputs(args.quick)
+
+
+def throughputs(quick: bool) -> None:
+    """The 8-slot throughput rows: turns per second beside the ideal."""
     items = 16
-    loops = 1 if args.quick else 2
-    rows = THROUGHPUT[:4] if args.quick else THROUGHPUT
+    loops = 1 if quick else 2
+    rows = THROUGHPUT[:4] if quick else THROUGHPUT
     print(f"\nthroughput, {items} items, concurrency 8, agent of fixed latency (turns/s)")
     print(f"  {'files':>6} {'latency':>8} {'turns/s':>8} {'ideal':>6} {'of ideal':>8}   runs")
     for files, latency in rows:

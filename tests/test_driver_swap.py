@@ -33,10 +33,11 @@ GOLDEN_USER = (
     "Never answer 'bad'.\n\n"
     "## Your last submission failed the gate\n\n"
     "a -> FAIL on answer 1 of 3 (state TODO, 2 answers left)\n"
-    "root cause: not-bad\n"
-    "  - not-bad: answer\n"
+    "  FAIL. Root cause: not-bad (FAIL).\n"
+    "    not-bad at answer\n"
     '      expected: "good"\n'
     '      actual:   "bad"\n'
+    "  To flip the verdict to PASS, clear not-bad.\n"
 )
 
 

@@ -167,10 +167,11 @@ def test_render_shows_outcome_root_cause_and_facts_on_one_line_each() -> None:
     text = render("k", v, state="TODO", tries=1, max_tries=3)
     assert text == (
         "k -> FAIL on answer 1 of 3 (state TODO, 2 answers left)\n"
-        "root cause: r\n"
-        "  - r: w\n"
+        "  FAIL. Root cause: r (FAIL).\n"
+        "    r at w\n"
         '      expected: "two\\nlines"\n'
         '      actual:   "\\"q\\""\n'
+        "  To flip the verdict to PASS, clear r.\n"
     )
 
 

@@ -117,7 +117,7 @@ def test_a_check_raising_midway_through_its_facts_is_a_judge_error() -> None:
 def test_the_rendered_verdict_marks_facts_lighter_than_the_outcome() -> None:
     v = evaluate([leaving("i", Level.FAIL, "REVIEW", "FAIL")], CTX)
     text = render("k", v, state="TODO", tries=1, max_tries=3)
-    assert "  - i (REVIEW): i[0]\n" in text and "  - i: i[1]\n" in text
+    assert "    i (REVIEW) at i[0]\n" in text and "    i at i[1]\n" in text
 
 
 # --- graph ----------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ def test_a_fail_then_a_pass_converges_with_the_facts_in_the_second_prompt(path: 
     assert FEEDBACK_HEADER not in first.user and "Never answer 'bad'." not in first.system
     assert FEEDBACK_HEADER in second.user
     assert 'expected: "good"' in second.user and 'actual:   "bad"' in second.user
-    assert "root cause: not-bad" in second.user
+    assert "Root cause: not-bad (FAIL)." in second.user
     assert "Never answer 'bad'." in second.user  # coaching for the root cause
     assert second.system == first.system  # the shared prefix does not move
     with SQLiteStore.open(path) as led:

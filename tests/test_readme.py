@@ -106,7 +106,7 @@ def test_the_capitals_quest_works_as_pasted(cli: Cli, tmp_path: Path) -> None:
     assert cli("scan").stdout.startswith("added 3 item(s)")
     assert cli("submit", "-k", "Italy", input='{"capital": "Rome"}').exit_code == 0
     wrong = cli("submit", "-k", "France", input='{"city": "Paris"}')
-    assert wrong.exit_code == 4 and "root cause: shape" in wrong.stdout
+    assert wrong.exit_code == 4 and "Root cause: shape (FAIL)." in wrong.stdout
 
 
 # -- commands named in console and bash blocks ---------------------------------------------

@@ -1,4 +1,5 @@
-"""The walkthrough: a graph verdict's feedback, saying why it came out so and what would flip it.
+"""The walkthrough of a graph verdict: its feedback, saying why it came out so and what would
+flip it, in the shape :func:`reins.gate.verdict.flat_walkthrough` gives a flat one.
 
 It names the root cause and the facts of every remaining counter (at most
 :data:`~reins.gate.bounds.FACTS_SHOWN` in all, counting the rest), what is superseded while its
@@ -12,7 +13,7 @@ from typing import Protocol
 
 from reins.gate.bounds import FACTS_SHOWN, hidden_line
 from reins.gate.rule import Fact, Level
-from reins.gate.verdict import Outcome, quote
+from reins.gate.verdict import PERSON_DECIDES, Outcome, Shown, and_list
 from reins.gate.wording import FLIP
 
 
@@ -40,7 +41,7 @@ def walkthrough(
     reach = graph.reach(root)
     upstream_of = f", upstream of {reach} rule{'' if reach == 1 else 's'}" if reach else ""
     lines = [f"{outcome}. Root cause: {root} ({levels[root]}{upstream_of})."]
-    shown = _Shown(FACTS_SHOWN)
+    shown = Shown(FACTS_SHOWN)
     lines += shown.node(root, levels[root], facts[root], "  ")
     side = [r for r in remaining if r != root]
     if side:
@@ -56,54 +57,18 @@ def walkthrough(
             for up in ups:
                 by_upstream.setdefault(up, []).append(down)
         for up in sorted(by_upstream, key=graph.position):
-            lines.append(f"  {up} supersedes {_and(by_upstream[up])}.")
+            lines.append(f"  {up} supersedes {and_list(by_upstream[up])}.")
     if skipped:
-        lines.append(f"Not judged yet (they read grounds): {_and(skipped)}.")
+        lines.append(f"Not judged yet (they read grounds): {and_list(skipped)}.")
     if outcome is Outcome.REVIEW:
         # REVIEW locks the item: nothing the generator clears can flip it now, a person decides.
-        lines.append("A person decides: the item waits for `reins resolve --accept|--reject`.")
+        lines.append(PERSON_DECIDES)
         return "\n".join(lines) + "\n"
     alive = set(levels)
     rounds: list[str] = []
     while pick := [r for r in graph.remaining(alive) if levels[r] is Level.FAIL]:
-        rounds.append(_and(pick))
+        rounds.append(and_list(pick))
         alive.difference_update(pick)
     after = Outcome.REVIEW if graph.remaining(alive) else Outcome.PASS
     lines.append(f"{FLIP}{after}, clear {', then '.join(rounds)}.")
     return "\n".join(lines) + "\n"
-
-
-class _Shown:
-    """The facts a walkthrough lists, up to ``left`` over all its nodes; it counts the rest."""
-
-    def __init__(self, left: int) -> None:
-        self.left = left
-        self.hidden = 0
-
-    def node(self, name: str, level: Level, facts: Sequence[Fact], indent: str) -> list[str]:
-        """A node's facts while the budget lasts (a fact lighter than the node's weight says
-        its own level); a node whose facts are all left out is still named."""
-        lines: list[str] = []
-        for fact in facts[: self.left]:
-            own = f" ({fact.level})" if fact.level and fact.level != level else ""
-            lines += _fact_lines(f"{name}{own}", fact, indent)
-        listed = min(len(facts), self.left)
-        self.left -= listed
-        self.hidden += len(facts) - listed
-        if not listed:
-            lines.append(f"{indent}{name}: {len(facts)} fact(s), not shown here")
-        return lines
-
-
-def _fact_lines(name: str, fact: Fact, indent: str) -> list[str]:
-    where = fact.where if fact.where.isprintable() else quote(fact.where)
-    return [
-        f"{indent}{name} at {where}" if where else f"{indent}{name}",
-        f"{indent}  expected: {quote(fact.expected)}",
-        f"{indent}  actual:   {quote(fact.actual)}",
-    ]
-
-
-def _and(names: Sequence[str]) -> str:
-    items = list(names)
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

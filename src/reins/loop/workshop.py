@@ -198,11 +198,14 @@ class Workshop:
             self.landing.locked(item, attempt, say)
 
     def close(self) -> None:
-        """Wait for the landings and the folders made ahead still under way (the run's end)."""
+        """Wait for the landings, the folders made ahead and the judge's trees being cleaned,
+        still under way (the run's end)."""
         if self.landing is not None:
             self.landing.close()
         for thread in self.ahead:
             thread.join()
+        if self.judges is not None:
+            self.judges.settle()
 
     def stop(self, reason: str) -> None:
         """A hard stop: kill every agent in flight (each turn is recorded as an error)."""

@@ -119,8 +119,7 @@ def rules_text(
     """Every fact a quest can raise, as ``reins rules`` prints it: the gate's catalog, then
     what its prepare and reins raise beside it (``beside``), each with its coaching."""
     coaching = coaching or {}
-    ids = [e.id for e in catalog] + [r.id for r in beside]
-    width = max((len(i) for i in ids), default=4)
+    width = max((len(e.id) for e in catalog), default=4)
     pad = f"{'':<6} {'':<{width}}  "
     out = []
     for e in catalog:
@@ -138,6 +137,8 @@ def rules_text(
     if beside:
         out.append("")
         out.append("raised beside the gate (by the quest's prepare, or by reins itself):")
+        width = max(len(r.id) for r in beside)
+        pad = f"{'':<6} {'':<{width}}  "
         for r in beside:
             out.append(f"{r.level.value:<6} {r.id:<{width}}  {r.description} ({r.by})")
             if r.coaching:

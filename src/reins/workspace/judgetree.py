@@ -101,6 +101,13 @@ class JudgeTrees:
         thread.start()
         return [thread]
 
+    def settle(self) -> None:
+        """Wait until no tree of this folder is being cleaned (a run's end: no git of reins
+        is left running in a tree, and each is noted clean for the next run)."""
+        with _CLEANING:
+            while _CLEANERS.get(self.places.judge):
+                _CLEANING.wait()
+
     @contextlib.contextmanager
     def _slot(self) -> Iterator[tuple[str, str]]:
         """A tree no other judgment holds: a clean one if one is free, else one being cleaned
