@@ -283,6 +283,19 @@ def test_an_exit_status_of_0_or_a_printed_pass_is_no_pass(test: str) -> None:
     assert run(_problem(passing), program, Settings(), where).passed
 
 
+def test_tests_that_outlive_their_limit_are_killed_and_fail_on_time() -> None:
+    """The judge's own kill, GRACE seconds past the limit, when the tests' process does not
+    stop itself (here its test code ignores the alarm)."""
+    test = (
+        "import signal\n\ndef check(candidate):\n"
+        "    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    while True:\n        pass\n"
+    )
+    program = read_answer(PROMPT, "double", "    return xs\n")
+    where = confinement("auto", problems.hidden())
+    ran = run(_problem(test), program, Settings(timeout=0.5), where)
+    assert not ran.passed and ran.report == {"end": "time", "killed": True}
+
+
 # -- helpers -----------------------------------------------------------------------------------
 
 

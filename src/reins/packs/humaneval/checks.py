@@ -37,7 +37,7 @@ from reins.gate.rule import Context
 from reins.packs.humaneval.answer import Program, read_answer
 from reins.packs.humaneval.confine import confinement
 from reins.packs.humaneval.problems import Problem, hidden, problem
-from reins.packs.humaneval.run import Run, Settings, run
+from reins.packs.humaneval.run import GRACE, Run, Settings, run
 from reins.values import Fact
 
 __all__ = ["MAX_CHARS", "PARTS", "Finding", "judge", "outcome"]
@@ -163,7 +163,9 @@ def _finding(ran: Run, given: Problem, program: Program, settings: Settings) -> 
         return Finding("tests", _failed(report, where, program))
     if end == "time":
         during = report.get("last") or ""
-        if during and " returned " not in during:
+        if report.get("killed"):
+            doing = f"and still {GRACE:g} s later, when the judge killed it"
+        elif during and " returned " not in during:
             doing = f"during {during}"
         elif report.get("calls"):
             doing = f"after {report['calls']} calls, the last {during}"
