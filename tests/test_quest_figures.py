@@ -137,6 +137,33 @@ def test_a_re_judge_replaces_the_verdict_a_person_s_decision_does_not(cli: Cli) 
     assert _figures(cli, "LENIENT_COUNTED") == after
 
 
+def _numbers(view: LedgerView) -> list[Figure]:
+    """Each judged item's latest answer: its number in the round, and whether it passed."""
+    return [
+        Figure(f"{i.key}_{i.answer.outcome.lower()}", i.answer.number, "count")
+        for i in view.items()
+        if i.answer is not None
+    ]
+
+
+NUMBERED = dataclasses.replace(TINY, figures=_numbers)
+ANYTHING_NUMBERED = dataclasses.replace(TINY, rules=[], figures=_numbers)
+
+
+def test_an_answer_s_number_is_its_place_in_the_round_a_re_judge_keeps_it(cli: Cli) -> None:
+    """a passes on answer 1, b on answer 2, c fails its three answers; re-judged by a gate
+    that passes anything, c's latest verdict is the re-judge of its answer 3 (not a 4th)."""
+    cli.quest = "tests.test_quest_figures:NUMBERED"
+    assert cli("scan").exit_code == 0
+    for key, answers in (("a", ["good"]), ("b", ["bad", "good"]), ("c", ["bad"] * 3)):
+        for answer in answers:
+            assert cli("submit", "-k", key, input=answer).exit_code in (0, 4, 11)
+    assert _figures(cli, "NUMBERED") == {"a_pass": "1", "b_pass": "2", "c_fail": "3"}
+    rejudge = cli("rejudge", "--apply", quest="tests.test_quest_figures:ANYTHING_NUMBERED")
+    assert rejudge.exit_code == 0, rejudge.output
+    assert _figures(cli, "ANYTHING_NUMBERED") == {"a_pass": "1", "b_pass": "2", "c_pass": "3"}
+
+
 def test_a_quest_without_figures_reports_as_before(cli: Cli) -> None:
     _worked(cli)
     out = cli("report")

@@ -84,13 +84,16 @@ class Figure:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """An item's latest judged answer: the turn that judged it, the gate's outcome, its facts
-    and the submission (None when the ledger kept none)."""
+    """An item's latest judged answer: the turn that judged it, the gate's outcome, its facts,
+    the submission (None when the ledger kept none) and which answer of its round it was
+    (``number``: 1 for the first, as ``report``'s "passes on answer k" counts; for a re-judge,
+    the number of the answer it judged again; 0 when not known)."""
 
     turn: int
     outcome: str
     facts: tuple[Fact, ...]
     submission: str | None
+    number: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,10 +133,30 @@ class LedgerView:
                     attempt = next((a for a in reversed(log) if _a_verdict(a)), None)
                 answer = None
                 if attempt is not None:
+                    number = _number(self._store, attempt)
                     answer = Answer(
-                        attempt.turn, attempt.outcome or "", attempt.facts, attempt.submission
+                        attempt.turn,
+                        attempt.outcome or "",
+                        attempt.facts,
+                        attempt.submission,
+                        number,
                     )
                 yield ItemView(item.key, item.state.value, item.payload, answer)
+
+
+def _number(store: Store, attempt: Attempt) -> int:
+    """Which answer of its round ``attempt`` judged: for a re-judge, the judged turn before it
+    (a re-judge keeps or resets the failures used, so its own count says nothing)."""
+    from reins.gate.wording import judged_answer
+    from reins.store.model import AttemptKind
+
+    if attempt.kind is not AttemptKind.JUDGED:
+        log = store.snapshot(attempt.key)[1]
+        before = [a for a in log if a.kind is AttemptKind.JUDGED and a.turn < attempt.turn]
+        if not before:
+            return 0
+        attempt = before[-1]
+    return judged_answer(attempt.outcome, attempt.tries_after) or 0
 
 
 def _a_verdict(attempt: Attempt) -> bool:

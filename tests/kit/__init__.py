@@ -16,6 +16,7 @@ What a test imports::
     from tests.kit.modelserver import ...  # a scripted model server for the real agent CLIs
     from tests.kit.agentclis import ...  # finds those CLIs (``npm ci`` of package.json)
     from tests.kit.ifeval import INPUTS, RESPONSES, need_the_extra  # the GPT-4 IFEval run
+    from tests.kit.humaneval import reference, need_the_extra  # the package's own harness
 
 and ``tests.kit.checkfuncs:NAME`` names a function for the ``python`` check. The fixtures:
 

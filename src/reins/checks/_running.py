@@ -40,9 +40,17 @@ class Ran:
 
 
 def execute(
-    argv: list[str], *, cwd: str, env: dict[str, str], timeout: float, keep: int, check: str
+    argv: list[str],
+    *,
+    cwd: str,
+    env: dict[str, str],
+    timeout: float,
+    keep: int,
+    check: str,
+    pass_fds: tuple[int, ...] = (),
 ) -> Ran:
-    """Run ``argv`` in ``cwd``, keeping the last ``keep`` characters of each stream.
+    """Run ``argv`` in ``cwd``, keeping the last ``keep`` characters of each stream; the file
+    descriptors ``pass_fds`` stay open in it (every other is closed).
 
     Raises:
         JudgeError: the program cannot start (named ``check``'s failure, never a verdict).
@@ -57,6 +65,7 @@ def execute(
             stderr=subprocess.PIPE,
             start_new_session=True,  # one process group: a timeout kills its children too
             preexec_fn=die_with_parent,
+            pass_fds=pass_fds,
         )
     except OSError as exc:
         raise JudgeError(check, f"cannot start {argv[0]}: {exc.strerror or exc}") from None
