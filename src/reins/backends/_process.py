@@ -49,7 +49,8 @@ async def _stop(proc: asyncio.subprocess.Process) -> None:
     await proc.wait()
 
 
-async def _feed(stream: asyncio.StreamWriter | None, data: bytes) -> None:
+async def feed(stream: asyncio.StreamWriter | None, data: bytes) -> None:
+    """Write ``data`` to a process's stdin and close it (shared by the coding agents' runner)."""
     if stream is None:
         return
     # a process may exit without reading all of its input; that is its answer, not our error
@@ -107,10 +108,10 @@ async def run(
         env=env,
         start_new_session=True,
     )
-    feed = asyncio.ensure_future(_feed(proc.stdin, stdin))
+    feed_task = asyncio.ensure_future(feed(proc.stdin, stdin))
     out_task = asyncio.ensure_future(_read_all(proc.stdout, MAX_STDOUT))
     err_task = asyncio.ensure_future(_read_tail(proc.stderr, STDERR_TAIL))
-    tasks = (feed, out_task, err_task)
+    tasks = (feed_task, out_task, err_task)
     finished = False
     try:
         async with asyncio.timeout(timeout):

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from reins.backends._process import feed as write_and_close
 from reins.coders.protocol import Abort, Agent, Done, Ending, Launch, Session, Spent
 from reins.workspace import processes as tree
 
@@ -200,7 +201,8 @@ class _Run:
     async def _watch(self, stdin: str | None) -> int:
         proc = self.proc
         assert proc is not None
-        feed = asyncio.ensure_future(_feed(proc.stdin, stdin))
+        data = stdin.encode("utf-8", "surrogatepass") if stdin else b""
+        feed = asyncio.ensure_future(write_and_close(proc.stdin, data))
         readers = [
             asyncio.ensure_future(self._read_stdout()),
             asyncio.ensure_future(self._read_stderr()),
@@ -335,16 +337,3 @@ class _Run:
 
 def _larger(a: float | None, b: float | None) -> float | None:
     return b if a is None else a if b is None else max(a, b)
-
-
-async def _feed(stream: asyncio.StreamWriter | None, text: str | None) -> None:
-    if stream is None:
-        return
-    # an agent may exit without reading all of its input; that is its answer, not our error
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        if text:
-            stream.write(text.encode("utf-8", "surrogatepass"))
-            await stream.drain()
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        stream.close()
-        await stream.wait_closed()
