@@ -3,7 +3,7 @@ in one shape for every gate."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -116,16 +116,9 @@ def flat_walkthrough(verdict: Verdict) -> str:
         return ""
     levels = {rule: _weight(facts, verdict.outcome) for rule, facts in by_rule.items()}
     root = verdict.root_cause if verdict.root_cause in by_rule else next(iter(by_rule))
-    lines = [f"{verdict.outcome}. Root cause: {root} ({levels[root]})."]
-    shown = Shown(FACTS_SHOWN)
-    lines += shown.node(root, levels[root], by_rule[root], "  ")
+    head = f"{verdict.outcome}. Root cause: {root} ({levels[root]})."
     side = [rule for rule in by_rule if rule != root]
-    if side:
-        lines.append("Also remaining:")
-        for rule in side:
-            lines += shown.node(f"{rule} ({levels[rule]})", levels[rule], by_rule[rule], "  ")
-    if shown.hidden:
-        lines.append(hidden_line(shown.hidden, "  "))
+    lines = cause_and_remaining(head, root, side, levels, by_rule)
     if verdict.outcome is Outcome.REVIEW:
         lines.append(PERSON_DECIDES)
     elif verdict.outcome is Outcome.FAIL:
@@ -133,6 +126,28 @@ def flat_walkthrough(verdict: Verdict) -> str:
         after = Outcome.REVIEW if len(fails) < len(levels) else Outcome.PASS
         lines.append(f"{FLIP}{after}, clear {and_list(fails)}.")
     return "\n".join(lines) + "\n"
+
+
+def cause_and_remaining(
+    head: str,
+    root: str,
+    others: Sequence[str],
+    levels: Mapping[str, Level],
+    facts: Mapping[str, Sequence[Fact]],
+) -> list[str]:
+    """A walkthrough's first lines, the same for every gate: ``head``, the root cause's facts,
+    then each other remaining rule's, at most :data:`FACTS_SHOWN` facts in all (counting the
+    rest)."""
+    lines = [head]
+    shown = Shown(FACTS_SHOWN)
+    lines += shown.node(root, levels[root], facts[root], "  ")
+    if others:
+        lines.append("Also remaining:")
+        for rule in others:
+            lines += shown.node(f"{rule} ({levels[rule]})", levels[rule], facts[rule], "  ")
+    if shown.hidden:
+        lines.append(hidden_line(shown.hidden, "  "))
+    return lines
 
 
 def _weight(facts: Sequence[Fact], outcome: Outcome) -> Level:

@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Protocol
 
-from reins.gate.bounds import FACTS_SHOWN, hidden_line
 from reins.gate.rule import Fact, Level
-from reins.gate.verdict import PERSON_DECIDES, Outcome, Shown, and_list
+from reins.gate.verdict import PERSON_DECIDES, Outcome, and_list, cause_and_remaining
 from reins.gate.wording import FLIP
 
 
@@ -40,16 +39,8 @@ def walkthrough(
     """Why the verdict came out as it did, and what would change it. One line per statement."""
     reach = graph.reach(root)
     upstream_of = f", upstream of {reach} rule{'' if reach == 1 else 's'}" if reach else ""
-    lines = [f"{outcome}. Root cause: {root} ({levels[root]}{upstream_of})."]
-    shown = Shown(FACTS_SHOWN)
-    lines += shown.node(root, levels[root], facts[root], "  ")
-    side = [r for r in remaining if r != root]
-    if side:
-        lines.append("Also remaining:")
-        for r in side:
-            lines += shown.node(f"{r} ({levels[r]})", levels[r], facts[r], "  ")
-    if shown.hidden:
-        lines.append(hidden_line(shown.hidden, "  "))
+    head = f"{outcome}. Root cause: {root} ({levels[root]}{upstream_of})."
+    lines = cause_and_remaining(head, root, [r for r in remaining if r != root], levels, facts)
     if superseded:
         lines.append("Superseded while their upstream stands:")
         by_upstream: dict[str, list[str]] = {}
