@@ -4,8 +4,9 @@ A quest's answers come from a text backend (:class:`~reins.backends.base.Backend
 a completion out) or, for a quest with a ``[workspace]``, from a coding agent
 (:class:`~reins.coders.protocol.Agent`) run in the item's own repository. Which one a model spec
 names is the quest's to say, and :func:`choose_generator` says it for every caller alike (the
-CLI, replay, the benchmarks, a program): the same spec, ``codex:…``, is the single-shot backend
-on a text quest and the Codex agent on a coding one.
+CLI, ``report --retry-compare``, the benchmarks, a program; replay generates nothing): the same
+spec, ``codex:…``, is the single-shot backend on a text quest and the Codex agent on a coding
+one.
 
 The engine sees one protocol, :class:`Generator`: a name, whether it works in a repository, and
 :meth:`Generator.make`, given what the run lends it (:class:`Bench`). Each kind wraps its own
