@@ -83,11 +83,11 @@ def cancel(env: Env, jobs: tuple[int, ...], model: str, no_wait: bool, as_json: 
     recorded (each a turn, as `loop --batch` records it), and the items it did not answer are
     given back, TODO with their tries unchanged. A job never sent is discarded.
     """
-    from reins.cli.loop import resolve_backend
     from reins.loop import LoopOptions
+    from reins.loop.generator import text_backend
     from reins.loop.run import cancel_batches
 
-    backend = resolve_backend(model)
+    backend = text_backend(model)
     done = cancel_batches(
         env.ledger(), env.quest, backend, jobs, wait=not no_wait,
         options=LoopOptions(poll=2.0), reporter=_notes(),
@@ -107,10 +107,10 @@ def _remotes(model: str, jobs: list[BatchJob]) -> dict[int, RemoteBatch]:
     """The provider's word on each sent job of ``model``'s backend."""
     import asyncio
 
-    from reins.cli.loop import resolve_backend
     from reins.loop.batching import batch_api_of
+    from reins.loop.generator import text_backend
 
-    api = batch_api_of(resolve_backend(model))
+    api = batch_api_of(text_backend(model))
     sent = [j for j in jobs if j.batch_id and (j.backend, j.model) == (api.name, api.model)]
 
     async def ask() -> list[RemoteBatch]:

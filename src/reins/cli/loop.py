@@ -14,26 +14,13 @@ import click
 from reins.cli.app import Env, pass_env
 from reins.cli.loopflags import LoopFlags, agent_options
 from reins.cli.work import json_option
-from reins.errors import ConfigError, Exit
+from reins.errors import Exit
 
 if TYPE_CHECKING:
-    from reins.backends.base import Backend
     from reins.loop import Reporter, Summary
 
 # The same as reins.quest.RETRY_POLICIES (a test keeps them equal); not imported, to start fast.
 RETRY_CHOICES = ("facts", "facts+previous", "fresh")
-
-
-def resolve_backend(spec: str) -> Backend:
-    """The backend a ``--model`` spec names, through the ``reins.backends`` registry."""
-    from reins.backends.registry import parse_spec, resolve
-    from reins.coders.registry import not_an_agent
-
-    parsed = parse_spec(spec)
-    why = not_an_agent(parsed.backend)
-    if why is not None:
-        raise ConfigError(f"--model {spec}: {why}")
-    return resolve(parsed)
 
 
 @click.command("loop")
@@ -235,7 +222,9 @@ def _batch_rounds(env: Env, given: LoopFlags, rules: frozenset[str], as_json: bo
 
     if given.concurrency != 1:
         click.echo("note: --concurrency does not apply to --batch: a round is one batch", err=True)
-    backend = resolve_backend(given.model)
+    from reins.loop.generator import text_backend
+
+    backend = text_backend(given.model)
     options = given.options(env, rules)
     ledger, quest = env.ledger(), env.quest
     summary = run_batches(ledger, quest, backend, options=options, reporter=_reporter(as_json))

@@ -152,28 +152,37 @@ class AgentGenerator:
 
 def choose_generator(spec: str, quest: Quest) -> Generator:
     """The generator ``spec`` names for ``quest``: a coding agent (:data:`reins.coders.registry
-    .CODERS`) for a quest with a ``[workspace]``, else a text backend
-    (:data:`reins.backends.registry.BACKENDS`).
+    .CODERS`) for a quest with a ``[workspace]``, else a text backend (:func:`text_backend`).
 
     Raises:
         ConfigError: a malformed spec, an unknown option, a value the generator refuses, or a
             coding agent named for a text quest (the message says why it cannot run there).
         NotFound: a name the quest's registry does not know (the other one's says so).
     """
-    from reins.backends.registry import parse_spec
-
-    parsed = parse_spec(spec)
     if quest.workspace is not None:
         from reins.coders.registry import resolve_agent
 
-        return AgentGenerator(resolve_agent(parsed))
-    from reins.backends.registry import resolve
+        return AgentGenerator(resolve_agent(spec))
+    return TextGenerator(text_backend(spec))
+
+
+def text_backend(spec: str) -> Backend:
+    """The text backend ``spec`` names (:data:`reins.backends.registry.BACKENDS`): what a text
+    quest's turns and every batch round are sent to.
+
+    Raises:
+        ConfigError: as :func:`choose_generator`; a coding agent's name says it needs a quest
+            with a ``[workspace]``.
+        NotFound: an unknown backend.
+    """
+    from reins.backends.registry import parse_spec, resolve
     from reins.coders.registry import not_an_agent
 
+    parsed = parse_spec(spec)
     reason = not_an_agent(parsed.backend)
     if reason is not None:
         raise ConfigError(reason)
-    return TextGenerator(resolve(parsed))
+    return resolve(parsed)
 
 
 def suits(generator: Generator, quest: Quest) -> None:
