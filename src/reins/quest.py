@@ -20,6 +20,7 @@ from reins.values import JSON
 
 if TYPE_CHECKING:
     from reins.figures import FigureFunction
+    from reins.workspace.site import BaseTree
     from reins.workspace.spec import Workspace
 
 RETRY_POLICIES = ("facts", "facts+previous", "fresh")
@@ -44,6 +45,19 @@ class Example:
     input: JSON
     output: str
     key: str = ""
+
+
+class RepositoryItems(Protocol):
+    """Items found in a coding quest's repository: what ``reins scan`` (with no arguments)
+    adds, read in a tree of the base in reins' own folder (:mod:`reins.sources` has the
+    failing tests, a program's findings and matching files)."""
+
+    @property
+    def kind(self) -> str:
+        """What finds them: ``pytest``, ``command``, ``files`` (or a source's own word)."""
+        ...
+
+    def scan(self, tree: BaseTree) -> Iterable[Seed]: ...
 
 
 class Gate(Protocol):
@@ -97,6 +111,9 @@ class Quest:
         workspace: the items are changes to a git repository: ``reins loop`` runs a coding
             agent in a repository of its own per item and judges what it changed (see
             :class:`~reins.workspace.spec.Workspace`). None: a submission is text.
+        found: where a coding quest finds its items in its repository (``[items] from``):
+            ``reins scan`` with no arguments runs it at the base, and a rescan adds what is new
+            (a locked item is never reopened). ``seed`` still reads the scan's arguments.
         figures: the quest's own figures for ``reins report`` (:mod:`reins.figures`): called
             with a read-only view of the ledger (each item, its payload and its latest judged
             answer), it returns :class:`~reins.figures.Figure` values, which ``report``
@@ -120,6 +137,7 @@ class Quest:
     allow_proposals: bool = False
     workspace: Workspace | None = None
     figures: FigureFunction | None = None
+    found: RepositoryItems | None = None
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("-", "").replace("_", "").isalnum():
@@ -141,6 +159,11 @@ class Quest:
             raise ConfigError(f"quest {self.name}: figures must be a function of the ledger's view")
         object.__setattr__(self, "escalate_on", frozenset(self.escalate_on))
         object.__setattr__(self, "examples", tuple(self.examples))
+        if self.found is not None and self.workspace is None:
+            raise ConfigError(
+                f"quest {self.name}: items found in a repository need the quest's workspace "
+                "(a [workspace] table, or Quest(workspace=Workspace(...)))"
+            )
         if self.workspace is not None:
             from reins.workspace.spec import Workspace  # only a coding quest loads it
 

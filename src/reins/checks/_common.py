@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 from reins.checks.paths import Path, member
+from reins.errors import JudgeError
 from reins.gate.rule import Context
 from reins.values import Fact
 
@@ -70,3 +72,33 @@ def leaves(where: str, value: object) -> Iterator[tuple[str, object]]:
             stack.extend((member(here, str(k)), v) for k, v in reversed(items))
         else:
             yield here, current
+
+
+_ITEM_FIELD = re.compile(r"\{item\.([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\}")
+
+
+def filled(text: str, ctx: Context, *, check: str) -> str:
+    """``text`` with ``{key}`` the item's key and ``{item.FIELD}`` a field of its payload
+    (dotted for a nested one): a scanned item's ``{item.test}`` or ``{item.path}``.
+
+    A value is one argument, never split; one that would read as an option (it starts with
+    ``-``) is refused, since an item's payload may come from a scan or an agent's proposal.
+
+    Raises:
+        JudgeError: the payload has no such field, or its value is not a string or a number,
+            or starts with ``-`` (the item's fault, not the change's: no try is used).
+    """
+
+    def value(match: re.Match[str]) -> str:
+        found: object = ctx.payload
+        for part in match.group(1).split("."):
+            found = found.get(part) if isinstance(found, dict) else None
+        if isinstance(found, bool) or not isinstance(found, str | int | float):
+            raise JudgeError(check, f"item {ctx.key!r} has no field {match.group(1)!r} "
+                                    f"(a string or a number) for {match.group(0)}")  # fmt: skip
+        if str(found).startswith("-"):
+            raise JudgeError(check, f"item {ctx.key!r}: {match.group(0)} is {str(found)[:60]!r}, "
+                                    "which would read as an option")  # fmt: skip
+        return str(found)
+
+    return _ITEM_FIELD.sub(value, text.replace("{key}", ctx.key))

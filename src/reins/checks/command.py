@@ -3,7 +3,8 @@
 Each run gets a fresh temporary folder holding the submission in ``file`` (text as written,
 JSON as JSON), runs ``run`` there as an argument vector (no shell), and deletes the folder. In
 ``run``, ``{file}`` is the submission file's path, ``{dir}`` the folder, ``{base}`` the quest
-folder, ``{python}`` the judge's own Python and ``{key}`` the item's key; a program named with
+folder, ``{python}`` the judge's own Python, ``{key}`` the item's key and ``{item.FIELD}`` a field
+of its payload (one argument each, never one that starts with ``-``); a program named with
 a ``/`` is relative to the quest folder, any other is looked up on ``PATH``.
 
 With ``workspace = true`` the program runs in the judge's tree of a coding item instead: the
@@ -46,6 +47,7 @@ container or a VM.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import json
@@ -61,7 +63,7 @@ from dataclasses import dataclass
 from pathlib import Path as FilePath
 
 from reins.checks import _pytest
-from reins.checks._common import excerpt
+from reins.checks._common import excerpt, filled
 from reins.checks._running import Ran, execute
 from reins.checks.spec import CWD, BuiltCheck, CheckSpec, QuestFolder
 from reins.errors import JudgeError, ParamValueError
@@ -100,7 +102,7 @@ def isolation() -> tuple[str, ...] | None:
 @dataclass(frozen=True, slots=True)
 class CommandParams:
     run: tuple[str, ...]
-    """the argument vector; {file}, {dir}, {base}, {python} and {key} are replaced"""
+    """the argument vector; {file}, {dir}, {base}, {python}, {key} and {item.FIELD} are replaced"""
     file: str = "submission.txt"
     """the name of the file the submission is written to"""
     timeout: float = 10.0
@@ -194,6 +196,11 @@ class Run:
     pytest: bool = False
 
     def __call__(self, ctx: Context) -> list[Fact] | None:
+        if any("{item." in a for a in self.argv):  # the item's fields, each one argument
+            run = dataclasses.replace(
+                self, argv=tuple(filled(a, ctx, check=NAME) for a in self.argv)
+            )
+            return run(ctx)
         if self.workspace:
             tree = ctx.workspace
             if tree is None:

@@ -34,7 +34,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 
-from reins.checks._common import excerpt
+from reins.checks._common import excerpt, filled
 from reins.checks._pytestreport import BOOT, Report, Result, read
 from reins.checks._running import Ran, execute
 from reins.checks.spec import BuiltCheck, CheckSpec
@@ -52,7 +52,7 @@ _MISSING_MODULE = re.compile(r"No module named '([^'.]+)")
 @dataclass(frozen=True, slots=True)
 class PytestParams:
     tests: tuple[str, ...] = ()
-    """the tests that must run and pass (node ids; {key} is the item's key)"""
+    """the tests that must run and pass (node ids; {key} is the item's key, {item.test} a field)"""
     passing_at_base: bool = False
     """every test that passes at the base must still pass"""
     args: tuple[str, ...] = ()
@@ -91,7 +91,7 @@ class Pytest:
             return [report]
         facts: list[Fact] = []
         if self.tests:
-            facts += self._named(report, [t.replace("{key}", ctx.key) for t in self.tests])
+            facts += self._named(report, [filled(t, ctx, check=NAME) for t in self.tests])
         if self.passing_at_base:
             facts += self._kept(report, self._base(tree))
         if not self.tests and not self.passing_at_base:
@@ -104,6 +104,18 @@ class Pytest:
         return excerpt(" ".join(["pytest", *self.args]), 160)
 
     # -- running ---------------------------------------------------------------------------
+
+    def run_in(self, folder: str) -> Report:
+        """One run in ``folder``, judged as a run at the base: its report (``reins scan``'s
+        failing tests read it).
+
+        Raises:
+            JudgeError: the run left no report, timed out, or pytest could not run.
+        """
+        try:
+            return self._run(folder, base=True)
+        except _Failed as exc:
+            raise JudgeError(NAME, f"{exc.fact.where}: {exc.fact.actual}") from None
 
     def _report(self, tree: JudgeTree) -> Report | Fact:
         """This judgment's run, shared by every rule with the same arguments (its report, or

@@ -7,13 +7,18 @@ An agent runs ``next`` and ``submit`` once per turn: what only one branch needs 
 from __future__ import annotations
 
 import sys
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import click
 
 from reins.cli.app import Env, emit_json, pass_env, say_refused
 from reins.cli.config import default_driver
 from reins.errors import Exit
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from reins.values import JSON
 
 NAG_AFTER = 3
 
@@ -50,6 +55,10 @@ def scan(env: Env, args: tuple[str, ...], as_json: bool) -> None:
     """Seed the quest's items from ARGS (what they mean is the quest's: files, folders, …).
 
     Creates the ledger if it is missing. Items already present are left untouched.
+
+    A quest whose items are found in its repository (``[items] from``: failing tests, a
+    program's findings, matching files) finds them at its base when ARGS are none, in a tree
+    of reins' own; a rescan adds what is new and never reopens a locked item.
     """
     import itertools
 
@@ -57,11 +66,21 @@ def scan(env: Env, args: tuple[str, ...], as_json: bool) -> None:
 
     quest = env.quest
     try:
-        seeds = ((str(s[0]), s[1]) for s in quest.seed(list(args)))
-        # The first item is read before the ledger exists: a scan that fails at once (a
-        # missing folder, a bad argument) leaves no empty ledger behind.
-        first = list(itertools.islice(seeds, 1))
-        ledger = env.ledger(create=True)
+        if quest.found is not None and not args:
+            from reins.workspace.site import BASE_META
+
+            ledger = env.ledger(create=True)
+            base, found = _found(env, ledger.meta(BASE_META))
+            seeds = ((str(s[0]), s[1]) for s in found)
+            first = list(itertools.islice(seeds, 1))
+            if ledger.meta(BASE_META) is None:  # before any item: the loop starts from it too
+                ledger.set_meta(BASE_META, base)
+        else:
+            seeds = ((str(s[0]), s[1]) for s in quest.seed(list(args)))
+            # The first item is read before the ledger exists: a scan that fails at once (a
+            # missing folder, a bad argument) leaves no empty ledger behind.
+            first = list(itertools.islice(seeds, 1))
+            ledger = env.ledger(create=True)
         added, present = ledger.add(itertools.chain(first, seeds))
     except ReinsError:
         raise
@@ -79,6 +98,20 @@ def scan(env: Env, args: tuple[str, ...], as_json: bool) -> None:
         f"added {added} item(s), {present} already present; {stats.total} in {ledger.location} "
         f"({stats.remaining} to do)"
     )
+
+
+def _found(env: Env, recorded: str | None) -> tuple[str, Iterator[tuple[str, JSON]]]:
+    """The base and the items the quest finds in its repository, in the workspaces' folder
+    the loop uses (so it reuses the base store the scan made)."""
+    from reins.cli.loopflags import worktrees_beside
+    from reins.loop.workshop import default_root
+    from reins.sources.scanning import found_items
+
+    workspace = env.quest.workspace
+    assert workspace is not None
+    root = workspace.worktrees or default_root(workspace, env.quest.name, worktrees_beside(env))
+    base, seeds = found_items(env.quest, root=root, recorded=recorded)
+    return base, ((s.key, s.payload) for s in seeds)
 
 
 @click.command("next")

@@ -23,7 +23,7 @@ class Doc(Protocol):
     """What the items table is read from: quest.toml's values, and errors at their lines.
     :class:`reins.declare.questdoc.Doc` is one (which imports this module, not the reverse)."""
 
-    def get(self, table: str, key: str, kind: type, default: Any) -> Any: ...
+    def get(self, table: str, key: str, kind: type | tuple[type, ...], default: Any) -> Any: ...
 
     def error(self, table: str, key: str, message: str) -> DocumentError: ...
 
@@ -51,11 +51,12 @@ class ItemSource:
     @classmethod
     def from_doc(cls, doc: Doc, folder: Path) -> ItemSource:
         source = doc.get("items", "source", str, "")
-        if not source:
+        if not source and not doc.get("items", "from", str, ""):
             raise doc.error(
                 "items",
                 "source",
-                '[items] needs source = "items.jsonl" (or a glob, a .csv, or module:function)',
+                '[items] needs source = "items.jsonl" (or a glob, a .csv, or module:function), '
+                'or from = "pytest", "command" or "files" (items found in the repository)',
             )
         key = doc.get("items", "key", str, "id")
         texts = bool(_GLOB.search(source))
@@ -68,7 +69,7 @@ class ItemSource:
                 function = import_ref(source)
             except ConfigError as exc:
                 raise doc.error("items", "source", f"source: {exc}") from None
-        elif not texts and Path(source).suffix.lower() not in (".jsonl", ".csv"):
+        elif source and not texts and Path(source).suffix.lower() not in (".jsonl", ".csv"):
             raise doc.error(
                 "items",
                 "source",
@@ -88,7 +89,8 @@ class ItemSource:
                 yield seed if isinstance(seed, Seed) else Seed(*seed)
             return
         if not args:
-            yield from self._read(self.source, self.folder)
+            if self.source:  # else the items are found in the repository (``[items] from``)
+                yield from self._read(self.source, self.folder)
             return
         for arg in args:
             here = Path.cwd()

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reins.declare.founddoc import KEYS as FOUND_KEYS
+from reins.declare.founddoc import read_found
 from reins.declare.items import ItemSource
 from reins.declare.template import Template
 from reins.declare.workspacedoc import KEYS as WORKSPACE_KEYS
@@ -45,7 +47,7 @@ KNOWN: dict[str, tuple[str, ...]] = {
         "workspace",
         "report",
     ),
-    "items": ("source", "key", "source_field"),
+    "items": ("source", "key", "source_field", *FOUND_KEYS),
     "prompt": ("output", "manual", "manual_file", "template", "template_file"),
     "judge": ("gate", "max_tries", "retry", "escalate_on", "version", "allow_proposals"),
     "examples": ("input", "output", "key"),
@@ -246,6 +248,9 @@ class Doc:
         source = ItemSource.from_doc(self, folder)
         coaching = dict(gate.coaching)
         workspace = read_workspace(self, folder)
+        found = read_found(self, self.data.get("items", {}))
+        if found is not None and workspace is None:
+            raise self.error("items", "from", "items found in a repository need a [workspace]")
         if workspace is not None and output != "text":
             raise self.error(
                 "prompt",
@@ -272,6 +277,7 @@ class Doc:
             examples=examples,
             workspace=workspace,
             figures=self._figures(),
+            found=found,
         )
 
     def _figures(self) -> FigureFunction | None:

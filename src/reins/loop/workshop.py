@@ -34,7 +34,7 @@ from pathlib import Path
 from reins.coders.protocol import Agent, Session, Spent
 from reins.coders.runner import RunEnd, Switch, Watchdogs, Wrap, run_agent
 from reins.coders.sandbox import Walls, confine, reaped
-from reins.errors import ConfigError, WorkspaceError
+from reins.errors import WorkspaceError
 from reins.loop.landing import Landing
 from reins.loop.options import LoopOptions
 from reins.loop.spend import item_over, item_spent
@@ -47,11 +47,11 @@ from reins.workspace import processes
 from reins.workspace.basestore import objects_of
 from reins.workspace.judgetree import JudgeTrees
 from reins.workspace.repository import Repository
+from reins.workspace.site import BASE_META, hidden_folder, settled_base
 from reins.workspace.spec import Workspace
 from reins.workspace.submission import MESSAGE_CAP, compose, patch_of
 from reins.workspace.workspaces import Workspaces
 
-BASE_META = "workspace.base"
 SANDBOX_META = "workspace.sandbox"
 RUN_TOKENS, RUN_COST, ITEM = "run-tokens", "run-cost", "item"
 UNCONFINED = (
@@ -148,17 +148,10 @@ class Workshop:
         repo = Repository.find(self.workspace.repo)
         recorded = store.meta(BASE_META)
         spaces = Workspaces.open(self.workspace, root=root, base=recorded or None)
-        named = repo.commit(self.workspace.base)
+        settled_base(recorded, repo.commit(self.workspace.base), self.workspace)
         if recorded is None:
             store.set_meta(BASE_META, spaces.base)
-        elif recorded != named:
-            raise ConfigError(
-                f"the workspace base moved: this ledger's items start from {recorded[:12]}, and "
-                f"{self.workspace.base!r} now names {named[:12]}. Every item and every "
-                f'restart must start from one base: set [workspace] base = "{recorded}" to go '
-                "on, or start a new ledger for the new base"
-            )
-        hidden = _hidden_folder(self.workspace, repo)
+        hidden = hidden_folder(self.workspace, repo)
         store.set_meta(SANDBOX_META, self.workspace.sandbox)
         self.tally.sandbox = self.workspace.sandbox
         self.spaces = spaces
@@ -329,26 +322,6 @@ class Workshop:
             return confine(argv, cwd=cwd, home=home, walls=shown)
 
         return wrap
-
-
-def _hidden_folder(workspace: Workspace, repo: Repository) -> str | None:
-    """The hidden tests' folder, checked: a folder, outside the repository.
-
-    Raises:
-        ConfigError: it is missing, or inside the repository (the agent would see it there).
-    """
-    if workspace.hidden is None:
-        return None
-    folder = Path(workspace.hidden).resolve()
-    if not folder.is_dir():
-        raise ConfigError(f"workspace hidden {folder}: no such folder")
-    for mine in (repo.top, repo.common):
-        if mine is not None and folder.is_relative_to(Path(mine).resolve()):
-            raise ConfigError(
-                f"workspace hidden {folder} is inside the repository {mine}, where the agent "
-                "would see it: keep hidden tests in a folder outside the repository"
-            )
-    return str(folder)
 
 
 def _usage(backend: str, outcome: RunEnd) -> Usage:

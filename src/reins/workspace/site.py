@@ -1,0 +1,96 @@
+"""Where a coding quest's work stands on disk, for every command that needs the base: the base
+a ledger recorded, the hidden tests' folder, and a tree of the base in reins' own folder.
+
+The loop and ``reins scan`` both read the base through here, so the items a scan finds and the
+items the loop works start from one commit (the ledger records it at the first of the two).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from reins.errors import ConfigError
+from reins.workspace.git import git
+from reins.workspace.repository import Repository
+from reins.workspace.spec import Workspace
+
+BASE_META = "workspace.base"
+"""The ledger's meta key for the base commit its items start from."""
+
+
+def settled_base(recorded: str | None, named: str, workspace: Workspace) -> str:
+    """The base to work from: the one the ledger recorded, which must be the one
+    ``[workspace] base`` names now (``named``, resolved).
+
+    Raises:
+        ConfigError: the base moved since the ledger recorded it.
+    """
+    if recorded is not None and recorded != named:
+        raise ConfigError(
+            f"the workspace base moved: this ledger's items start from {recorded[:12]}, and "
+            f"{workspace.base!r} now names {named[:12]}. Every item and every "
+            f'restart must start from one base: set [workspace] base = "{recorded}" to go '
+            "on, or start a new ledger for the new base"
+        )
+    return named
+
+
+def hidden_folder(workspace: Workspace, repo: Repository) -> str | None:
+    """The hidden tests' folder, checked: a folder, outside the repository.
+
+    Raises:
+        ConfigError: it is missing, or inside the repository (the agent would see it there).
+    """
+    if workspace.hidden is None:
+        return None
+    folder = Path(workspace.hidden).resolve()
+    if not folder.is_dir():
+        raise ConfigError(f"workspace hidden {folder}: no such folder")
+    for mine in (repo.top, repo.common):
+        if mine is not None and folder.is_relative_to(Path(mine).resolve()):
+            raise ConfigError(
+                f"workspace hidden {folder} is inside the repository {mine}, where the agent "
+                "would see it: keep hidden tests in a folder outside the repository"
+            )
+    return str(folder)
+
+
+@dataclass(frozen=True, slots=True)
+class BaseTree:
+    """A checkout of the base in reins' own folder (the judge's, with the hidden tests), held
+    while a scan reads it: ``path`` is the folder, ``commit`` the base, ``store`` the git store
+    that holds it."""
+
+    path: str
+    commit: str
+    store: str
+
+    def files(self) -> list[str]:
+        """The base's tracked files, by path from the top, sorted (the hidden tests are the
+        judge's, never the repository's: they are not among them)."""
+        args = [f"--git-dir={self.store}", "ls-tree", "-r", "-z", "--name-only", self.commit]
+        out = git(args, cwd=self.path).stdout
+        return sorted(p for p in out.decode("utf-8", "surrogateescape").split("\0") if p)
+
+
+@contextlib.contextmanager
+def base_tree(workspace: Workspace, *, root: str, base: str) -> Iterator[BaseTree]:
+    """A tree of ``base`` in the workspaces folder ``root`` (made as the loop makes it, so the
+    loop reuses its base store), held while the block runs.
+
+    Raises:
+        ConfigError: the repository, the base or the hidden tests are unusable.
+        WorkspaceError: git failed.
+    """
+    from reins.workspace.judgetree import JudgeTrees
+    from reins.workspace.workspaces import Workspaces
+
+    spaces = Workspaces.open(workspace, root=root, base=base)
+    hidden = hidden_folder(workspace, spaces.repo)
+    trees = JudgeTrees(spaces.places, spaces.base, judge=workspace.judge_globs, hidden=hidden)
+    with trees.base_tree() as path:
+        yield BaseTree(os.path.realpath(path), spaces.base, spaces.store)
