@@ -1,0 +1,89 @@
+"""The worked example on a real project nobody here wrote: toolz 1.0.0 from PyPI (its sdist,
+pinned, ships its tests), broken by an "upgrade" (examples/toolz/make_project.py).
+
+Each item source finds exactly what the tool itself reports at the base (pytest's FAILED
+lines, the files mypy --strict names), and the ``cmd:`` stand-in passes every item of
+``toolz-fix-tests`` in the sandbox, each a branch of the user's repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reins import SQLiteStore, State
+from reins.store.walk import iter_items
+from tests.kit.codingkit import checkout_state, cli, git
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "toolz"
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The example copied out of the checkout, its project made (the user's repository)."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("REINS_LEDGER", "REINS_QUEST", "REINS_DRIVER"):
+        monkeypatch.delenv(name, raising=False)
+    for part in ("fix-tests", "typed", "make_project.py", "stand_in.py", "toolz-1.0.0.tar.gz"):
+        source = EXAMPLE / part
+        if source.is_dir():
+            shutil.copytree(source, tmp_path / part)
+        else:
+            shutil.copy2(source, tmp_path / part)
+    done = subprocess.run([sys.executable, "make_project.py"], cwd=tmp_path, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    return tmp_path
+
+
+def keys(name: str) -> dict[str, State]:
+    with SQLiteStore.open(Path(f"{name}.reins.db")) as led:
+        return {item.key: item.state for item in iter_items(led)}
+
+
+def base_checkout(here: Path) -> Path:
+    git(here, "clone", "--quiet", str(here / "project"), str(here / "check"))
+    return here / "check"
+
+
+def test_the_failing_tests_are_the_ones_pytest_itself_reports(here: Path) -> None:
+    out = cli("-q", "fix-tests", "scan")
+    assert out.exit_code == 0, out.output + out.stderr
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", "toolz/tests"],
+        cwd=base_checkout(here), capture_output=True, text=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )  # fmt: skip
+    reported = set(re.findall(r"^(?:FAILED|ERROR) (\S+)", done.stdout, re.M))
+    assert len(reported) == 5, done.stdout[-2000:]
+    assert set(keys("toolz-fix-tests")) == reported
+
+
+def test_the_modules_are_the_files_mypy_itself_names(here: Path) -> None:
+    out = cli("-q", "typed", "scan")
+    assert out.exit_code == 0, out.output + out.stderr
+    argv = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "-O", "json", "toolz"]
+    done = subprocess.run(argv, cwd=base_checkout(here), capture_output=True, text=True)
+    records = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    named = {r["file"] for r in records if r["severity"] == "error"}
+    assert len(named) > 20 and "toolz/itertoolz.py" in named
+    assert set(keys("toolz-typed")) == named
+
+
+def test_the_stand_in_passes_every_item_and_the_checkout_stays_as_it_was(here: Path) -> None:
+    project = here / "project"
+    before = checkout_state(project)
+    assert cli("-q", "fix-tests", "scan").exit_code == 0
+    model = f"cmd:{here / 'stand_in.py'}"
+    out = cli("-q", "fix-tests", "loop", "--model", model, "-c", "2")
+    assert out.exit_code == 0, out.output + out.stderr
+    states = keys("toolz-fix-tests")
+    assert set(states.values()) == {State.PASS} and len(states) == 5
+    assert checkout_state(project) == before
+    branches = git(project, "branch", "--list", "reins/*").split()
+    assert len(branches) == 5
