@@ -11,6 +11,8 @@ checkout.
     root/.reins/judge/<n>/        the judge's trees, each reused from turn to turn
     root/.reins/home/<slug>/      the HOME of an agent's run, removed after it
     root/.reins/notes/<slug>.json which item a workspace belongs to
+    root/.reins/land.git          the integrations of ``reins land``: one ref per branch
+    root/.reins/land.lock         held while ``reins land`` runs
     root/.reins/lock              held while the base store is made
 
 Everything under ``root/.reins`` is reins' and is hidden from a sandboxed agent: it sees its
@@ -76,6 +78,14 @@ class Places:
     @property
     def removed(self) -> str:
         return os.path.join(self.own, "removed")
+
+    @property
+    def land_store(self) -> str:
+        return os.path.join(self.own, "land.git")
+
+    @property
+    def land_lock(self) -> str:
+        return os.path.join(self.own, "land.lock")
 
     @property
     def lock_file(self) -> str:
