@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from reins import SQLiteStore, State
-from reins.errors import ConfigError, DocumentError, Exit
+from reins.errors import ConfigError, DocumentError, Exit, WorkspaceError
 from reins.workspace.landtask import MARK, LandTask
 from tests.kit.codingkit import cli, git
 from tests.kit.landkit import land_quest, landings, refs_and_status, stand_in, worked
@@ -322,3 +322,40 @@ def test_a_python_quest_s_land_rules_need_a_workspace_and_ids_of_their_own() -> 
     with pytest.raises(ConfigError, match="land rule ids must be their own"):
         dataclasses.replace(coding, land_rules=[taken])
     assert dataclasses.replace(coding, land_rules=[rule]).gate_digest != coding.gate_digest
+
+
+def test_a_merge_whose_files_are_not_utf8_is_judged_on_their_very_bytes(tmp_path: Path) -> None:
+    """The merged patch is text a judge's tree applies: a Latin-1 file goes as git's binary
+    patch, and the tree holds its bytes exactly."""
+    from reins.workspace.integration import Integration
+    from reins.workspace.judgetree import JudgeTrees
+    from reins.workspace.spec import Workspace
+    from reins.workspace.workspaces import Workspaces
+    from tests.kit.codingkit import make_repo
+
+    repo = make_repo(tmp_path / "r", {"a.txt": "a\n"})
+    base = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "--quiet", "-b", "latin")
+    (repo / "café.txt").write_bytes("caf\xe9 au lait\n".encode("latin-1"))
+    git(repo, "add", "--all")
+    git(repo, "commit", "--quiet", "-m", "latin-1")
+    change = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "--quiet", "main")
+    spaces = Workspaces.open(Workspace(repo=str(repo)), root=str(tmp_path / "root"))
+    integration = Integration.open(spaces.places, base, "integration")
+    assert integration.bring("latin", change, [str(tmp_path / "nowhere"), spaces.repo.common])
+    merged = integration.merge(base, change)
+    assert merged.tree is not None and merged.files == ()
+    made = integration.commit(merged.tree, [base, change], key="latin", commit=change, item=None,
+                              quest="q")  # fmt: skip
+    patch = integration.diff(made)
+    text = patch.decode("utf-8")  # no error: the Latin-1 file is a binary patch
+    assert "GIT binary patch" in text
+    with JudgeTrees(spaces.places, base).tree(text, branch="integration") as tree:
+        assert tree.facts == ()
+        assert (Path(tree.path) / "café.txt").read_bytes() == "caf\xe9 au lait\n".encode("latin-1")
+    integration.move(base, made)
+    [landed] = integration.landed()
+    assert (landed.key, landed.commit, landed.item) == ("latin", change, None)
+    with pytest.raises(WorkspaceError, match="update-ref"):
+        integration.move(base, made)  # the ref is no longer at the base: refused, not moved

@@ -214,8 +214,22 @@ class Integration:
         self.git(["update-ref", "-m", "reins land", self.ref, new, before])
 
     def diff(self, commit: str) -> bytes:
-        """The patch from the base to ``commit``, as reins takes every patch."""
-        return self.git(["diff", *DIFF_OPTIONS, self.base, commit, "--"])
+        """The patch from the base to ``commit``, as reins takes every patch: UTF-8 text (when
+        a file's content is not, every file is shown as git's binary patch, which applies
+        the same)."""
+        patch = self.git(["diff", *DIFF_OPTIONS, self.base, commit, "--"])
+        try:
+            patch.decode("utf-8")
+        except UnicodeDecodeError:
+            attributes = os.path.join(self.store, "info", "attributes")
+            os.makedirs(os.path.dirname(attributes), exist_ok=True)
+            with open(attributes, "w", encoding="ascii") as f:
+                f.write("* -diff\n")
+            try:
+                patch = self.git(["diff", *DIFF_OPTIONS, self.base, commit, "--"])
+            finally:
+                os.unlink(attributes)
+        return patch
 
     def delta(self, onto: str, commit: str) -> str:
         """What ``commit`` changes from where it and ``onto`` part (their merge base)."""
