@@ -359,3 +359,27 @@ def test_a_merge_whose_files_are_not_utf8_is_judged_on_their_very_bytes(tmp_path
     assert (landed.key, landed.commit, landed.item) == ("latin", change, None)
     with pytest.raises(WorkspaceError, match="update-ref"):
         integration.move(base, made)  # the ref is no longer at the base: refused, not moved
+
+
+def test_the_coding_pack_lands_its_five_functions_and_the_integration_passes_its_suite(
+    here: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    assert cli("new", "--pack", "coding", "play").exit_code == 0
+    assert cli("-q", "play", "scan").exit_code == 0
+    out = cli("-q", "play", "loop", "--model", f"cmd:{here / 'play' / 'stand_in_agent.py'}",
+              "-c", "2")  # fmt: skip
+    assert out.exit_code == 0, out.output
+    landed = cli("-q", "play", "land", "integration", "--order", "key")
+    assert landed.exit_code == 0, landed.output
+    assert landings(here / "play", "integration") == sorted(
+        ["slugify", "reverse_words", "is_palindrome", "count_vowels", "initials"]
+    )
+    clone = here / "clone"
+    git(here, "clone", "--quiet", "--branch", "integration", str(here / "play"), str(clone))
+    suite = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+                           cwd=clone, capture_output=True, text=True)  # fmt: skip
+    assert suite.returncode == 0, suite.stdout + suite.stderr
+    assert "7 passed" in suite.stdout
