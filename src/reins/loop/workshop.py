@@ -9,7 +9,9 @@ final message as the submission. The gate then judges in a tree of reins' own bu
 patch (:mod:`reins.workspace.judgetree`, in :mod:`reins.loop.recording`). Where a turn starts is
 read from the log, like its prompt: under ``continue`` the commit of the last judged try (a
 try that ended in a generation error leaves nothing behind), under ``fresh`` and on the first
-try the base. So a restarted run, on any workspace a crash left, starts each item where the
+try the item's start: the base, or, for a land item (:mod:`reins.workspace.landtask`), the
+integration commit it lands its change onto, which its store fetches from the land store with
+the change itself. So a restarted run, on any workspace a crash left, starts each item where the
 ledger says it stands. A locked item's last commit is fetched into the user's repository onto
 its branch (:meth:`Workshop.locked`).
 
