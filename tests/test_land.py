@@ -246,7 +246,8 @@ def test_a_dry_run_merges_and_judges_but_moves_no_branch_and_adds_no_item(here: 
     assert "a dry run: no branch moved, no item added" in out.stdout
     assert git(repo, "branch", "--list", "integration") == ""
     assert keys(here) == ["a", "b", "c"]
-    land_store = here / ".reins-worktrees" / "q" / ".reins" / "land.git"
+    base = git(repo, "rev-parse", "main").strip()
+    land_store = here / ".reins-worktrees" / "q" / ".reins" / f"land-{base}.git"
     assert git(land_store, "for-each-ref", "refs/heads/") == ""
 
 
@@ -383,3 +384,30 @@ def test_the_coding_pack_lands_its_five_functions_and_the_integration_passes_its
                            cwd=clone, capture_output=True, text=True)  # fmt: skip
     assert suite.returncode == 0, suite.stdout + suite.stderr
     assert "7 passed" in suite.stdout
+
+
+REDOES = """
+from pathlib import Path
+Path("a.txt").write_text("a\\n")
+Path("a-again.txt").write_text("a second change\\n")
+print("did a again")
+"""
+
+
+def test_an_item_reopened_after_it_landed_is_not_landed_over_its_old_change(here: Path) -> None:
+    """What landed stays the journal's: a new PASS of an item that landed is said, not merged
+    over the old one, and not taken for the old one either."""
+    from tests.kit.codingkit import agent
+
+    repo = ready(here, [{"id": "a"}, {"id": "b"}])
+    assert cli("-q", "q", "land", "integration").exit_code == 0
+    tip = git(repo, "rev-parse", "integration")
+    out = cli("-q", "q", "reopen", "a", "--reason", "do it again", "--by", "you")
+    assert out.exit_code == 0, out.output
+    worked("q", f"cmd:{agent(here / 'again.py', REDOES)}")
+    assert snapshot(here, "a")[0] is State.PASS
+    again = cli("-q", "q", "land", "integration")
+    assert again.exit_code == Exit.NOT_LANDED, again.output
+    assert "stuck: a landed as" in again.stdout and "it was reopened since" in again.stdout
+    assert git(repo, "rev-parse", "integration") == tip
+    assert landings(repo, "integration") == ["a", "b"]

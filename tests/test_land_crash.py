@@ -36,7 +36,8 @@ def land_items(folder: Path) -> list[tuple[str, str]]:
 
 
 def integration_ref(folder: Path) -> str:
-    store = folder / ".reins-worktrees" / "q" / ".reins" / "land.git"
+    base = git(folder / "q", "rev-parse", "main").strip()
+    store = folder / ".reins-worktrees" / "q" / ".reins" / f"land-{base}.git"
     return git(store, "rev-parse", "refs/heads/integration").strip()
 
 

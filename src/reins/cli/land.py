@@ -93,6 +93,8 @@ def summary(run: LandRun) -> str:
     if run.moved:
         was = run.was[:12] if run.was else "nothing (made now)"
         return f"{said}; {run.branch} moved from {was} to {run.tip[:12]}"
+    if run.was is None:
+        return f"{said}; {run.branch} is not made: nothing has landed on it yet"
     return f"{said}; {run.branch} is at {run.tip[:12]}"
 
 

@@ -43,7 +43,7 @@ from reins.turn.judge import judge_landing
 from reins.values import Fact
 from reins.workspace.basestore import seal
 from reins.workspace.git import git
-from reins.workspace.integration import Integration, Merged
+from reins.workspace.integration import Integration, Landed, Merged
 from reins.workspace.judgetree import JudgeTrees
 from reins.workspace.landtask import LandTask
 from reins.workspace.places import locked
@@ -167,7 +167,7 @@ class Lander:
         if not plan:
             raise ConfigError("nothing to land: no item of this ledger locked PASS yet")
         was = self._check_branch()
-        landed = {entry.key for entry in self.integration.landed()}
+        landed = {entry.key: entry for entry in self.integration.landed()}
         steps = []
         try:
             for candidate in plan:
@@ -202,11 +202,11 @@ class Lander:
             f"{self.branch}`) to have reins make it again"
         )
 
-    def _step(self, candidate: Candidate, landed: set[str]) -> Step:
+    def _step(self, candidate: Candidate, landed: dict[str, Landed]) -> Step:
         key = candidate.key
-        if key in landed:
-            return Step(key, BEFORE)
         change = change_of(self.store, candidate, self.base)
+        if key in landed:
+            return _before(key, landed[key], change)
         if isinstance(change, Held):
             return Step(key, change.outcome, note=change.note)
         commit = self._bring(change)
@@ -215,8 +215,9 @@ class Lander:
         merged = self.integration.merge(self.tip, commit)
         if merged.tree is None:
             return self._conflict(candidate, change, commit, merged)
-        merge = self.integration.commit(merged.tree, [self.tip, commit], key=key, commit=commit,
-                                        item=change.via, quest=self.quest.name)  # fmt: skip
+        merge = self.integration.commit(merged.tree, [self.tip, commit], key=key,
+                                        commit=change.commit or commit, item=change.via,
+                                        quest=self.quest.name)  # fmt: skip
         crash_point("land-merged")
         verdict = self._judged(candidate, merge)
         if verdict is not None and verdict.outcome is not Outcome.PASS:
@@ -304,6 +305,19 @@ class Lander:
             return
         self.repo.advance(self.integration.store, self.tip, self.branch)
         self.moved = True
+
+
+def _before(key: str, landed: Landed, change: Change | Held) -> Step:
+    """An item that landed before: nothing to do, unless its PASS is another change now (a
+    person reopened it since, and it passed again), which reins does not land over the old."""
+    now = change.commit if isinstance(change, Change) else None
+    if now is None or now == landed.commit:
+        return Step(key, BEFORE, commit=landed.commit, merge=landed.merge, via=landed.item)
+    return Step(key, STUCK, commit=now, note=(
+        f"{key} landed as {landed.commit[:12]} (merge {landed.merge[:12]}), and its PASS is "
+        f"{now[:12]} now (it was reopened since): reins lands an item's change once, so land "
+        "the new one by hand, or land onto a new branch"
+    ))  # fmt: skip
 
 
 def _sealed(store: str) -> bool:

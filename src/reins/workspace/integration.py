@@ -2,7 +2,7 @@
 
 ::
 
-    root/.reins/land.git                  a bare repository of reins', borrowing the base store
+    root/.reins/land-<base>.git           a bare repository of reins', borrowing the base store
       refs/heads/<BRANCH>                 the integration of BRANCH: the base, then one merge
                                           commit per change landed
       refs/reins/changes/<slug>           each change brought in to be merged (kept reachable)
@@ -67,7 +67,7 @@ class Integration:
 
     def __init__(self, places: Places, base: str, branch: str) -> None:
         self.places, self.base, self.branch = places, base, branch
-        self.store = places.land_store
+        self.store = places.land_store(base)
         self.ref = f"refs/heads/{branch}"
 
     @classmethod
@@ -87,9 +87,12 @@ class Integration:
                     with open(os.path.join(path, DONE), "w", encoding="ascii") as f:
                         f.write(base + "\n")
         seal(path)
+        # Written whole in one step: a loop may be fetching from the store meanwhile.
         alternates = os.path.join(path, "objects", "info", "alternates")
-        with open(alternates, "w", encoding="utf-8") as f:
+        os.makedirs(os.path.dirname(alternates), exist_ok=True)
+        with open(f"{alternates}.{os.getpid()}.tmp", "w", encoding="utf-8") as f:
             f.write(objects_of(places.base_store(base)) + "\n")
+        os.replace(f"{alternates}.{os.getpid()}.tmp", alternates)
         os.makedirs(found.scratch, exist_ok=True)
         return found
 

@@ -11,7 +11,7 @@ checkout.
     root/.reins/judge/<n>/        the judge's trees, each reused from turn to turn
     root/.reins/home/<slug>/      the HOME of an agent's run, removed after it
     root/.reins/notes/<slug>.json which item a workspace belongs to
-    root/.reins/land.git          the integrations of ``reins land``: one ref per branch
+    root/.reins/land-<commit>.git the integrations of ``reins land`` from a base: a ref a branch
     root/.reins/land.lock         held while ``reins land`` runs
     root/.reins/lock              held while the base store is made
 
@@ -79,9 +79,8 @@ class Places:
     def removed(self) -> str:
         return os.path.join(self.own, "removed")
 
-    @property
-    def land_store(self) -> str:
-        return os.path.join(self.own, "land.git")
+    def land_store(self, base: str) -> str:
+        return os.path.join(self.own, f"land-{base}.git")
 
     @property
     def land_lock(self) -> str:

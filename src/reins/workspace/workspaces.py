@@ -230,7 +230,7 @@ class Workspaces:
         wanted = [c for c in dict.fromkeys(commits) if not self.has(key, c)]
         if not wanted:
             return
-        source = self.places.land_store
+        source = self.places.land_store(self.base)
         refspecs = [f"+{c}:refs/reins/borrowed/{c}" for c in wanted]
         try:
             self.run(key, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
