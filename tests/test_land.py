@@ -125,6 +125,9 @@ def test_a_conflict_becomes_a_land_item_on_the_integration_that_a_second_land_la
                                                                   "integration")  # fmt: skip
     assert task.onto == on_a and task.commit == git(repo, "rev-parse", "reins/b").strip()
     assert task.payload == {"id": "b", "shared": True}
+    status = cli("-q", "q", "status").stdout
+    tip = git(repo, "rev-parse", "--short=12", "integration").strip()
+    assert f"landing      integration at {tip}: 2 landed; not landed: land/b" in status
     # The PASS item never moved; the integration holds a and c, not b.
     assert snapshot(here, "b") == b_before == (State.PASS, 0, 1)
     assert landings(repo, "integration") == ["a", "c"]

@@ -56,6 +56,8 @@ LANDED, BEFORE, CONFLICT, RED = "landed", "landed-before", "conflict", "red"
 OUTCOMES = (LANDED, BEFORE, CONFLICT, RED, WAITING, STUCK, EMPTY)
 SETTLED = (LANDED, BEFORE, EMPTY)
 """The outcomes of a change that needs nothing more."""
+LAND_META = "land.last"
+"""The ledger's meta key for what the last ``reins land`` left, in words (``reins status``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +112,14 @@ class LandRun:
     def settled(self) -> bool:
         """Whether every PASS is landed (now or before): nothing is left to do for one."""
         return all(s.outcome in SETTLED for s in self.steps)
+
+    def said(self) -> str:
+        """The run in a line: the branch, its commit, what landed and what did not."""
+        landed = sum(s.outcome in (LANDED, BEFORE) for s in self.steps)
+        left = [s.added or s.key for s in self.steps if s.outcome not in SETTLED]
+        shown = ", ".join(left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
+        rest = f"; not landed: {shown}" if left else ""
+        return f"{self.branch} at {self.tip[:12]}: {landed} landed{rest}"
 
 
 Say = Callable[[Step], None]
@@ -178,8 +188,11 @@ class Lander:
             self._advance()  # what a crash kept from moving (the ref moved, the branch not)
         finally:
             self.judges.settle()
-        return LandRun(self.branch, self.base, self.tip, order, self.dry_run, tuple(steps), was,
-                       self.moved)  # fmt: skip
+        run = LandRun(self.branch, self.base, self.tip, order, self.dry_run, tuple(steps), was,
+                      self.moved)  # fmt: skip
+        if not self.dry_run:
+            self.store.set_meta(LAND_META, run.said())
+        return run
 
     def _check_branch(self) -> str | None:
         """The user's branch as it is, refused when reins may not move it forward."""
