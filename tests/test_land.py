@@ -414,3 +414,19 @@ def test_an_item_reopened_after_it_landed_is_not_landed_over_its_old_change(here
     assert "stuck: a landed as" in again.stdout and "it was reopened since" in again.stdout
     assert git(repo, "rev-parse", "integration") == tip
     assert landings(repo, "integration") == ["a", "b"]
+
+
+def test_one_land_at_a_time(here: Path) -> None:
+    from reins.workspace.places import Hold
+
+    repo = ready(here, [{"id": "a"}])
+    lock = here / ".reins-worktrees" / "q" / ".reins" / "land.lock"
+    held = Hold.take(str(lock))
+    assert held is not None
+    try:
+        out = cli("-q", "q", "land", "integration")
+    finally:
+        held.release()
+    assert out.exit_code == Exit.USAGE and "another `reins land` is running" in out.stderr
+    assert git(repo, "branch", "--list", "integration") == ""
+    assert cli("-q", "q", "land", "integration").exit_code == 0
