@@ -123,6 +123,13 @@ class Exit(IntEnum):
             "`--set-aside-after` times in a row; TODO, failures used unchanged)"
         ),
     )
+    NOT_LANDED = (
+        13,
+        (
+            "`land`: a PASS did not land (a merge conflict or a red land rule made it a new "
+            "item to do, or it waits on one); what landed is on the branch"
+        ),
+    )
     SIGINT = 130, "`loop`: stopped by SIGINT (Ctrl-C), cleanly; any other command: interrupted"
     SIGTERM = 143, "`loop`: stopped by SIGTERM, cleanly"
 

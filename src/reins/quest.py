@@ -114,6 +114,11 @@ class Quest:
         found: where a coding quest finds its items in its repository (``[items] from``):
             ``reins scan`` with no arguments runs it at the base, and a rescan adds what is new
             (a locked item is never reopened). ``seed`` still reads the scan's arguments.
+        land_rules: what ``reins land`` judges after merging each PASS onto the integration
+            branch (the whole test suite, say), in the judge's tree of the merged commit; a
+            red one, like a merge conflict, makes the change a new item whose task is to land
+            it (``land/<key>``), judged by the gate as its item was and then by these rules.
+            Flat rules, a coding quest's only (``[land] rules_file`` in quest.toml).
         figures: the quest's own figures for ``reins report`` (:mod:`reins.figures`): called
             with a read-only view of the ledger (each item, its payload and its latest judged
             answer), it returns :class:`~reins.figures.Figure` values, which ``report``
@@ -138,6 +143,7 @@ class Quest:
     workspace: Workspace | None = None
     figures: FigureFunction | None = None
     found: RepositoryItems | None = None
+    land_rules: Sequence[Rule] = ()
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("-", "").replace("_", "").isalnum():
@@ -159,6 +165,8 @@ class Quest:
             raise ConfigError(f"quest {self.name}: figures must be a function of the ledger's view")
         object.__setattr__(self, "escalate_on", frozenset(self.escalate_on))
         object.__setattr__(self, "examples", tuple(self.examples))
+        object.__setattr__(self, "land_rules", tuple(self.land_rules))
+        self._check_land_rules(ids)
         if self.found is not None and self.workspace is None:
             raise ConfigError(
                 f"quest {self.name}: items found in a repository need the quest's workspace "
@@ -174,6 +182,22 @@ class Quest:
                 raise ConfigError(
                     f"quest {self.name}: examples must be Example(input, output: str) values"
                 )
+
+    def _check_land_rules(self, gate_ids: list[str]) -> None:
+        if not self.land_rules:
+            return
+        if self.workspace is None:
+            raise ConfigError(
+                f"quest {self.name}: land rules judge the merges of `reins land`, which lands "
+                "a coding quest's changes: give the quest a workspace"
+            )
+        ids = [r.id for r in self.land_rules]
+        clash = sorted({i for i in ids if ids.count(i) > 1 or i in gate_ids})
+        if clash:
+            raise ConfigError(
+                f"quest {self.name}: land rule ids must be their own (a land item is judged "
+                f"by the gate's rules and the land rules alike): {', '.join(clash)}"
+            )
 
     @property
     def judge(self) -> Gate:
@@ -198,5 +222,8 @@ class Quest:
             + ([e.check, e.parameters] if e.check else [])
             for e in self.judge.catalog()
         ]
+        if self.land_rules:  # they judge land items too; left out when none, as before
+            entries.append(["land", *([r.id, r.level.value, r.description]
+                                      for r in self.land_rules)])  # fmt: skip
         text = json.dumps([self.gate_version, entries], ensure_ascii=True)
         return blake2b(text.encode(), digest_size=6).hexdigest()

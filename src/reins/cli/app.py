@@ -28,6 +28,8 @@ Exit codes (:class:`reins.errors.Exit`, the one table; the README's is checked a
 11    ``submit``: the item locked without a pass (DONE, REVIEW, SKIPPED or BLOCKED)
 12    ``loop``: items are left that this run set aside (their generation failed
       ``--set-aside-after`` times in a row; TODO, failures used unchanged)
+13    ``land``: a PASS did not land (a merge conflict or a red land rule made it a new item to
+      do, or it waits on one); what landed is on the branch
 130   ``loop``: stopped by SIGINT (Ctrl-C), cleanly; any other command: interrupted
 143   ``loop``: stopped by SIGTERM, cleanly
 ====  =========================================================================================

@@ -112,6 +112,11 @@ COMMANDS: dict[str, Entry] = {
         "Run",
         "The provider batches of `loop --batch`: where each stands, and cancelling them.",
     ),
+    "land": Entry(
+        "reins.cli.land:land",
+        "Run",
+        "Merge every PASS onto BRANCH in reins' own store, judging the land rules after each.",
+    ),
     "mcp": Entry(
         "reins.cli.host:mcp",
         "Run",

@@ -58,6 +58,9 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
         click.echo("agents       ran UNCONFINED in the last loop (--sandbox none)")
     elif sandbox is not None:
         click.echo(f"agents       sandboxed ({sandbox}) in the last loop")
+    landed = ledger.meta(LAND_META) if sandbox is not None else None
+    if landed is not None:
+        click.echo(f"landing      {landed} (the last `reins land`)")
     if not stats.leased:  # a batch in flight leases its items; nothing leased, nothing to load
         return
     try:
@@ -72,6 +75,7 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
 
 
 SANDBOX_META = "workspace.sandbox"  # as reins.loop.workshop writes it (cli loads no loop here)
+LAND_META = "land.last"  # as reins.loop.integrate writes it
 
 
 def _todo(ledger: Store, stats: Stats, limit: int, allowed: int | None, as_json: bool) -> None:

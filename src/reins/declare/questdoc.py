@@ -20,7 +20,7 @@ from reins.declare.template import Template
 from reins.declare.workspacedoc import KEYS as WORKSPACE_KEYS
 from reins.declare.workspacedoc import read_workspace
 from reins.errors import DocumentError
-from reins.gate import Context, Fact, Outcome, Verdict, excerpt
+from reins.gate import Context, Fact, Outcome, Rule, Verdict, excerpt
 from reins.quest import RETRY_POLICIES, Example, Quest
 from reins.store.model import Item
 from reins.values import JSON
@@ -46,6 +46,7 @@ KNOWN: dict[str, tuple[str, ...]] = {
         "examples",
         "workspace",
         "report",
+        "land",
     ),
     "items": ("source", "key", "source_field", *FOUND_KEYS),
     "prompt": ("output", "manual", "manual_file", "template", "template_file"),
@@ -53,6 +54,7 @@ KNOWN: dict[str, tuple[str, ...]] = {
     "examples": ("input", "output", "key"),
     "workspace": WORKSPACE_KEYS,
     "report": ("figures",),
+    "land": ("rules_file",),  # reins.declare.landdoc's KEYS, read only when there is a [land]
 }
 _KIND_NAMES = {
     str: "a string",
@@ -260,6 +262,7 @@ class Doc:
             )
         if output == "json":
             coaching.setdefault(JSON_RULE, JSON_COACHING)
+        land_rules = self._land(folder, {r.id for r in gate.rules}, coaching, workspace)
         return Quest(
             name=name,
             description=self.get("", "description", str, ""),
@@ -278,7 +281,23 @@ class Doc:
             workspace=workspace,
             figures=self._figures(),
             found=found,
+            land_rules=land_rules,
         )
+
+    def _land(
+        self, folder: Path, gate_ids: set[str], coaching: dict[str, str], workspace: object
+    ) -> tuple[Rule, ...]:
+        """``[land]``'s rules (their coaching added to ``coaching``), only when it is there."""
+        if "land" not in self.data:
+            return ()
+        from reins.declare.landdoc import read_land
+
+        if workspace is None:
+            raise self.error("land", "", "land rules judge the merges of coding items: [land] "
+                             "needs a [workspace]")  # fmt: skip
+        rules, coached = read_land(self, folder, gate_ids)
+        coaching.update(coached)
+        return rules
 
     def _figures(self) -> FigureFunction | None:
         """``[report] figures``, imported and checked (only when the table is there)."""

@@ -1,8 +1,10 @@
-"""Crash points: where a test makes a batch round die as SIGKILL would, deterministically.
+"""Crash points: where a test makes a batch round or a landing die as SIGKILL would,
+deterministically.
 
 ``REINS_CRASH_AT=STEP`` (or ``STEP:N``, the N-th time) kills the process at the named step of
-a batch round (see :mod:`reins.loop.batchjob`): nothing is flushed, nothing is cleaned up,
-exactly as a ``kill -9`` at that moment. Unset, a crash point costs one dictionary lookup.
+a batch round (see :mod:`reins.loop.batchjob`) or of ``reins land`` (see
+:mod:`reins.loop.integrate`): nothing is flushed, nothing is cleaned up, exactly as a ``kill
+-9`` at that moment. Unset, a crash point costs one dictionary lookup.
 """
 
 from __future__ import annotations
@@ -22,6 +24,11 @@ STEPS = (
     "downloaded",  # its results are read; none is recorded
     "result",  # one more result is recorded (``result:N``: the N-th)
     "collected",  # every result is recorded; the job is not closed
+    # reins land
+    "land-merged",  # a change's merge commit is made; the integration's ref has not moved
+    "land-ref",  # the integration's ref moved onto it; the user's branch has not
+    "land-branch",  # the user's branch moved too; the next change is not merged yet
+    "land-item",  # a change that did not land was added as a land item; nothing after it
 )
 _seen: Counter[str] = Counter()
 

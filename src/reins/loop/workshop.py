@@ -9,7 +9,9 @@ final message as the submission. The gate then judges in a tree of reins' own bu
 patch (:mod:`reins.workspace.judgetree`, in :mod:`reins.loop.recording`). Where a turn starts is
 read from the log, like its prompt: under ``continue`` the commit of the last judged try (a
 try that ended in a generation error leaves nothing behind), under ``fresh`` and on the first
-try the base. So a restarted run, on any workspace a crash left, starts each item where the
+try the item's start: the base, or, for a land item (:mod:`reins.workspace.landtask`), the
+integration commit it lands its change onto, which its store fetches from the land store with
+the change itself. So a restarted run, on any workspace a crash left, starts each item where the
 ledger says it stands. A locked item's last commit is fetched into the user's repository onto
 its branch (:meth:`Workshop.locked`).
 
@@ -46,6 +48,7 @@ from reins.values import Fact, Prompt
 from reins.workspace import processes
 from reins.workspace.basestore import objects_of
 from reins.workspace.judgetree import JudgeTrees
+from reins.workspace.landtask import LandTask
 from reins.workspace.repository import Repository
 from reins.workspace.site import BASE_META, hidden_folder, settled_base
 from reins.workspace.spec import Workspace
@@ -92,16 +95,19 @@ def default_root(workspace: Workspace, quest: str, preferred: str | None) -> str
     return str(repo.parent / ".reins-worktrees" / quest)
 
 
-def start_of(log: Sequence[Attempt], retry: str, base: str) -> tuple[str, str | None]:
-    """The commit the next turn starts from (the last judged try's, or the base), and that
-    try's recorded patch (to make the commit again if its store lost it)."""
+def start_of(
+    log: Sequence[Attempt], retry: str, base: str, origin: str | None = None
+) -> tuple[str, str | None]:
+    """The commit the next turn starts from (the last judged try's, or the item's origin: the
+    base, or a land item's integration commit), and that try's recorded patch (to make the
+    commit again if its store lost it)."""
     if retry == "continue":
         for attempt in reversed(log):
             if attempt.judged:
                 if attempt.notes.commit and attempt.notes.base == base:
                     return attempt.notes.commit, patch_of(attempt.submission)
                 break
-    return base, None
+    return origin or base, None
 
 
 class Workshop:
@@ -214,11 +220,13 @@ class Workshop:
         spaces = self.spaces
         assert spaces is not None
         branch = spaces.branch_of(item.key)
-        start, patch = start_of(log, self.workspace.retry, spaces.base)
+        task = LandTask.of(item.payload)  # a land item starts from its integration commit
+        origin = task.onto if task is not None else spaces.base
+        start, patch = start_of(log, self.workspace.retry, spaces.base, origin)
         blank = AgentTurn(None, None, Usage(backend=agent.name), branch=branch,
                           base=spaces.base, sandbox=self.workspace.sandbox)  # fmt: skip
         try:
-            start = await asyncio.to_thread(self._prepare, item.key, start, patch)
+            start = await asyncio.to_thread(self._prepare, item.key, start, patch, task)
         except (WorkspaceError, OSError) as exc:
             return dataclasses.replace(blank, error=f"workspace: {exc}")
         home = spaces.places.home(item.key)
@@ -240,11 +248,16 @@ class Workshop:
         return dataclasses.replace(ran, submission=text, refused=refused, judges=self.judges,
                                    limit=limit)  # fmt: skip
 
-    def _prepare(self, key: str, start: str, patch: str | None) -> str:
+    def _prepare(self, key: str, start: str, patch: str | None, task: LandTask | None) -> str:
         assert self.spaces is not None
         # What a crashed reins left running on this workspace must not work on it meanwhile.
         processes.kill_tree(None, f"{self.spaces.path_of(key)}#", grace=1.0)
-        return self.spaces.prepare(key, start, patch=patch)
+        if task is None:
+            return self.spaces.prepare(key, start, patch=patch)
+        # A land item's store gets its integration commit and the change to land from
+        # reins' land store: the base store, which every agent borrows, holds the base alone.
+        self.spaces.borrow(key, (task.onto, task.commit))
+        return self.spaces.prepare(key, start, patch=patch, origin=task.onto)
 
     def _take(
         self, item: Item, start: str, turn: int, said: str

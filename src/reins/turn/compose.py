@@ -53,7 +53,7 @@ def compose(
     if policy not in RETRY_POLICIES:
         raise ValueError(f"unknown retry policy {policy!r}")
     last = None if policy == "fresh" else last_judged(log)
-    user = quest.render(item)
+    user = render(quest, item)
     if last is not None:
         # The coaching depends on this item's last FAIL: in the system text it would make the
         # shared prefix differ from one item to the next and defeat the provider's cache.
@@ -67,6 +67,19 @@ def compose(
             previous = clip_block(last.submission, PREVIOUS_CAP)
             user = f"{user}\n{PREVIOUS_HEADER}\n\n{previous}\n"
     return Prompt(shared_text(quest), user, key=item.key, turn=item.turns + 1)
+
+
+def render(quest: Quest, item: Item) -> str:
+    """What to do for ``item``: the quest's ``render``, or, for a land item of a coding quest,
+    reins' own task text (:meth:`~reins.workspace.landtask.LandTask.render`: the quest's
+    template cannot know its fields)."""
+    if quest.workspace is not None:
+        from reins.workspace.landtask import LandTask  # only a coding quest's prompt loads it
+
+        task = LandTask.of(item.payload)
+        if task is not None:
+            return task.render()
+    return quest.render(item)
 
 
 def shared_text(quest: Quest) -> str:

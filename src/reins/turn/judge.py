@@ -7,9 +7,10 @@ The judge's own failures — a ``prepare``, rule, ground or AI check that raises
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 from reins.errors import JudgeError, cause_of
-from reins.gate import Context, Fact, Outcome, Verdict, excerpt
+from reins.gate import Context, Fact, Outcome, Rule, Verdict, evaluate, excerpt
 from reins.quest import Quest
 from reins.store.model import Item
 from reins.turn.failures import JudgeFailure
@@ -70,6 +71,9 @@ def judge(
     text, refused = decode(raw, limit=limit)
     if refused is not None:
         return refused, text
+    land = land_rules_of(quest, item)
+    if land is not None:  # a land item is judged as the item whose change it lands
+        item = land[0]
     try:
         prepared = quest.prepare(item, text)
     except JudgeError as exc:
@@ -88,12 +92,61 @@ def judge(
         prepared = dataclasses.replace(prepared, workspace=workspace)
     try:
         verdict = quest.judge.evaluate(prepared)
+        if land is not None and verdict.outcome is Outcome.PASS and land[1]:
+            verdict = evaluate(land[1], prepared)  # then by the land rules
     except JudgeError as exc:
         failure = JudgeFailure(exc.where, exc.cause)
         return _with_tree_facts(failure, workspace), text
     except Exception as exc:
         return _with_tree_facts(_broken(GATE_RULE, exc), workspace), text
     return _with_tree_facts(verdict, workspace), text
+
+
+def land_rules_of(quest: Quest, item: Item) -> tuple[Item, Sequence[Rule]] | None:
+    """For a land item of a coding quest (:mod:`reins.workspace.landtask`): the item whose
+    change it lands, as the gate judges it (that key and payload), and the land rules judged
+    after the gate passes it. None for any other item."""
+    if quest.workspace is None:
+        return None
+    from reins.workspace.landtask import LandTask  # only a coding quest's judgment loads it
+
+    task = LandTask.of(item.payload)
+    if task is None:
+        return None
+    return dataclasses.replace(item, key=task.item, payload=task.payload), quest.land_rules
+
+
+def judge_landing(
+    quest: Quest, item: Item, raw: str, *, workspace: JudgeTree
+) -> Verdict | JudgeFailure:
+    """The land rules' verdict on a merge ``reins land`` made: ``item`` is the one whose
+    change was merged, ``raw`` the merge's submission (its patch from the base), judged in
+    ``workspace``, the judge's tree of the merged commit. PASS when every land rule passes
+    (and the quest has none); deterministic, never raises for the merge's sake."""
+    text, _ = decode(raw, limit=len(raw.encode("utf-8", "surrogatepass")) + 1)
+    try:
+        prepared = quest.prepare(item, text)
+    except JudgeError as exc:
+        return JudgeFailure(exc.where, exc.cause)
+    except Exception as exc:
+        return _broken(PREPARE_RULE, exc)
+    if isinstance(prepared, Verdict):  # the quest refused the merge's text: it cannot pass
+        return prepared if prepared.outcome is not Outcome.PASS else _passed_by_prepare()
+    if not isinstance(prepared, Context):
+        return JudgeFailure(PREPARE_RULE, f"returned {excerpt(repr(prepared), 80)}")
+    prepared = dataclasses.replace(prepared, workspace=workspace)
+    try:
+        verdict = evaluate(quest.land_rules, prepared)
+    except JudgeError as exc:
+        return _with_tree_facts(JudgeFailure(exc.where, exc.cause), workspace)
+    except Exception as exc:
+        return _with_tree_facts(_broken(GATE_RULE, exc), workspace)
+    return _with_tree_facts(verdict, workspace)
+
+
+def _passed_by_prepare() -> JudgeFailure:
+    cause = "returned a PASS verdict: only the gate's aggregation may pass an item"
+    return JudgeFailure(PREPARE_RULE, cause)
 
 
 def _with_tree_facts(

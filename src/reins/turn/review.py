@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from reins.quest import Quest
 from reins.store.model import Attempt, Item
+from reins.turn.compose import render
 from reins.turn.views import label
 
 
@@ -33,7 +34,7 @@ def source(quest: Quest | None, item: Item) -> Source:
     if quest is None:
         return Source(payload, rendered=False)
     try:
-        return Source(quest.render(item), rendered=True)
+        return Source(render(quest, item), rendered=True)
     except Exception as exc:  # a quest's code on a payload it did not expect: show, not fail
         return Source(payload, rendered=False, problem=f"{type(exc).__name__}: {exc}")
 

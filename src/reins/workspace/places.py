@@ -11,6 +11,8 @@ checkout.
     root/.reins/judge/<n>/        the judge's trees, each reused from turn to turn
     root/.reins/home/<slug>/      the HOME of an agent's run, removed after it
     root/.reins/notes/<slug>.json which item a workspace belongs to
+    root/.reins/land-<commit>.git the integrations of ``reins land`` from a base: a ref a branch
+    root/.reins/land.lock         held while ``reins land`` runs
     root/.reins/lock              held while the base store is made
 
 Everything under ``root/.reins`` is reins' and is hidden from a sandboxed agent: it sees its
@@ -76,6 +78,13 @@ class Places:
     @property
     def removed(self) -> str:
         return os.path.join(self.own, "removed")
+
+    def land_store(self, base: str) -> str:
+        return os.path.join(self.own, f"land-{base}.git")
+
+    @property
+    def land_lock(self) -> str:
+        return os.path.join(self.own, "land.lock")
 
     @property
     def lock_file(self) -> str:

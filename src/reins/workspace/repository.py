@@ -1,11 +1,13 @@
 """The user's repository as reins sees it: where it is, which commit the base names, and its
-``reins/<key>`` branches, the only thing of it reins ever changes.
+``reins/<key>`` branches and the integration branch ``reins land`` names, the only things of it
+reins ever changes.
 
 reins reads the user's repository to resolve the base and to copy the base's history into a
-store of its own (:mod:`reins.workspace.basestore`); it writes to it only to bring a locked
-item's result back (:meth:`Repository.land`): the item's commit, fetched with object checking
-on, onto ``reins/<key>``. No agent ever runs in it, and no file of its checkout, index, hooks or
-configuration is written.
+store of its own (:mod:`reins.workspace.basestore`); it writes to it only to bring results
+back, each a commit fetched from a store of reins' with object checking on: a locked item's onto
+``reins/<key>`` (:meth:`Repository.land`), and the integration of ``reins land BRANCH`` onto
+BRANCH, fast-forward only (:meth:`Repository.advance`). No agent ever runs in it, and no file of
+its checkout, index, hooks or configuration is written.
 """
 
 from __future__ import annotations
@@ -96,6 +98,34 @@ class Repository:
         if here == commit:
             return
         refspec = f"+{commit}:refs/heads/{branch}"
+        git(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
+             store, refspec], cwd=self.where)  # fmt: skip
+
+    def checked_out(self, branch: str) -> str | None:
+        """The folder of a worktree of the repository that has ``branch`` checked out, if any
+        (its files would no longer match its branch if reins moved it)."""
+        args = ["for-each-ref", "--format=%(worktreepath)", f"refs/heads/{branch}"]
+        done = git(args, cwd=self.where, check=False)
+        said = done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else ""
+        return said or None
+
+    def advance(self, store: str, commit: str, branch: str) -> None:
+        """Move ``refs/heads/BRANCH`` to ``commit``, fetched from reins' ``store``, objects
+        checked, and only as a fast-forward (git refuses any other move of a branch named
+        without ``+``), never a branch a worktree has checked out.
+
+        Raises:
+            WorkspaceError: the branch is checked out, would not fast-forward, or git failed.
+        """
+        where = self.checked_out(branch)
+        if where is not None:
+            raise WorkspaceError(
+                f"branch {branch} is checked out in {where}: reins never moves a branch under "
+                "your files; check out another branch there, or name another branch to land on"
+            )
+        if self.branch_commit(branch) == commit:
+            return
+        refspec = f"{commit}:refs/heads/{branch}"
         git(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
              store, refspec], cwd=self.where)  # fmt: skip
 

@@ -24,6 +24,7 @@ import os
 import secrets
 import shutil
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from reins.errors import ConfigError, WorkspaceError
@@ -120,20 +121,29 @@ class Workspaces:
 
     # -- a turn's start --------------------------------------------------------------------
 
-    def prepare(self, key: str, start: str, *, patch: str | None = None) -> str:
+    def prepare(
+        self, key: str, start: str, *, patch: str | None = None, origin: str | None = None
+    ) -> str:
         """Item ``key``'s workspace, its files those of commit ``start``, and a fresh ``.git``
         on its branch there. Returns the commit the workspace stands on: ``start``, or, when
         its store lost ``start`` (a workspace removed since), one made again from ``patch``
-        (the recorded change from the base), or the base when there is none.
+        (the recorded change from the base) on top of ``origin`` (where the item starts: the
+        base, or a land item's integration commit), or ``origin`` when there is no patch.
 
         Raises:
-            WorkspaceError: git failed.
+            WorkspaceError: git failed, or ``origin`` is in no store of the item's.
         """
         self.item_store(key)
+        origin = origin or self.base
         path = self._folder(key)
         holds = self._holds(key)
         if start != self.base and not self.has(key, start):
-            start = self._rebuild(key, patch) if patch else self.base
+            start = self._rebuild(key, patch, origin) if patch else origin
+        if start != self.base and not self.has(key, start):
+            raise WorkspaceError(
+                f"item {key} starts from commit {start[:12]}, which no store of reins holds "
+                "any more (was reins' folder of the quest removed?)"
+            )
         try:
             if holds != start:  # else it holds start already: not a file to write
                 self._reset(key, path, start)
@@ -195,15 +205,41 @@ class Workspaces:
             raise WorkspaceError(f"workspace {path} is not where reins made it")
         return path
 
-    def _rebuild(self, key: str, patch: str) -> str:
-        """The commit of the base plus ``patch``, made again in the item's store."""
+    def _rebuild(self, key: str, patch: str, parent: str) -> str:
+        """The commit of the base plus ``patch`` on top of ``parent``, made again in the
+        item's store."""
+        if parent != self.base and not self.has(key, parent):
+            return parent  # refused by the caller: no store holds it
         path = self.path_of(key)
         _wipe(path)
         self._reset(key, self._folder(key), self.base)
         self.run(key, ["apply", "--index", "--binary", "-"], stdin=patch.encode())
         tree = self.run(key, ["write-tree"]).decode().strip()
-        made = ["commit-tree", tree, "-p", self.base, "-m", f"reins: {key}, made again"]
+        made = ["commit-tree", tree, "-p", parent, "-m", f"reins: {key}, made again"]
         return self.run(key, made).decode().strip()
+
+    def borrow(self, key: str, commits: Sequence[str]) -> None:
+        """Fetch ``commits`` from reins' land store into item ``key``'s store (a land item's
+        integration commit, and the change it lands, for its agent to merge), objects checked;
+        those it holds already are left.
+
+        Raises:
+            WorkspaceError: the land store does not hold one of them, or git failed.
+        """
+        self.item_store(key)
+        wanted = [c for c in dict.fromkeys(commits) if not self.has(key, c)]
+        if not wanted:
+            return
+        source = self.places.land_store(self.base)
+        refspecs = [f"+{c}:refs/reins/borrowed/{c}" for c in wanted]
+        try:
+            self.run(key, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+                           "--no-recurse-submodules", source, *refspecs], tree=False)  # fmt: skip
+        except WorkspaceError as exc:
+            raise WorkspaceError(
+                f"item {key}: reins' land store ({source}) does not hold commits "
+                f"{', '.join(c[:12] for c in wanted)}: {exc}"
+            ) from None
 
     @staticmethod
     def _drop_agent_git(path: str) -> None:

@@ -1,0 +1,356 @@
+"""``reins land BRANCH``: every PASS of a coding quest merged onto one integration branch, in
+reins' own store, judged by the quest's land rules after each merge.
+
+For each PASS item, in the stated order (:mod:`reins.loop.landplan`), its change (or the PASS
+of the land item standing for it) is brought into reins' land store and merged onto the
+integration commit there (:mod:`reins.workspace.integration`: ``merge-tree``, no work tree);
+the merged commit's patch from the base is judged in a judge's tree by the land rules
+(:func:`reins.turn.judge.judge_landing`); green, the integration's ref moves onto it, and then
+the user's BRANCH, fast-forward only. A conflict or a red land rule moves nothing: the PASS
+item stays as it is (only a person moves a locked item), and the change becomes a land item, a
+new TODO item that starts from the integration commit and asks an agent to land it
+(:mod:`reins.workspace.landtask`).
+
+The integration's history is the journal (each merge commit names what it landed), so a rerun
+skips what landed and goes on; a SIGKILL at any step (the crash points ``land-merged``,
+``land-ref``, ``land-branch``, ``land-item`` of :mod:`reins.loop.crashpoint`) loses nothing and
+lands nothing twice, and a land item added before a crash makes its item wait for it, so it is
+never added twice. One ``reins land`` runs at a time per quest folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from reins.errors import ConfigError, JudgeError, WorkspaceError
+from reins.gate import Outcome, Verdict
+from reins.loop.crashpoint import crash_point
+from reins.loop.landplan import (
+    EMPTY,
+    STUCK,
+    WAITING,
+    Candidate,
+    Change,
+    Held,
+    candidates,
+    change_of,
+)
+from reins.quest import Quest
+from reins.store.protocol import Store
+from reins.turn.failures import JudgeFailure
+from reins.turn.judge import judge_landing
+from reins.values import Fact
+from reins.workspace.basestore import seal
+from reins.workspace.git import git
+from reins.workspace.integration import Integration, Landed, Merged
+from reins.workspace.judgetree import JudgeTrees
+from reins.workspace.landtask import LandTask
+from reins.workspace.places import locked
+from reins.workspace.site import BASE_META, hidden_folder
+from reins.workspace.spec import KEY, Workspace
+from reins.workspace.submission import compose
+from reins.workspace.workspaces import Workspaces
+
+LANDED, BEFORE, CONFLICT, RED = "landed", "landed-before", "conflict", "red"
+OUTCOMES = (LANDED, BEFORE, CONFLICT, RED, WAITING, STUCK, EMPTY)
+SETTLED = (LANDED, BEFORE, EMPTY)
+"""The outcomes of a change that needs nothing more."""
+LAND_META = "land.last"
+"""The ledger's meta key for what the last ``reins land`` left, in words (``reins status``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What became of one PASS item's change: ``outcome`` (one of the names above), the
+    change's ``commit``, the ``merge`` commit it landed as, the land item it came ``via``, the
+    land item ``added`` for it, the ``files`` that conflicted, the land rules' ``facts``, and a
+    ``note`` for the person."""
+
+    key: str
+    outcome: str
+    commit: str | None = None
+    merge: str | None = None
+    via: str | None = None
+    added: str | None = None
+    files: tuple[str, ...] = ()
+    facts: tuple[Fact, ...] = ()
+    note: str = ""
+
+    def line(self, dry_run: bool = False) -> str:
+        """The step as ``reins land`` prints it."""
+        added = f"{'would add' if dry_run else 'added'} item {self.added}"
+        if self.outcome == LANDED:
+            through = f" (through {self.via})" if self.via else ""
+            return f"{'would land' if dry_run else 'landed'} {self.key}{through}"
+        if self.outcome == CONFLICT:
+            return f"conflict in {', '.join(self.files) or 'the merge'}: {added}"
+        if self.outcome == RED:
+            rules = ", ".join(dict.fromkeys(f.rule for f in self.facts)) or "a land rule"
+            return f"red: {rules} failed on {self.key}: {added}"
+        if self.outcome == BEFORE:
+            return f"landed before: {self.key}"
+        return f"{self.outcome}: {self.note}"
+
+
+@dataclass(frozen=True, slots=True)
+class LandRun:
+    """One ``reins land``: the ``branch``, the ``base``, the integration's commit at the end
+    (``tip``), the order and whether it was a dry run, a step per PASS item, the user's
+    branch before (``was``; None: there was none) and whether it moved."""
+
+    branch: str
+    base: str
+    tip: str
+    order: str
+    dry_run: bool
+    steps: tuple[Step, ...]
+    was: str | None
+    moved: bool
+
+    @property
+    def settled(self) -> bool:
+        """Whether every PASS is landed (now or before): nothing is left to do for one."""
+        return all(s.outcome in SETTLED for s in self.steps)
+
+    def said(self) -> str:
+        """The run in a line: the branch, its commit, what landed and what did not."""
+        landed = sum(s.outcome in (LANDED, BEFORE) for s in self.steps)
+        left = [s.added or s.key for s in self.steps if s.outcome not in SETTLED]
+        shown = ", ".join(left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
+        rest = f"; not landed: {shown}" if left else ""
+        return f"{self.branch} at {self.tip[:12]}: {landed} landed{rest}"
+
+
+Say = Callable[[Step], None]
+
+
+def land(
+    store: Store, quest: Quest, *, root: str, branch: str, order: str = "locked",
+    dry_run: bool = False, say: Say | None = None,
+) -> LandRun:  # fmt: skip
+    """Land every PASS of ``quest``'s ledger ``store`` onto ``branch`` (see the module).
+
+    Raises:
+        ConfigError: not a coding quest, nothing ran yet, no PASS, a bad branch name, the
+            branch checked out or holding commits reins did not land, another land running.
+        JudgeError: a land rule could not judge a merge (nothing of it moved).
+        WorkspaceError: git failed, or a change is in no store and has no recorded patch.
+    """
+    workspace = quest.workspace
+    if workspace is None:
+        raise ConfigError(
+            f"quest {quest.name} is not a coding quest (it has no [workspace]): `reins land` "
+            "merges the commits of coding items"
+        )
+    base = store.meta(BASE_META)
+    if base is None:
+        raise ConfigError("nothing to land: no item of this ledger has run (`reins loop` first)")
+    _check_name(branch, workspace)
+    spaces = Workspaces.open(workspace, root=root, base=base)
+    with locked(spaces.places.land_lock, wait=False) as held:
+        if not held:
+            raise ConfigError(
+                f"another `reins land` is running on {spaces.root}: wait for it to end"
+            )
+        return Lander(store, quest, spaces, branch, dry_run=dry_run, say=say).run(order)
+
+
+class Lander:
+    """One run of ``reins land`` onto ``branch``, holding the integration's commit as it goes."""
+
+    def __init__(self, store: Store, quest: Quest, spaces: Workspaces, branch: str, *,
+                 dry_run: bool, say: Say | None) -> None:  # fmt: skip
+        assert quest.workspace is not None
+        self.store, self.quest, self.spaces, self.branch = store, quest, spaces, branch
+        self.base, self.repo = spaces.base, spaces.repo
+        self.dry_run, self.say = dry_run, say
+        self.integration = Integration.open(spaces.places, self.base, branch)
+        hidden = hidden_folder(quest.workspace, spaces.repo)
+        self.judges = JudgeTrees(spaces.places, self.base, judge=quest.workspace.judge_globs,
+                                 hidden=hidden)  # fmt: skip
+        self.tip = self.integration.tip()
+        self.moved = False
+
+    def run(self, order: str) -> LandRun:
+        plan = candidates(self.store, self.branch, order)
+        if not plan:
+            raise ConfigError("nothing to land: no item of this ledger locked PASS yet")
+        was = self._check_branch()
+        landed = {entry.key: entry for entry in self.integration.landed()}
+        steps = []
+        try:
+            for candidate in plan:
+                step = self._step(candidate, landed)
+                steps.append(step)
+                if self.say is not None:
+                    self.say(step)
+            self._advance()  # what a crash kept from moving (the ref moved, the branch not)
+        finally:
+            self.judges.settle()
+        run = LandRun(self.branch, self.base, self.tip, order, self.dry_run, tuple(steps), was,
+                      self.moved)  # fmt: skip
+        if not self.dry_run:
+            self.store.set_meta(LAND_META, run.said())
+        return run
+
+    def _check_branch(self) -> str | None:
+        """The user's branch as it is, refused when reins may not move it forward."""
+        where = self.repo.checked_out(self.branch)
+        if where is not None:
+            raise ConfigError(
+                f"branch {self.branch} is checked out in {where}: reins never moves a branch "
+                "under your files; check out another branch there, or land on another branch"
+            )
+        here = self.repo.branch_commit(self.branch)
+        if here is None or here == self.tip:
+            return here
+        if self.integration.holds(here, self.tip) and self.repo.holds(self.base, here):
+            return here
+        raise ConfigError(
+            f"branch {self.branch} exists and holds commits reins did not land: its tip "
+            f"{here[:12]} is not on the integration reins keeps for it (from the base "
+            f"{self.base[:12]}, at {self.tip[:12]}), and reins moves it forward only, over "
+            f"its own landings. Land on another branch, or delete this one (`git branch -D "
+            f"{self.branch}`) to have reins make it again"
+        )
+
+    def _step(self, candidate: Candidate, landed: dict[str, Landed]) -> Step:
+        key = candidate.key
+        change = change_of(self.store, candidate, self.base)
+        if key in landed:
+            return _before(key, landed[key], change)
+        if isinstance(change, Held):
+            return Step(key, change.outcome, note=change.note)
+        commit = self._bring(change)
+        if commit == self.base:
+            return Step(key, EMPTY, commit=commit, note=f"{key}: its PASS changes nothing")
+        merged = self.integration.merge(self.tip, commit)
+        if merged.tree is None:
+            return self._conflict(candidate, change, commit, merged)
+        merge = self.integration.commit(merged.tree, [self.tip, commit], key=key,
+                                        commit=change.commit or commit, item=change.via,
+                                        quest=self.quest.name)  # fmt: skip
+        crash_point("land-merged")
+        verdict = self._judged(candidate, merge)
+        if verdict is not None and verdict.outcome is not Outcome.PASS:
+            return self._red(candidate, change, commit, verdict)
+        if not self.dry_run:
+            self.integration.move(self.tip, merge)
+            crash_point("land-ref")
+        self.tip = merge
+        self._advance()
+        crash_point("land-branch")
+        return Step(key, LANDED, commit=commit, merge=merge, via=change.via)
+
+    def _bring(self, change: Change) -> str:
+        """The change's commit, in the land store: fetched from reins' store of its item or
+        from the user's repository (its ``reins/<key>`` branch holds it), else made again from
+        its recorded patch.
+
+        Raises:
+            WorkspaceError: no store holds it and no patch is recorded.
+        """
+        owner = change.via or change.key
+        if change.commit is not None:
+            item_store = self.spaces.places.item_store(owner)
+            sources = [*([item_store] if _sealed(item_store) else []), self.repo.common]
+            if self.integration.bring(owner, change.commit, sources):
+                return change.commit
+        if change.patch is None:
+            raise WorkspaceError(
+                f"the change of {owner} ({(change.commit or '?')[:12]}) is in no store of reins' "
+                "or yours, and no patch of it is recorded"
+            )
+        return self.integration.rebuild(owner, change.patch, change.parent)
+
+    def _judged(self, candidate: Candidate, merge: str) -> Verdict | None:
+        """The land rules' verdict on ``merge`` (None: the quest has none).
+
+        Raises:
+            JudgeError: a land rule (or the quest's prepare) failed to judge.
+        """
+        if not self.quest.land_rules:
+            return None
+        patch = self.integration.diff(merge)
+        said = f"reins land: {candidate.key} merged onto {self.branch}"
+        files = patch.count(b"\ndiff --git ") + patch.startswith(b"diff --git ")
+        text = compose(said, patch, files=files, base=self.base, commit=merge, branch=self.branch)
+        with self.judges.tree(patch.decode("utf-8") or None, branch=self.branch) as tree:
+            found = judge_landing(self.quest, candidate.item, text, workspace=tree)
+        if isinstance(found, JudgeFailure):
+            raise JudgeError(found.where, f"judging {candidate.key} merged onto {self.branch}: "
+                                          f"{found.cause} (nothing of it landed)")  # fmt: skip
+        return found
+
+    def _conflict(self, candidate: Candidate, change: Change, commit: str, merged: Merged) -> Step:
+        task = LandTask(
+            candidate.key, candidate.item.payload, self.branch, self.tip, commit, self.base,
+            "conflict", candidate.next_number(self.store), merged.files, merged.messages,
+            change=self.integration.delta(self.tip, commit),
+        )  # fmt: skip
+        self._add(task)
+        return Step(candidate.key, CONFLICT, commit=commit, via=change.via, added=task.key,
+                    files=merged.files)  # fmt: skip
+
+    def _red(self, candidate: Candidate, change: Change, commit: str, verdict: Verdict) -> Step:
+        task = LandTask(
+            candidate.key, candidate.item.payload, self.branch, self.tip, commit, self.base,
+            "red", candidate.next_number(self.store), facts=verdict.facts,
+            change=self.integration.delta(self.tip, commit),
+        )  # fmt: skip
+        self._add(task)
+        return Step(candidate.key, RED, commit=commit, via=change.via, added=task.key,
+                    facts=verdict.facts)  # fmt: skip
+
+    def _add(self, task: LandTask) -> None:
+        """Add the land item (a present key is left as it is, as by every add)."""
+        if self.dry_run:
+            return
+        self.store.add([(task.key, task.to_payload())])
+        crash_point("land-item")
+
+    def _advance(self) -> None:
+        """The user's branch onto the integration's commit (fast-forward only)."""
+        if self.dry_run or self.tip == self.base:
+            return
+        if self.repo.branch_commit(self.branch) == self.tip:
+            return
+        self.repo.advance(self.integration.store, self.tip, self.branch)
+        self.moved = True
+
+
+def _before(key: str, landed: Landed, change: Change | Held) -> Step:
+    """An item that landed before: nothing to do, unless its PASS is another change now (a
+    person reopened it since, and it passed again), which reins does not land over the old."""
+    now = change.commit if isinstance(change, Change) else None
+    if now is None or now == landed.commit:
+        return Step(key, BEFORE, commit=landed.commit, merge=landed.merge, via=landed.item)
+    return Step(key, STUCK, commit=now, note=(
+        f"{key} landed as {landed.commit[:12]} (merge {landed.merge[:12]}), and its PASS is "
+        f"{now[:12]} now (it was reopened since): reins lands an item's change once, so land "
+        "the new one by hand, or land onto a new branch"
+    ))  # fmt: skip
+
+
+def _sealed(store: str) -> bool:
+    """Whether reins' store of an item is there, sealed as reins made it (an unconfined agent
+    could have written to its configuration) before git reads it."""
+    import os
+
+    if not os.path.isfile(os.path.join(store, "HEAD")):
+        return False
+    seal(store)
+    return True
+
+
+def _check_name(branch: str, workspace: Workspace) -> None:
+    """Refuse a branch name git refuses, or one of the items' own branches."""
+    if git(["check-ref-format", f"refs/heads/{branch}"], cwd="/", check=False).returncode:
+        raise ConfigError(f"{branch!r} is not a branch name git accepts")
+    prefix = workspace.branch.split(KEY, 1)[0]
+    if prefix and branch.startswith(prefix):
+        raise ConfigError(
+            f"branch {branch} is under {prefix}, where the items' own branches are "
+            f"([workspace] branch = {workspace.branch!r}): land on a branch of its own"
+        )
