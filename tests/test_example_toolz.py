@@ -75,7 +75,7 @@ def test_the_modules_are_the_files_mypy_itself_names(here: Path) -> None:
     assert set(keys("toolz-typed")) == named
 
 
-def test_the_stand_in_passes_every_item_and_the_checkout_stays_as_it_was(here: Path) -> None:
+def test_the_stand_in_passes_every_item_and_every_pass_lands_on_one_branch(here: Path) -> None:
     project = here / "project"
     before = checkout_state(project)
     assert cli("-q", "fix-tests", "scan").exit_code == 0
@@ -87,3 +87,29 @@ def test_the_stand_in_passes_every_item_and_the_checkout_stays_as_it_was(here: P
     assert checkout_state(project) == before
     branches = git(project, "branch", "--list", "reins/*").split()
     assert len(branches) == 5
+    # Landing: the two itertoolz fixes each add a line at the same place (the planted
+    # conflict), so the second becomes an item of its own, based on the integration.
+    out = cli("-q", "fix-tests", "land", "integration", "--order", "key")
+    assert out.exit_code == 13, out.output + out.stderr  # a PASS is left unlanded
+    second = "toolz/tests/test_itertoolz.py::test_remove"
+    assert f"conflict in AUTHORS.md: added item land/{second}" in out.stdout
+    assert keys("toolz-fix-tests")[f"land/{second}"] is State.TODO
+    assert keys("toolz-fix-tests")[second] is State.PASS  # the PASS itself never moves
+    out = cli("-q", "fix-tests", "loop", "--model", model)
+    assert out.exit_code == 0, out.output + out.stderr
+    out = cli("-q", "fix-tests", "land", "integration", "--order", "key")
+    assert out.exit_code == 0, out.output + out.stderr
+    assert f"landed {second} (through land/{second})" in out.stdout
+    # The integration branch holds every fix, and the whole suite passes there.
+    landed = base_checkout(here)
+    git(landed, "checkout", "--quiet", "integration")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "toolz/tests"],
+        cwd=landed, capture_output=True, text=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )  # fmt: skip
+    assert done.returncode == 0 and "180 passed" in done.stdout, done.stdout[-2000:]
+    assert git(landed, "show", "integration:AUTHORS.md").count("- reins fixed") == 2
+    after = checkout_state(project)
+    after["refs"] = [r for r in after["refs"] if not r.startswith("refs/heads/integration ")]
+    assert after == before  # only the integration branch (and the reins/ branches) moved
