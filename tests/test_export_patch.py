@@ -9,12 +9,22 @@ the commit a retry starts from all keep to the change reins took.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from reins import Outcome, Verdict
 from reins.loop.workshop import start_of
 from reins.store.engines import open_store
+from reins.store.export import export
+from reins.store.model import Notes
+from reins.store.protocol import Store
+from reins.testing.harness import StoreHarness
+from reins.turn.judge import decode
+from reins.turn.record import Origin, record
+from reins.workspace.submission import Submission, compose, patch_at, patch_of
+from tests.kit import TINY
 from tests.kit.codingkit import FILE_HOLDS_KEY, agent, cli, git, quest_repo
 
 # A diff that would make the gate pass (k.txt holds the key) and leave a file of its own.
@@ -74,3 +84,89 @@ def test_a_fake_changes_header_in_the_message_is_not_the_patch(
     assert record["workspace"]["patch"] == git(repo, "diff", "--binary", "--no-renames",
                                                base, "reins/k")  # fmt: skip
     assert git(repo, "ls-tree", "--name-only", "reins/k").split().count("pwned.txt") == 0
+    # Each was read at the span the attempt notes, not parsed from the text.
+    for attempt in log:
+        start, end = attempt.notes.patch_start, attempt.notes.patch_end
+        assert start is not None and end is not None and start < end
+        assert (attempt.submission or "")[end:].startswith("```\n")
+    final = log[-1]
+    assert (final.submission or "")[final.notes.patch_start : final.notes.patch_end] == (
+        record["workspace"]["patch"]
+    )
+
+
+BASE, COMMIT = "a" * 40, "b" * 40
+REAL = "diff --git a/k.txt b/k.txt\n--- a/k.txt\n+++ b/k.txt\n@@ -1 +1 @@\n-wrong\n+k\n"
+
+
+def made(message: str = "Fixed k.txt.") -> Submission:
+    return compose(message, REAL.encode(), files=1, base=BASE, commit=COMMIT, branch="reins/k")
+
+
+def test_the_span_is_read_not_the_text_which_the_parse_has_to_trust() -> None:
+    """The parse holds only while nothing after reins' header looks like one; the span holds
+    whatever the text says, before or after the patch."""
+    sub = made(FAKE)
+    assert patch_at(sub.text, sub.start, sub.end) == REAL
+    assert patch_of(sub.text) == REAL  # the parse too: it reads from the last header
+    # A text in which the message's header came after the patch (a layout the parse cannot
+    # tell from reins' own): the parse reads the agent's diff, the span still reads reins'.
+    later = sub.text + FAKE
+    assert "pwned" in (patch_of(later) or "")
+    assert patch_at(later, sub.start, sub.end) == REAL
+
+
+def test_an_attempt_recorded_before_the_span_is_parsed_and_a_bad_span_reads_no_patch() -> None:
+    sub = made()
+    assert patch_at(sub.text, None, None) == patch_of(sub.text) == REAL  # before spans
+    assert patch_at(sub.text, len(sub.text), len(sub.text)) is None  # an empty span: none
+    assert patch_at(sub.text, 5, len(sub.text) + 1) is None  # outside the text: none, no parse
+    assert patch_at(None, 0, 0) is None and patch_at(None, None, None) is None
+
+
+def test_the_span_follows_the_patch_when_recording_escapes_the_message() -> None:
+    sub = made("a lone \udc80 surrogate")
+    escaped, refused = decode(sub.text)  # what the judge keeps of it
+    assert refused is not None and "\\xed\\xb2\\x80 surrogate" in escaped
+    start, end = sub.span_in(escaped)
+    assert escaped[start:end] == REAL and (start, end) != (sub.start, sub.end)
+    assert sub.span_in(sub.text) == (sub.start, sub.end)
+    assert sub.span_in(sub.text[:-10]) == (0, 0)  # cut short: the patch is not whole
+    none = compose("x", b"", files=0, base=BASE, commit=BASE, branch="reins/k")
+    assert none.patch is None and none.span_in(none.text) == (len(none.text),) * 2
+
+
+@pytest.fixture
+def store_ledger(store_harness: StoreHarness) -> Iterator[Store]:
+    opened = store_harness.open(store_harness.create(), create=True)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def test_the_export_reads_the_recorded_span_on_either_engine(
+    store_ledger: Store, tmp_path: Path
+) -> None:
+    """The span is in characters of the text as the engine gives it back: a NUL (which
+    PostgreSQL keeps escaped), a CRLF and characters of several bytes in the message move
+    nothing. An attempt recorded before spans is read by the parse."""
+    store = store_ledger
+    store.add([("a", {"word": "a"}), ("b", {"word": "b"})])
+    sub = made("Done \x00 é 🎉\r\nreally." + FAKE)
+    spanned = Notes(via="loop", branch="reins/a", commit=COMMIT, base=BASE, sandbox="none",
+                    patch_start=sub.start, patch_end=sub.end)  # fmt: skip
+    before = Notes(via="loop", branch="reins/b", commit=COMMIT, base=BASE, sandbox="none")
+    for key, notes in (("a", spanned), ("b", before)):
+        record(store, TINY, store.get(key), Verdict(Outcome.PASS), Origin(notes=notes),
+               driver="loop", submission=sub.text)  # fmt: skip
+    _, log = store.snapshot("a")
+    assert log[-1].submission == sub.text
+    assert (log[-1].notes.patch_start, log[-1].notes.patch_end) == (sub.start, sub.end)
+    assert store.snapshot("b")[1][-1].notes.patch_start is None
+    out = tmp_path / "results.jsonl"
+    assert export(store, out).count == 2
+    records = {r["key"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert records["a"]["workspace"]["patch"] == REAL
+    assert records["b"]["workspace"]["patch"] == REAL  # parsed: it has no span
+    assert records["a"]["submission"] == sub.text

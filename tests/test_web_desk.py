@@ -225,7 +225,7 @@ def test_a_coding_item_is_reviewed_as_a_diff_per_file_beside_its_test_output(
     text = compose(
         "I changed slugify. meh", PATCH, files=2, base="0" * 40, commit="1" * 40,
         branch="reins/slugify",
-    )  # fmt: skip
+    ).text  # fmt: skip
     submit(store, TINY, "slugify", text, driver="agent")
     web = client(store)
     for page in (web.get("/review").text, web.get("/item", params={"key": "slugify"}).text):

@@ -48,7 +48,7 @@ from reins.workspace.basestore import objects_of
 from reins.workspace.judgetree import JudgeTrees
 from reins.workspace.repository import Repository
 from reins.workspace.spec import Workspace
-from reins.workspace.submission import MESSAGE_CAP, compose, patch_of
+from reins.workspace.submission import MESSAGE_CAP, Submission, compose, patch_at
 from reins.workspace.workspaces import Workspaces
 
 BASE_META = "workspace.base"
@@ -62,13 +62,14 @@ UNCONFINED = (
 
 @dataclass(frozen=True, slots=True)
 class AgentTurn:
-    """What an agent's turn made: the submission (None when it failed), or the error.
+    """What an agent's turn made: the submission (None when it failed), with where its
+    patch lies, or the error.
 
     ``refused`` is the fact of a change refused before judging (over its caps): a FAIL with
     no gate run. ``judges`` builds the judge's tree the gate runs in; ``limit`` is the size a
     submission of this workspace may have."""
 
-    submission: str | None
+    submission: Submission | None
     error: str | None
     usage: Usage
     branch: str | None = None
@@ -94,12 +95,15 @@ def default_root(workspace: Workspace, quest: str, preferred: str | None) -> str
 
 def start_of(log: Sequence[Attempt], retry: str, base: str) -> tuple[str, str | None]:
     """The commit the next turn starts from (the last judged try's, or the base), and that
-    try's recorded patch (to make the commit again if its store lost it)."""
+    try's recorded patch (to make the commit again if its store lost it), read at the span
+    its notes give."""
     if retry == "continue":
         for attempt in reversed(log):
             if attempt.judged:
-                if attempt.notes.commit and attempt.notes.base == base:
-                    return attempt.notes.commit, patch_of(attempt.submission)
+                notes = attempt.notes
+                if notes.commit and notes.base == base:
+                    patch = patch_at(attempt.submission, notes.patch_start, notes.patch_end)
+                    return notes.commit, patch
                 break
     return base, None
 
@@ -239,12 +243,12 @@ class Workshop:
         except (WorkspaceError, OSError) as exc:
             error = outcome.error or f"workspace: {exc}"
             return dataclasses.replace(blank, error=error, usage=usage, budget=budget)
-        commit, text, refused = made
+        commit, submission, refused = made
         ran = dataclasses.replace(blank, usage=usage, commit=commit, model=outcome.model)
         if outcome.error is not None:
             return dataclasses.replace(ran, error=outcome.error, budget=budget)
         limit = self.workspace.max_bytes + 4 * MESSAGE_CAP + 4096
-        return dataclasses.replace(ran, submission=text, refused=refused, judges=self.judges,
+        return dataclasses.replace(ran, submission=submission, refused=refused, judges=self.judges,
                                    limit=limit)  # fmt: skip
 
     def _prepare(self, key: str, start: str, patch: str | None) -> str:
@@ -255,7 +259,7 @@ class Workshop:
 
     def _take(
         self, item: Item, start: str, turn: int, said: str
-    ) -> tuple[str | None, str, Fact | None]:
+    ) -> tuple[str | None, Submission, Fact | None]:
         """The agent's change, committed in the item's store: the commit, the turn's
         submission, and the fact of a change refused for its size."""
         from reins.workspace.change import take
@@ -267,10 +271,10 @@ class Workshop:
         message = f"reins: turn {turn} of {item.key}\n\nReins-Quest: {self.quest.name}\n"
         change = take(spaces, item.key, start, message=message)
         refused = change.refused.actual if change.refused is not None else None
-        text = compose(said, change.patch, files=change.files, base=spaces.base,
+        made = compose(said, change.patch, files=change.files, base=spaces.base,
                        commit=change.commit, branch=spaces.branch_of(item.key),
                        refused=refused)  # fmt: skip
-        return change.commit, text, change.refused
+        return change.commit, made, change.refused
 
     async def _run(
         self, agent: Agent, prompt: Prompt, key: str, home: str, before: Spent
