@@ -21,32 +21,25 @@ from collections.abc import Collection
 from reins.backends.base import Backend
 from reins.backends.batch import BatchAPI, batch_api
 from reins.backends.redact import Redactor
-from reins.errors import BackendError, ConfigError, LedgerError, describe
+from reins.errors import BackendError, ConfigError, LedgerError
 from reins.loop.batchjob import JobDriver
 from reins.loop.breakers import sets_aside, tripped
 from reins.loop.collect import Ended, Flow
+from reins.loop.course import Course
 from reins.loop.crashpoint import crash_point
-from reins.loop.events import (
-    AsideEvent,
-    BatchEvent,
-    ResultsEvent,
-    Status,
-    StopReason,
-    Summary,
-)
-from reins.loop.exporting import export_locked
+from reins.loop.events import BatchEvent, ResultsEvent, StopReason, Summary
 from reins.loop.inflight import InFlight
 from reins.loop.ledger_thread import LedgerThread
 from reins.loop.openjobs import cancellable, left_open, other_backend
 from reins.loop.options import LoopOptions
-from reins.loop.progress import NullReporter, Reporter, clock
+from reins.loop.progress import Reporter, clock
 from reins.loop.rounds import compose_round
-from reins.loop.tally import Tally, budget_message, move_to_locked, turn_event
+from reins.loop.tally import budget_message
 from reins.loop.waiting import WAIT_NOTE_EVERY
 from reins.quest import Quest
 from reins.store.holder import holder_name
 from reins.store.jobs import BatchJob, JobDraft, JobState
-from reins.store.model import AttemptKind, Stats
+from reins.store.model import AttemptKind
 from reins.store.protocol import Store
 from reins.turn.record import Recorded
 
@@ -65,7 +58,7 @@ def batch_api_of(backend: Backend) -> BatchAPI:
     return api
 
 
-class BatchRun:
+class BatchRun(Course):
     """One ``reins loop --batch`` run over one ledger, with one backend."""
 
     def __init__(
@@ -77,43 +70,27 @@ class BatchRun:
         options: LoopOptions | None = None,
         reporter: Reporter | None = None,
     ) -> None:
-        self.store, self.quest, self.api = store, quest, batch_api_of(backend)
-        self.options = options or LoopOptions()
-        self.reporter = reporter or NullReporter()
+        super().__init__(store, quest, LedgerThread(), options or LoopOptions(), reporter)
+        self.api = batch_api_of(backend)
         self.policy = self.options.retry or quest.retry
         self.driver = self.options.driver
         self.poll = self.options.poll
         self.holder = holder_name(self.driver)  # a rerun here takes its jobs over once it is gone
-        self.db = LedgerThread()
         self.inflight = InFlight()
-        self.tally = Tally()
-        self.stats: Stats | None = None
-        self.reason: StopReason | None = None
-        self.message = ""
-        self.signal: str | None = None
-        self.failure: Exception | None = None
-        self.set_aside: list[str] = []
         self.errors_in_row: dict[str, int] = {}
         self.held: set[int] = set()  # the jobs this run holds
         self.left: list[BatchJob] = []  # jobs still running at the provider when it stopped
         self.taken: set[str] = set()
         self._redactor = Redactor()
-        self._started = time.monotonic()
         self._told: set[int] = set()  # jobs of another backend, said once
         self._noted = float("-inf")
 
     def stop(self, reason: StopReason, message: str = "", *, signal: str | None = None) -> None:
-        if self.reason is None or (reason.hard and not self.reason.hard):
-            self.reason, self.message = reason, message
-            if signal is not None:
-                self.signal = signal
+        """Ask the run to stop (see :meth:`Course.stop`); when it is going away, its waits and
+        polls end too."""
+        super().stop(reason, message, signal=signal)
         if reason in _LEAVING:
             self.inflight.drop()
-
-    def fail(self, exc: Exception) -> None:
-        if self.failure is None:
-            self.failure = exc
-        self.stop(StopReason.ERROR, describe(exc))
 
     @property
     def stopping(self) -> bool:
@@ -155,7 +132,7 @@ class BatchRun:
                 await self._wind_up()
             finally:
                 self.db.close()
-        summary = self._summary()
+        summary = self.summary()
         self.reporter.finish(summary)
         if self.failure is not None:
             raise self.failure
@@ -315,11 +292,8 @@ class BatchRun:
 
     def counted(self, recorded: Recorded) -> Flow:
         """Count a recorded result, report it, and apply the breakers and set-aside."""
-        self.tally.count(recorded, None)
-        move_to_locked(self.stats, recorded.item.state)
-        event = turn_event(recorded, max_tries=self.quest.max_tries, backend=self.api.name,
-                           seed=recorded.attempt.notes.seed or 0, escalated_by=None)  # fmt: skip
-        self.reporter.turn(event, self.status())
+        self.count_turn(recorded, backend=self.api.name, seed=recorded.attempt.notes.seed or 0,
+                        cause=None)  # fmt: skip
         a, key = recorded.attempt, recorded.item.key
         if a.kind is AttemptKind.GENERATION_ERROR:
             self.errors_in_row[key] = self.errors_in_row.get(key, 0) + 1
@@ -338,9 +312,7 @@ class BatchRun:
         if item.key in self.set_aside or not sets_aside(self.options, errors):
             return
         self.set_aside.append(item.key)
-        self.reporter.aside(
-            AsideEvent(item.key, errors, recorded.attempt.error, item.tries, self.quest.max_tries)
-        )
+        self.report_aside(item, errors, recorded.attempt.error)
 
     def report(self, event: BatchEvent | ResultsEvent) -> None:
         if isinstance(event, ResultsEvent):
@@ -374,20 +346,9 @@ class BatchRun:
         await self.export_locked(final=True)
         self.stats = await self.db(self.store.stats)
 
-    async def export_locked(self, *, final: bool = False) -> None:
-        await export_locked(
-            self.db, self.store, self.options, self.tally, self.reporter, final=final
-        )
-
-    def status(self) -> Status:
-        return self.tally.status(self.stats, time.monotonic() - self._started)
-
-    def _summary(self) -> Summary:
-        summary = self.tally.summary(
-            self.stats, self.reason, self.message, signal=self.signal,
-            budget=self.options.budget, elapsed=time.monotonic() - self._started,
-            set_aside=tuple(self.set_aside),
-        )  # fmt: skip
+    def summary(self) -> Summary:
+        """How the run ended, and the jobs it left running at the provider."""
+        summary = super().summary()
         if not self.left:
             return summary
         left = left_open(self.left)

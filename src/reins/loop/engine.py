@@ -16,37 +16,36 @@ import asyncio
 import time
 from collections.abc import Collection
 
-from reins.errors import LeaseConflict, NotTodo, ReinsError, describe
+from reins.errors import LeaseConflict, NotTodo, ReinsError
 from reins.loop.breakers import sets_aside, tripped
-from reins.loop.events import AsideEvent, Status, StopReason, Summary
-from reins.loop.exporting import export_locked
+from reins.loop.course import Course
+from reins.loop.events import StopReason, Summary
 from reins.loop.generate import GenerationError
 from reins.loop.generator import Bench, Generator, Site, TextSite, suits
 from reins.loop.inflight import InFlight
 from reins.loop.keeper import keep
 from reins.loop.ledger_thread import LedgerThread
 from reins.loop.options import MAX_BACKOFF, LoopOptions
-from reins.loop.progress import NullReporter, Reporter
+from reins.loop.progress import Reporter
 from reins.loop.recording import DRIVER, Recorder
 from reins.loop.spend import item_over, item_spent
 from reins.loop.taking import Taker
-from reins.loop.tally import Tally, budget_message, move_to_locked, turn_event
+from reins.loop.tally import budget_message
 from reins.loop.waiting import LeaseWait
 from reins.quest import Quest
 from reins.store.codec import now_iso
 from reins.store.holder import holder_name
-from reins.store.model import Attempt, AttemptKind, Item, Stats
+from reins.store.model import Attempt, AttemptKind, Item
 from reins.store.protocol import Store
 from reins.turn.compose import compose
 from reins.turn.escalate import choose
 from reins.turn.record import Recorded
-from reins.values import Prompt
 
 # The run's caps an agent can be killed at, and the stop each one is.
 RUN_CAPS = {"run-tokens": StopReason.MAX_TOKENS, "run-cost": StopReason.MAX_COST}
 
 
-class Engine:
+class Engine(Course):
     """One loop run over one ledger. Use :func:`reins.loop.drive` or :func:`reins.loop.run`."""
 
     def __init__(
@@ -64,25 +63,22 @@ class Engine:
         for chosen in (generator, strong):
             if chosen is not None:
                 suits(chosen, quest)
-        self.store = store
-        self.quest = quest
+        options = options or LoopOptions()
+        # Calls side by side where the store allows them (see reins.store.ledger.Ledger).
+        at_once = getattr(store, "calls_at_once", 1)
+        db = LedgerThread(max(1, min(options.concurrency, at_once)))
+        super().__init__(store, quest, db, options, reporter)
         self.generator = generator
         self.strong = strong
-        self.options = options or LoopOptions()
-        self.reporter = reporter or NullReporter()
         self.rules: Collection[str] = quest.escalate_on | self.options.escalate_on
         self.policy = self.options.retry or quest.retry
         # The process is in the name: a rerun on this host takes the leases over the moment
         # this process is gone (reins.store.holder), instead of when they run out.
         self.owner_prefix = holder_name(self.options.driver)
-        # Calls side by side where the store allows them (see reins.store.ledger.Ledger).
-        at_once = getattr(store, "calls_at_once", 1)
-        self.db = LedgerThread(max(1, min(self.options.concurrency, at_once)))
         self.recorder = Recorder(
             store, quest, self.db, driver=self.options.driver, policy=self.policy
         )
         self.inflight = InFlight()
-        self.failure: Exception | None = None
         self.taker = Taker(
             store,
             self.db,
@@ -90,13 +86,6 @@ class Engine:
             concurrency=self.options.concurrency,
             ttl=self.options.lease_ttl,
         )
-        self.set_aside: list[str] = []  # keys this run no longer leases, in order
-        self.reason: StopReason | None = None
-        self.message = ""
-        self.signal: str | None = None
-        self.tally = Tally()
-        self.stats: Stats | None = None
-        self._started = time.monotonic()
         self.waiting = LeaseWait()
         self.site: Site = TextSite()
         self.bench = Bench(self.inflight, self.options.timeout)
@@ -109,24 +98,12 @@ class Engine:
     # -- stopping --------------------------------------------------------------------------
 
     def stop(self, reason: StopReason, message: str = "", *, signal: str | None = None) -> None:
-        """Ask the run to stop. A hard reason also drops the generations in flight.
-
-        The first reason is kept, except that a hard stop overrides a soft one.
-        """
-        if self.reason is None or (reason.hard and not self.reason.hard):
-            self.reason, self.message = reason, message
-            if signal is not None:
-                self.signal = signal
+        """Ask the run to stop (see :meth:`Course.stop`). A hard reason also drops the
+        generations in flight."""
+        super().stop(reason, message, signal=signal)
         if reason.hard:
             self.inflight.drop()
-            self.site.stop(f"the run stopped ({self.reason.value})")
-
-    def fail(self, exc: Exception) -> None:
-        """Stop the run on a failure (a quest that cannot render, a ledger that fails): loudly.
-        The run still winds up (leases released, summary) and then raises the first one."""
-        if self.failure is None:
-            self.failure = exc
-        self.stop(StopReason.ERROR, describe(exc))
+            self.site.stop(f"the run stopped ({(self.reason or reason).value})")
 
     @property
     def stopping(self) -> bool:
@@ -162,7 +139,7 @@ class Engine:
             finally:
                 self.db.close()
                 self.recorder.close()
-        summary = self._summary()
+        summary = self.summary()
         self.reporter.finish(summary)
         if self.failure is not None:
             raise self.failure
@@ -285,7 +262,8 @@ class Engine:
         if recorded.item.state.terminal:  # landed off the path
             self.site.locked(recorded.item, recorded.attempt, self.reporter.note)
         down = isinstance(result, GenerationError) and result.unreachable
-        self._count(recorded, prompt, generator.name, cause, unreachable=down)
+        self.count_turn(recorded, backend=generator.name, seed=prompt.seed, cause=cause,
+                        unreachable=down)  # fmt: skip
         return recorded, getattr(result, "budget", None)
 
     def _tripped(self, recorded: Recorded) -> bool:
@@ -306,33 +284,9 @@ class Engine:
     async def _put_aside(self, owner: str, item: Item, errors: int, error: str | None) -> None:
         """Set ``item`` aside for the run, after ``errors`` generation errors in a row (or 0:
         its own budget is spent): give its lease back and lease it no more this run."""
-        self.set_aside.append(item.key)
+        self.set_aside.append(item.key)  # before the release: no other slot leases it then
         await self.db(self.store.release, item.key, owner)
-        self.reporter.aside(AsideEvent(item.key, errors, error, item.tries, self.quest.max_tries))
-
-    def _count(
-        self,
-        recorded: Recorded,
-        prompt: Prompt,
-        generator: str,
-        cause: str | None,
-        *,
-        unreachable: bool = False,
-    ) -> None:
-        self.tally.count(recorded, cause, unreachable=unreachable)
-        move_to_locked(self.stats, recorded.item.state)
-        event = turn_event(
-            recorded,
-            max_tries=self.quest.max_tries,
-            backend=generator,
-            seed=prompt.seed,
-            escalated_by=cause,
-        )
-        self.reporter.turn(event, self.status())
-
-    async def export_locked(self, *, final: bool = False) -> None:
-        await export_locked(self.db, self.store, self.options, self.tally, self.reporter,
-                            final=final)  # fmt: skip
+        self.report_aside(item, errors, error)
 
     # -- the keeper's chores (see :mod:`reins.loop.keeper`) -----------------------------------
 
@@ -351,15 +305,3 @@ class Engine:
 
     def tick(self) -> None:
         self.reporter.tick(self.status())
-
-    # -- reporting -------------------------------------------------------------------------
-
-    def status(self) -> Status:
-        return self.tally.status(self.stats, time.monotonic() - self._started)
-
-    def _summary(self) -> Summary:
-        elapsed, aside = time.monotonic() - self._started, tuple(self.set_aside)
-        return self.tally.summary(
-            self.stats, self.reason, self.message, signal=self.signal,
-            budget=self.options.budget, elapsed=elapsed, set_aside=aside,
-        )  # fmt: skip
