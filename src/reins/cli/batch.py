@@ -107,7 +107,7 @@ def _remotes(model: str, jobs: list[BatchJob]) -> dict[int, RemoteBatch]:
     """The provider's word on each sent job of ``model``'s backend."""
     import asyncio
 
-    from reins.loop.batching import batch_api_of
+    from reins.backends.batch import batch_api_of
     from reins.loop.generator import text_backend
 
     api = batch_api_of(text_backend(model))
