@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from reins import Outcome, Verdict
-from reins.loop.workshop import start_of
+from reins.loop.agentturn import start_of
 from reins.store.engines import open_store
 from reins.store.export import export
 from reins.store.model import Notes

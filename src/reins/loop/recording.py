@@ -28,7 +28,7 @@ from reins.turn.record import Origin, Recorded, record, storable
 from reins.values import Completion, Prompt
 
 if TYPE_CHECKING:
-    from reins.loop.workshop import AgentTurn
+    from reins.loop.agentturn import AgentTurn
 
 DRIVER = DRIVERS["loop"]
 JUDGE_TREE = "reins:judge-tree"

@@ -22,7 +22,7 @@ from reins.loop.generate import GenerationError
 from reins.loop.generator import Bench, Generator, Site
 from reins.loop.options import MAX_BACKOFF
 from reins.loop.recording import Recorder
-from reins.loop.spend import item_over, item_spent
+from reins.loop.spend import RUN_COST, RUN_TOKENS, item_over, item_spent
 from reins.loop.tally import Tally, budget_message
 from reins.loop.waiting import LeaseWait, Waiter
 from reins.quest import Quest
@@ -33,7 +33,7 @@ from reins.turn.escalate import choose
 from reins.turn.record import Recorded
 
 # The run's caps an agent can be killed at, and the stop each one is.
-RUN_CAPS = {"run-tokens": StopReason.MAX_TOKENS, "run-cost": StopReason.MAX_COST}
+RUN_CAPS = {RUN_TOKENS: StopReason.MAX_TOKENS, RUN_COST: StopReason.MAX_COST}
 
 
 class Slotted(Waiter, Protocol):

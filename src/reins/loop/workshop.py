@@ -7,11 +7,11 @@ by default); once its whole process tree has ended, take what it changed
 (:mod:`reins.workspace.change`: reins' own index, capped); and hand the gate the patch and the
 final message as the submission. The gate then judges in a tree of reins' own built from that
 patch (:mod:`reins.workspace.judgetree`, in :mod:`reins.loop.recording`). Where a turn starts is
-read from the log, like its prompt: under ``continue`` the commit of the last judged try (a
-try that ended in a generation error leaves nothing behind), under ``fresh`` and on the first
-try the base. So a restarted run, on any workspace a crash left, starts each item where the
-ledger says it stands. A locked item's last commit is fetched into the user's repository onto
-its branch (:meth:`Workshop.locked`).
+read from the log, like its prompt (:func:`reins.loop.agentturn.start_of`: a try that ended in
+a generation error leaves nothing behind), so a restarted run, on any workspace a crash left,
+starts each item where the ledger says it stands. A locked item's last commit is fetched into
+the user's repository onto its branch (:meth:`Workshop.locked`); where the workspaces go and
+the walls of a sandboxed agent are :mod:`reins.loop.places`'s.
 
 Budgets are enforced here by killing the agent, not by asking it: the item's caps count every
 turn of its log, the run's caps every turn this run recorded plus what the agents in flight
@@ -28,84 +28,34 @@ import os
 import shutil
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 
 from reins.coders.protocol import Agent, Session, Spent
-from reins.coders.runner import RunEnd, Switch, Watchdogs, Wrap, run_agent
-from reins.coders.sandbox import Walls, confine, reaped
+from reins.coders.runner import RunEnd, Switch, Watchdogs, run_agent
+from reins.coders.sandbox import Walls, reaped
 from reins.errors import ConfigError, WorkspaceError
+from reins.loop.agentturn import AgentTurn, start_of
 from reins.loop.landing import Landing
 from reins.loop.options import LoopOptions
-from reins.loop.spend import item_over, item_spent
+from reins.loop.places import confined, default_root, hidden_folder, walls_of
+from reins.loop.spend import ITEM, cap_reached, item_spent
 from reins.loop.tally import Tally
 from reins.quest import Quest
 from reins.store.model import Attempt, Item, Usage
 from reins.store.protocol import Store
 from reins.values import Fact, Prompt
 from reins.workspace import processes
-from reins.workspace.basestore import objects_of
 from reins.workspace.judgetree import JudgeTrees
 from reins.workspace.repository import Repository
 from reins.workspace.spec import Workspace
-from reins.workspace.submission import MESSAGE_CAP, Submission, compose, patch_at
+from reins.workspace.submission import MESSAGE_CAP, Submission, compose
 from reins.workspace.workspaces import Workspaces
 
 BASE_META = "workspace.base"
 SANDBOX_META = "workspace.sandbox"
-RUN_TOKENS, RUN_COST, ITEM = "run-tokens", "run-cost", "item"
 UNCONFINED = (
     "coding agents run UNCONFINED (--sandbox none): each can read and write all you can, "
     "and the verdicts hold only against what it could not reach"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class AgentTurn:
-    """What an agent's turn made: the submission (None when it failed), with where its
-    patch lies, or the error.
-
-    ``refused`` is the fact of a change refused before judging (over its caps): a FAIL with
-    no gate run. ``judges`` builds the judge's tree the gate runs in; ``limit`` is the size a
-    submission of this workspace may have."""
-
-    submission: Submission | None
-    error: str | None
-    usage: Usage
-    branch: str | None = None
-    commit: str | None = None
-    base: str | None = None
-    model: str | None = None
-    budget: str | None = None  # which cap killed it: run-tokens, run-cost or item
-    refused: Fact | None = None
-    judges: JudgeTrees | None = None
-    sandbox: str | None = None
-    limit: int = 0
-
-
-def default_root(workspace: Workspace, quest: str, preferred: str | None) -> str:
-    """Where the workspaces go: ``preferred`` (the CLI's: beside the ledger) unless it lies in
-    the repository's checkout, else ``.reins-worktrees/<quest>`` beside the repository."""
-    found = Repository.find(workspace.repo)
-    repo = Path(found.top or found.common).resolve()
-    if preferred is not None and not Path(preferred).resolve().is_relative_to(repo):
-        return str(Path(preferred).resolve())
-    return str(repo.parent / ".reins-worktrees" / quest)
-
-
-def start_of(log: Sequence[Attempt], retry: str, base: str) -> tuple[str, str | None]:
-    """The commit the next turn starts from (the last judged try's, or the base), and that
-    try's recorded patch (to make the commit again if its store lost it), read at the span
-    its notes give."""
-    if retry == "continue":
-        for attempt in reversed(log):
-            if attempt.judged:
-                notes = attempt.notes
-                if notes.commit and notes.base == base:
-                    patch = patch_at(attempt.submission, notes.patch_start, notes.patch_end)
-                    return notes.commit, patch
-                break
-    return base, None
 
 
 class Workshop:
@@ -162,13 +112,13 @@ class Workshop:
                 f'restart must start from one base: set [workspace] base = "{recorded}" to go '
                 "on, or start a new ledger for the new base"
             )
-        hidden = _hidden_folder(self.workspace, repo)
+        hidden = hidden_folder(self.workspace, repo)
         store.set_meta(SANDBOX_META, self.workspace.sandbox)
         self.tally.sandbox = self.workspace.sandbox
         self.spaces = spaces
         self.judges = JudgeTrees(spaces.places, spaces.base, judge=self.workspace.judge_globs,
                                  hidden=hidden)  # fmt: skip
-        self.walls = self._walls(repo, hidden, store.location)
+        self.walls = walls_of(spaces, repo, hidden, store.location)
         ended = processes.end_leftovers(spaces.root + os.sep)
         self.landing = Landing(spaces, self.workspace.keep)
         tidied = self.landing.tidy(store)
@@ -185,16 +135,6 @@ class Workshop:
         if tidied:
             notes.append(f"tidied {tidied} workspace(s) of items locked since a crashed run")
         return notes
-
-    def _walls(self, repo: Repository, hidden: str | None, ledger: str) -> Walls:
-        """What a sandboxed agent may not read: reins' folder (but for the object folders its
-        ``.git`` borrows), the user's git folder, the hidden tests, the ledger's files."""
-        assert self.spaces is not None
-        own = [self.spaces.root, repo.common, repo.git_dir, *([hidden] if hidden else [])]
-        ledger = os.path.abspath(ledger)
-        files = [ledger + suffix for suffix in ("", "-wal", "-shm", "-journal")]
-        return Walls(tuple(own), tuple(files) if os.path.isfile(ledger) else (),
-                     (objects_of(self.spaces.store),))  # fmt: skip
 
     def locked(self, item: Item, attempt: Attempt | None, say: Callable[[str], None]) -> None:
         """Item ``item`` locked: landed off the turn's path (see :mod:`reins.loop.landing`)."""
@@ -297,9 +237,11 @@ class Workshop:
                     self.stop(reason)
             return reason
 
+        walled = self.workspace.sandbox == "bwrap"
+        wrap = confined(self.spaces, self.walls, key, home) if walled else reaped
         try:
             outcome = await run_agent(agent, session, limits=self.limits, guard=guard,
-                                      switch=switch, wrap=self._wrap(key, home))  # fmt: skip
+                                      switch=switch, wrap=wrap)  # fmt: skip
         finally:
             del self.live[switch]
         budget = hit[0] if hit else (self.run_over if outcome.killed == "stop" else None)
@@ -307,52 +249,10 @@ class Workshop:
 
     def _over(self, item_total: Spent) -> tuple[str | None, str | None]:
         """The cap reached, by the item (``item_total``) or by the run, and which."""
-        budget = self.options.budget
-        said = item_over(budget, item_total)
-        if said is not None:
-            return said, ITEM
         run = self.recorded()
         for spent in self.live.values():
             run = run + spent
-        if budget.max_tokens is not None and run.tokens >= budget.max_tokens:
-            return f"the run's budget of {budget.max_tokens} tokens is spent", RUN_TOKENS
-        if budget.max_cost is not None and (run.cost or 0.0) >= budget.max_cost:
-            return f"the run's budget of a cost of {budget.max_cost:g} is spent", RUN_COST
-        return None, None
-
-    def _wrap(self, key: str, home: str) -> Wrap:
-        if self.workspace.sandbox != "bwrap":
-            return reaped
-        spaces, walls = self.spaces, self.walls
-        assert spaces is not None
-        cwd = spaces.path_of(key)
-        key_store = objects_of(spaces.places.item_store(key))
-        shown = Walls(walls.hidden, walls.hidden_files, (*walls.shown, key_store))
-
-        def wrap(argv: Sequence[str]) -> list[str]:
-            return confine(argv, cwd=cwd, home=home, walls=shown)
-
-        return wrap
-
-
-def _hidden_folder(workspace: Workspace, repo: Repository) -> str | None:
-    """The hidden tests' folder, checked: a folder, outside the repository.
-
-    Raises:
-        ConfigError: it is missing, or inside the repository (the agent would see it there).
-    """
-    if workspace.hidden is None:
-        return None
-    folder = Path(workspace.hidden).resolve()
-    if not folder.is_dir():
-        raise ConfigError(f"workspace hidden {folder}: no such folder")
-    for mine in (repo.top, repo.common):
-        if mine is not None and folder.is_relative_to(Path(mine).resolve()):
-            raise ConfigError(
-                f"workspace hidden {folder} is inside the repository {mine}, where the agent "
-                "would see it: keep hidden tests in a folder outside the repository"
-            )
-    return str(folder)
+        return cap_reached(self.options.budget, item_total, run)
 
 
 def _usage(backend: str, outcome: RunEnd) -> Usage:
