@@ -16,8 +16,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 from reins.backends.batch import BatchAPI
 from reins.loop.ledger_thread import LedgerThread
+from reins.loop.lines import clock
 from reins.loop.openjobs import other_backend
-from reins.loop.progress import clock
 from reins.loop.waiting import WAIT_NOTE_EVERY
 from reins.store.jobs import BatchJob, BatchRequest, JobDraft, JobState
 from reins.store.protocol import Store
