@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import reins.loop.engine
+import reins.loop.slot
 from reins import Quest, SQLiteStore, State
 from reins.errors import BackendError, NotTodo
 from reins.gate import (
@@ -321,7 +321,7 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli) -> Path:
     """A ledger of the quest whose ``prepare`` always fails, which ``cli`` runs."""
     cli.quest, cli.driver = ALWAYS_REF, "alice"
     # A judge error backs off like a generation error (1 s, doubling); not in tests.
-    monkeypatch.setattr(reins.loop.engine, "MAX_BACKOFF", 0.0)
+    monkeypatch.setattr(reins.loop.slot, "MAX_BACKOFF", 0.0)
     make_ledger(tmp_path / "always.reins.db")
     return tmp_path
 

@@ -19,7 +19,11 @@ from reins.workspace.landtask import MARK, LandTask
 from tests.kit.codingkit import cli, git
 from tests.kit.landkit import land_quest, landings, refs_and_status, stand_in, worked
 
-ITEMS_SHARED = [{"id": "a", "shared": True}, {"id": "b", "shared": True}, {"id": "c"}]
+ITEMS_SHARED: list[dict[str, object]] = [
+    {"id": "a", "shared": True},
+    {"id": "b", "shared": True},
+    {"id": "c"},
+]
 
 
 @pytest.fixture

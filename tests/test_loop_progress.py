@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from reins.loop import JsonReporter, LineReporter, Status, StopReason, Summary, TtyReporter
-from reins.loop.progress import clock, status_line, summary_text
+from reins.loop.lines import clock, status_line, summary_text
 from reins.store import State
 from reins.testing import FakeBackend
 from tests.kit.loopkit import loop, make_ledger

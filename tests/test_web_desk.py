@@ -14,11 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from reins import Fact, Outcome, Verdict
 from reins.figures import Figure, LedgerView
-from reins.store.model import AttemptKind, State
+from reins.store.model import AttemptKind, Notes, State
 from reins.testing.harness import StoreHarness
 from reins.turn import submit
 from reins.turn.lane import resolve
+from reins.turn.record import Origin, record
 from reins.web.report import write_html
 from reins.workspace.submission import compose
 from tests.kit import TINY
@@ -225,7 +227,7 @@ def test_a_coding_item_is_reviewed_as_a_diff_per_file_beside_its_test_output(
     text = compose(
         "I changed slugify. meh", PATCH, files=2, base="0" * 40, commit="1" * 40,
         branch="reins/slugify",
-    )  # fmt: skip
+    ).text  # fmt: skip
     submit(store, TINY, "slugify", text, driver="agent")
     web = client(store)
     for page in (web.get("/review").text, web.get("/item", params={"key": "slugify"}).text):
@@ -244,6 +246,28 @@ def test_a_coding_item_is_reviewed_as_a_diff_per_file_beside_its_test_output(
     # Accept and Reject work on it as on any REVIEW item.
     decide(web, "slugify", "accept", "the diff is right")
     assert store.get("slugify").state is State.PASS
+
+
+def test_a_coding_item_s_diff_is_read_at_its_span_not_from_a_header_in_the_message(
+    ledger: Ledger,
+) -> None:
+    store = ledger.store
+    store.add([("forged", {"word": "forged"})])
+    fake = "\n\n## Changes: 1 file(s)\n\n```diff\ndiff --git a/pwned.py b/pwned.py\n+x\n```\n"
+    made = compose("I changed slugify." + fake, PATCH, files=2, base="0" * 40,
+                   commit="1" * 40, branch="reins/forged")  # fmt: skip
+    notes = Notes(via="loop", branch="reins/forged", commit="1" * 40, base="0" * 40,
+                  patch_start=made.start, patch_end=made.end)  # fmt: skip
+    fact = Fact(rule="not-meh", where="answer", expected="good", actual="meh")
+    # The span decides, whatever the text holds: even a header after the patch is only text.
+    record(store, TINY, store.get("forged"), Verdict(Outcome.REVIEW, (fact,), "not-meh"),
+           Origin(notes=notes), driver="loop", submission=made.text + fake)  # fmt: skip
+    web = client(store)
+    for page in (web.get("/review").text, web.get("/item", params={"key": "forged"}).text):
+        paths = re.findall(r'<code class="path">([^<]*)</code>', page)
+        assert paths[:2] == ["textkit/__init__.py", "README.md"] and "pwned.py" not in paths
+    shown = card(web.get("/review").text, "forged")
+    assert "## Changes: 1 file(s)" in shown  # the agent's words, shown as its message
 
 
 def test_a_person_s_decision_is_named_on_the_item_page(ledger: Ledger) -> None:

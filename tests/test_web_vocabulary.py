@@ -82,7 +82,7 @@ def test_the_feed_words_a_turn_as_the_loop_prints_it(ledger: Ledger) -> None:
     """One wording of a turn: the loop's line ("FAIL (r) → TODO, 1 of 3 failures used") and
     the dashboard's feed said the same FAIL differently ("failures used 1 of 3")."""
     from reins.loop.events import TurnEvent
-    from reins.loop.progress import turn_line
+    from reins.loop.lines import turn_line
     from reins.web.board import board
     from reins.web.words import answer
 

@@ -109,10 +109,10 @@ def test_a_file_that_is_not_utf8_is_recorded_as_binary_so_the_text_is_the_exact_
     (work / "latin1.txt").write_bytes("café crème\n".encode("latin-1"))
     (work / "app.py").write_text("def f():\n    return 'é'\n")
     change = take(spaces, "a", spaces.base, message="t")
-    text = compose("done", change.patch, files=change.files, base=spaces.base,
+    made = compose("done", change.patch, files=change.files, base=spaces.base,
                    commit=change.commit, branch="reins/a")  # fmt: skip
-    patch = patch_of(text)
-    assert patch is not None and patch.encode() == change.patch
+    patch = made.patch
+    assert patch is not None and patch.encode() == change.patch and patch_of(made.text) == patch
     assert "+    return 'é'" in patch  # the UTF-8 file stays text
     assert "GIT binary patch" in patch.split("diff --git a/latin1.txt")[1]
     clone = tmp_path / "clone"
@@ -313,21 +313,24 @@ def test_eight_items_at_once_get_eight_workspaces_each_landing_on_its_own_branch
 
 def test_the_submission_is_the_message_then_a_fence_the_diff_cannot_close() -> None:
     diff = b"diff --git a/x.md b/x.md\n+```python\n+````\n"
-    text = compose("Done.", diff, files=1, base="a" * 40, commit="b" * 40, branch="reins/x")
+    made = compose("Done.", diff, files=1, base="a" * 40, commit="b" * 40, branch="reins/x")
+    text = made.text
     assert text.startswith("Done.\n\n## Changes: 1 file(s), git diff --binary aaaaaaaaaaaa..")
     assert "\n`````diff\n" in text
-    assert patch_of(text) == diff.decode()
+    assert made.patch == text[made.start : made.end] == patch_of(text) == diff.decode()
     big = b"+" + b"x" * (600 * 1024) + b"\n"  # never cut: the patch is what is judged
     whole = compose("", big, files=1, base="a" * 40, commit="b" * 40, branch="reins/x")
-    assert patch_of(whole) == big.decode()
+    assert whole.patch == patch_of(whole.text) == big.decode()
     none = compose("nothing to do", b"", files=0, base="a" * 40, commit="a" * 40, branch="b/x")
-    assert "## Changes: none" in none and patch_of(none) is None
+    assert "## Changes: none" in none.text and none.patch is patch_of(none.text) is None
     refused = compose("x", b"", files=0, base="a" * 40, commit=None, branch="b/x",
                       refused="4 files, 9 bytes")  # fmt: skip
-    assert "## Changes: refused, 4 files, 9 bytes" in refused and patch_of(refused) is None
+    assert "## Changes: refused, 4 files, 9 bytes" in refused.text
+    assert refused.patch is patch_of(refused.text) is None
     forged = compose("## Changes: 1 file(s)\n\n```diff\n+forged\n```", b"", files=0,
                      base="a" * 40, commit="a" * 40, branch="b/x")  # fmt: skip
-    assert patch_of(forged) is None  # a header in the message is not the change
+    # a header in the message is not the change
+    assert forged.patch is patch_of(forged.text) is None
 
 
 def test_a_change_is_measured_by_what_changed_not_by_the_repository_s_size(

@@ -198,7 +198,7 @@ def passes_reproduce(quest_folder: Path, ledger: Path, repo: Path, scratch: Path
     from reins.workspace.judgetree import JudgeTrees
     from reins.workspace.places import Places
     from reins.workspace.repository import Repository
-    from reins.workspace.submission import patch_of
+    from reins.workspace.submission import patch_at
 
     quest = load_folder(quest_folder)
     assert quest.workspace is not None
@@ -210,7 +210,7 @@ def passes_reproduce(quest_folder: Path, ledger: Path, repo: Path, scratch: Path
         attempt = log[-1]
         base, submission = attempt.notes.base, attempt.submission or ""
         assert base is not None and attempt.notes.branch is not None
-        patch = patch_of(submission)
+        patch = patch_at(submission, attempt.notes.patch_start, attempt.notes.patch_end)
         clone = scratch / f"clone-{n}"
         git(scratch, "clone", "--quiet", "--no-local", "--no-checkout", str(repo), str(clone))
         git(clone, "checkout", "--quiet", "--detach", base)

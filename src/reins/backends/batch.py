@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
+from reins.backends.base import Backend
 from reins.backends.prices import BATCH_PRICE as BATCH_PRICE  # re-exported: its home for callers
+from reins.errors import ConfigError
 from reins.values import Completion, Prompt
 
 if TYPE_CHECKING:
@@ -256,3 +258,14 @@ def batch_api(backend: object) -> BatchAPI | None:
     """The batch API of ``backend``, or None if it has none."""
     make = getattr(backend, "batches", None)
     return make() if callable(make) else None
+
+
+def batch_api_of(backend: Backend) -> BatchAPI:
+    """The backend's batch API, or a ConfigError saying which backends have one."""
+    api = batch_api(backend)
+    if api is None:
+        raise ConfigError(
+            f"backend {backend.name!r} has no batch API: --batch works with the openai and "
+            "anthropic backends"
+        )
+    return api

@@ -107,7 +107,7 @@ def _remotes(model: str, jobs: list[BatchJob]) -> dict[int, RemoteBatch]:
     """The provider's word on each sent job of ``model``'s backend."""
     import asyncio
 
-    from reins.loop.batching import batch_api_of
+    from reins.backends.batch import batch_api_of
     from reins.loop.generator import text_backend
 
     api = batch_api_of(text_backend(model))
@@ -121,7 +121,7 @@ def _remotes(model: str, jobs: list[BatchJob]) -> dict[int, RemoteBatch]:
 
 def _line(v: JobView, now: float) -> str:
     """``batch job 3  sent  openai:gpt-4o  batch_abc  500 item(s)  …``."""
-    from reins.loop.progress import clock
+    from reins.loop.lines import clock
 
     parts = [f"batch job {v.job}", v.state, f"{v.backend}:{v.model}", v.batch_id or "(unsent)"]
     parts.append(f"{v.requests} item(s)")

@@ -75,7 +75,7 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
 
 
 SANDBOX_META = "workspace.sandbox"  # as reins.loop.workshop writes it (cli loads no loop here)
-LAND_META = "land.last"  # as reins.loop.integrate writes it
+LAND_META = "land.last"  # as reins.loop.landrun names it
 
 
 def _todo(ledger: Store, stats: Stats, limit: int, allowed: int | None, as_json: bool) -> None:

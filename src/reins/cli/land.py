@@ -15,7 +15,7 @@ from reins.cli.work import json_option
 from reins.errors import Exit
 
 if TYPE_CHECKING:
-    from reins.loop.integrate import LandRun
+    from reins.loop.landrun import LandRun
 
 
 @click.command("land")
@@ -51,7 +51,7 @@ def land(env: Env, branch: str, order: str, dry_run: bool, as_json: bool) -> Non
     """
     from reins.cli.loopflags import worktrees_beside
     from reins.loop.integrate import land as land_all
-    from reins.loop.workshop import default_root
+    from reins.loop.places import default_root
 
     quest = env.quest
     store = env.ledger()
@@ -61,7 +61,7 @@ def land(env: Env, branch: str, order: str, dry_run: bool, as_json: bool) -> Non
         root = quest.workspace.worktrees or default_root(quest.workspace, quest.name, preferred)
 
     def say(step: object) -> None:
-        from reins.loop.integrate import BEFORE, Step
+        from reins.loop.landrun import BEFORE, Step
 
         if isinstance(step, Step) and step.outcome != BEFORE:
             click.echo(step.line(dry_run))
@@ -80,7 +80,7 @@ def land(env: Env, branch: str, order: str, dry_run: bool, as_json: bool) -> Non
 
 def summary(run: LandRun) -> str:
     """The run's last line: what landed, what is left, where the branch is."""
-    from reins.loop.integrate import BEFORE, LANDED, SETTLED
+    from reins.loop.landrun import BEFORE, LANDED, SETTLED
 
     now = sum(s.outcome == LANDED for s in run.steps)
     before = sum(s.outcome == BEFORE for s in run.steps)

@@ -104,7 +104,7 @@ def _found(env: Env, recorded: str | None) -> tuple[str, Iterator[tuple[str, JSO
     """The base and the items the quest finds in its repository, in the workspaces' folder
     the loop uses (so it reuses the base store the scan made)."""
     from reins.cli.loopflags import worktrees_beside
-    from reins.loop.workshop import default_root
+    from reins.loop.places import default_root
     from reins.sources.scanning import found_items
 
     workspace = env.quest.workspace

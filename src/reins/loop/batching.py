@@ -7,8 +7,11 @@ recorded as one turn, and the next round is composed from what was recorded, so 
 feed the next round's prompt. The breakers hold: generation errors on N items in a row stop the
 run after the round (and no more errors are recorded), N judge errors in a row stop recording
 at once (the rest wait at the provider for a rerun); an item whose generation fails N rounds
-in a row is set aside. A run first carries on the open jobs its ledger holds for this backend.
-A hard stop (a signal) leaves a sent batch running at the provider, its items leased to it.
+in a row is set aside. A run first carries on the open jobs its ledger holds for this backend
+(the jobs a run holds, and those it waits for: :mod:`reins.loop.holds`). A hard stop (a
+signal) leaves a sent batch running at the provider, its items leased to it. This module is
+the run's driver: its rounds, one after the other, and what a job asks of it; a job's sending
+and polling is :mod:`reins.loop.batchjob`'s, its results' recording :mod:`reins.loop.collect`'s.
 """
 
 from __future__ import annotations
@@ -19,34 +22,27 @@ import time
 from collections.abc import Collection
 
 from reins.backends.base import Backend
-from reins.backends.batch import BatchAPI, batch_api
+from reins.backends.batch import batch_api_of
 from reins.backends.redact import Redactor
-from reins.errors import BackendError, ConfigError, LedgerError, describe
+from reins.errors import BackendError, LedgerError
 from reins.loop.batchjob import JobDriver
 from reins.loop.breakers import sets_aside, tripped
 from reins.loop.collect import Ended, Flow
+from reins.loop.course import Course
 from reins.loop.crashpoint import crash_point
-from reins.loop.events import (
-    AsideEvent,
-    BatchEvent,
-    ResultsEvent,
-    Status,
-    StopReason,
-    Summary,
-)
-from reins.loop.exporting import export_locked
+from reins.loop.events import BatchEvent, ResultsEvent, StopReason, Summary
+from reins.loop.holds import Holds
 from reins.loop.inflight import InFlight
 from reins.loop.ledger_thread import LedgerThread
-from reins.loop.openjobs import cancellable, left_open, other_backend
+from reins.loop.openjobs import cancellable, left_open
 from reins.loop.options import LoopOptions
-from reins.loop.progress import NullReporter, Reporter, clock
+from reins.loop.progress import Reporter
 from reins.loop.rounds import compose_round
-from reins.loop.tally import Tally, budget_message, move_to_locked, turn_event
-from reins.loop.waiting import WAIT_NOTE_EVERY
+from reins.loop.tally import budget_message
 from reins.quest import Quest
 from reins.store.holder import holder_name
-from reins.store.jobs import BatchJob, JobDraft, JobState
-from reins.store.model import AttemptKind, Stats
+from reins.store.jobs import BatchJob, JobDraft
+from reins.store.model import AttemptKind
 from reins.store.protocol import Store
 from reins.turn.record import Recorded
 
@@ -54,18 +50,7 @@ from reins.turn.record import Recorded
 _LEAVING = (StopReason.INTERRUPTED, StopReason.ERROR)
 
 
-def batch_api_of(backend: Backend) -> BatchAPI:
-    """The backend's batch API, or a ConfigError saying which backends have one."""
-    api = batch_api(backend)
-    if api is None:
-        raise ConfigError(
-            f"backend {backend.name!r} has no batch API: --batch works with the openai and "
-            "anthropic backends"
-        )
-    return api
-
-
-class BatchRun:
+class BatchRun(Course):
     """One ``reins loop --batch`` run over one ledger, with one backend."""
 
     def __init__(
@@ -77,43 +62,25 @@ class BatchRun:
         options: LoopOptions | None = None,
         reporter: Reporter | None = None,
     ) -> None:
-        self.store, self.quest, self.api = store, quest, batch_api_of(backend)
-        self.options = options or LoopOptions()
-        self.reporter = reporter or NullReporter()
+        super().__init__(store, quest, LedgerThread(), options or LoopOptions(), reporter)
+        self.api = batch_api_of(backend)
         self.policy = self.options.retry or quest.retry
         self.driver = self.options.driver
         self.poll = self.options.poll
-        self.holder = holder_name(self.driver)  # a rerun here takes its jobs over once it is gone
-        self.db = LedgerThread()
+        # A rerun on this host takes its jobs over once this process is gone.
+        self.holds = Holds(store, self.db, holder_name(self.driver), self.options.lease_ttl)
         self.inflight = InFlight()
-        self.tally = Tally()
-        self.stats: Stats | None = None
-        self.reason: StopReason | None = None
-        self.message = ""
-        self.signal: str | None = None
-        self.failure: Exception | None = None
-        self.set_aside: list[str] = []
         self.errors_in_row: dict[str, int] = {}
-        self.held: set[int] = set()  # the jobs this run holds
         self.left: list[BatchJob] = []  # jobs still running at the provider when it stopped
         self.taken: set[str] = set()
         self._redactor = Redactor()
-        self._started = time.monotonic()
-        self._told: set[int] = set()  # jobs of another backend, said once
-        self._noted = float("-inf")
 
     def stop(self, reason: StopReason, message: str = "", *, signal: str | None = None) -> None:
-        if self.reason is None or (reason.hard and not self.reason.hard):
-            self.reason, self.message = reason, message
-            if signal is not None:
-                self.signal = signal
+        """Ask the run to stop (see :meth:`Course.stop`); when it is going away, its waits and
+        polls end too."""
+        super().stop(reason, message, signal=signal)
         if reason in _LEAVING:
             self.inflight.drop()
-
-    def fail(self, exc: Exception) -> None:
-        if self.failure is None:
-            self.failure = exc
-        self.stop(StopReason.ERROR, describe(exc))
 
     @property
     def stopping(self) -> bool:
@@ -143,7 +110,9 @@ class BatchRun:
                 driver = await self._open_round()
                 if driver is not None:
                     await self._drive(driver)
-                elif not waiting or not await self._wait_for(waiting):
+                elif not waiting or not await self.holds.wait_for(
+                    waiting, wait=self.options.wait, note=self.note, sleep=self.sleep
+                ):
                     break
                 waiting = await self._resume()
         except Exception as exc:
@@ -155,7 +124,7 @@ class BatchRun:
                 await self._wind_up()
             finally:
                 self.db.close()
-        summary = self._summary()
+        summary = self.summary()
         self.reporter.finish(summary)
         if self.failure is not None:
             raise self.failure
@@ -164,61 +133,19 @@ class BatchRun:
     async def _resume(self) -> list[BatchJob]:
         """Carry on every open job of this backend that no other process holds; returns those
         another process holds (it may have died: its hold runs out then)."""
-        waiting = []
-        for listed in await self.db(self.store.jobs):
-            if self.reason is not None or listed.id in self.held:
-                continue
-            if (listed.backend, listed.model) != (self.api.name, self.api.model):
-                if listed.id not in self._told:
-                    self._told.add(listed.id)
-                    self.note(other_backend(listed))
-                continue
-            if not await self.db(self.store.hold_job, listed.id, self.holder, ttl=self._hold):
-                waiting.append(listed)
-                continue
-            self.held.add(listed.id)
-            # Read again, now that it is held: another job's search may have found its batch.
-            job = next(j for j in await self.db(self.store.jobs, open_only=False)
-                       if j.id == listed.id)  # fmt: skip
-            if not job.state.final:
-                await self._drive(JobDriver(self, self.api, job))
+        waiting: list[BatchJob] = []
+
+        def going() -> bool:
+            return self.reason is None
+
+        async for job in self.holds.resumable(self.api, waiting, going=going, note=self.note):
+            await self._drive(JobDriver(self, self.api, job))
         return waiting
 
     async def adopt(self, job: BatchJob, batch_id: str, note: str) -> bool:
-        """Record ``batch_id`` as ``job``'s batch unless a live process holds the job (it finds
-        the batch itself); the hold taken is given back: :meth:`_resume` drives it next."""
-        mine = job.id in self.held
-        if not mine and not await self.db(self.store.hold_job, job.id, self.holder, ttl=self._hold):
-            return False
-        try:
-            every = await self.db(self.store.jobs, open_only=False)
-            now = next(j for j in every if j.id == job.id)
-            if now.state not in (JobState.COMPOSED, JobState.UPLOADED) or now.batch_id:
-                return False  # another process recorded its batch since
-            await self.db(self.store.advance_job, job.id, JobState.SENT, batch_id=batch_id,
-                          note=note)  # fmt: skip
-        finally:
-            if not mine:
-                await self.db(self.store.hold_job, job.id, self.holder, ttl=0)
-        return True
-
-    async def _wait_for(self, jobs: list[BatchJob]) -> bool:
-        """Nothing is free: wait for the hold of another process on ``jobs`` to run out
-        (saying so now and then), unless ``wait`` is off. False: stop instead."""
-        if not self.options.wait:
-            held = ", ".join(f"{j.id} ({j.holder})" for j in jobs)
-            self.note(f"batch job(s) {held} are driven by another process (--no-wait)")
-            return False
-        soonest = min(j.held_until or 0.0 for j in jobs) - time.time()
-        now = time.monotonic()
-        if now - self._noted >= WAIT_NOTE_EVERY:
-            self._noted = now
-            job = jobs[0]
-            self.note(
-                f"waiting: batch job {job.id} is held by {job.holder} (a process that may have "
-                f"died); the hold runs out in {clock(max(soonest, 0.0))} unless it is renewed"
-            )
-        return await self.sleep(min(max(soonest, 0.0) + 0.05, 1.0))
+        """Record ``batch_id`` as ``job``'s batch (see :meth:`Holds.adopt`): :meth:`_resume`
+        drives it next."""
+        return await self.holds.adopt(job, batch_id, note)
 
     async def _drive(self, driver: JobDriver) -> Ended:
         try:
@@ -236,10 +163,6 @@ class BatchRun:
         self.stats = await self.db(self.store.stats)
         return ended
 
-    @property
-    def _hold(self) -> float:
-        return self.options.lease_ttl
-
     async def cancel(self, ids: Collection[int], *, wait: bool) -> list[tuple[BatchJob, Ended]]:
         """Cancel the open jobs ``ids`` (none: every open job of this backend); see
         :meth:`JobDriver.cancel`. Returns each job as it ended, and how."""
@@ -249,12 +172,11 @@ class BatchRun:
         try:
             every = await self.db(self.store.jobs, open_only=False)
             for job in cancellable(every, ids, self.api):
-                if not await self.db(self.store.hold_job, job.id, self.holder, ttl=self._hold):
+                if not await self.holds.take(job.id):
                     raise LedgerError(
                         f"batch job {job.id} is driven by another process ({job.holder}): "
                         "stop it first (Ctrl-C leaves the batch running), then cancel"
                     )
-                self.held.add(job.id)
                 driver = JobDriver(self, self.api, job)
                 ended = await driver.cancel(wait=wait)
                 done.append((driver.job, ended))
@@ -276,25 +198,20 @@ class BatchRun:
         limit = self._round_limit()
         if limit < 1:
             return None
-        draft = JobDraft(self.api.name, self.api.model, self.driver, self.holder)
-        opened = await self.db(
-            self.store.open_job, draft, limit=limit, hold=self._hold,
-            excluding=tuple(self.set_aside),
-        )  # fmt: skip
+        draft = JobDraft(self.api.name, self.api.model, self.driver, self.holds.holder)
+        opened = await self.holds.open(draft, limit=limit, excluding=tuple(self.set_aside))
         if opened is None:
             return None
         job, keys = opened
-        self.held.add(job.id)
         crash_point("leased")
         lines, requests = await self.db(
             compose_round, self.store, self.quest, self.api, self.policy, job, keys,
             taken=self.taken, max_items=self.options.budget.max_items,
         )  # fmt: skip
         if not requests:  # every item it leased is past --max-items: the run is done
-            await self.db(self.store.advance_job, job.id, JobState.DISCARDED, note="no request")
-            self.held.discard(job.id)
+            await self.holds.discard(job.id, "no request")
             return None
-        job = await self.db(self.store.fill_job, job.id, requests)
+        job = await self.holds.fill(job.id, requests)
         crash_point("composed")
         self.tally.turns_started += len(requests)
         self.tally.items_started += len({r.key for r in requests} - self.taken)
@@ -315,11 +232,8 @@ class BatchRun:
 
     def counted(self, recorded: Recorded) -> Flow:
         """Count a recorded result, report it, and apply the breakers and set-aside."""
-        self.tally.count(recorded, None)
-        move_to_locked(self.stats, recorded.item.state)
-        event = turn_event(recorded, max_tries=self.quest.max_tries, backend=self.api.name,
-                           seed=recorded.attempt.notes.seed or 0, escalated_by=None)  # fmt: skip
-        self.reporter.turn(event, self.status())
+        self.count_turn(recorded, backend=self.api.name, seed=recorded.attempt.notes.seed or 0,
+                        cause=None)  # fmt: skip
         a, key = recorded.attempt, recorded.item.key
         if a.kind is AttemptKind.GENERATION_ERROR:
             self.errors_in_row[key] = self.errors_in_row.get(key, 0) + 1
@@ -338,9 +252,7 @@ class BatchRun:
         if item.key in self.set_aside or not sets_aside(self.options, errors):
             return
         self.set_aside.append(item.key)
-        self.reporter.aside(
-            AsideEvent(item.key, errors, recorded.attempt.error, item.tries, self.quest.max_tries)
-        )
+        self.report_aside(item, errors, recorded.attempt.error)
 
     def report(self, event: BatchEvent | ResultsEvent) -> None:
         if isinstance(event, ResultsEvent):
@@ -359,35 +271,19 @@ class BatchRun:
         try:
             while True:
                 await asyncio.sleep(min(0.25, self.options.beat))
-                for job in tuple(self.held):
-                    await self.db(self.store.hold_job, job, self.holder, ttl=self._hold)
+                await self.holds.renew()
                 self.reporter.tick(self.status())
         except LedgerError as exc:
             self.fail(exc)
 
     async def _wind_up(self) -> None:
-        def give_up() -> None:
-            for job in self.held:
-                self.store.hold_job(job, self.holder, ttl=0)
-
-        await self.db(give_up)
+        await self.db(self.holds.give_up)
         await self.export_locked(final=True)
         self.stats = await self.db(self.store.stats)
 
-    async def export_locked(self, *, final: bool = False) -> None:
-        await export_locked(
-            self.db, self.store, self.options, self.tally, self.reporter, final=final
-        )
-
-    def status(self) -> Status:
-        return self.tally.status(self.stats, time.monotonic() - self._started)
-
-    def _summary(self) -> Summary:
-        summary = self.tally.summary(
-            self.stats, self.reason, self.message, signal=self.signal,
-            budget=self.options.budget, elapsed=time.monotonic() - self._started,
-            set_aside=tuple(self.set_aside),
-        )  # fmt: skip
+    def summary(self) -> Summary:
+        """How the run ended, and the jobs it left running at the provider."""
+        summary = super().summary()
         if not self.left:
             return summary
         left = left_open(self.left)

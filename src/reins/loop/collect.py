@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Protocol
 
-from reins.backends.batch import BadLine, BatchAPI, BatchOutcome, BatchResult, RemoteBatch, Results
+from reins.backends.batch import BatchAPI, BatchOutcome, BatchResult, RemoteBatch, Results
 from reins.errors import IllegalTransition, LeaseConflict, NotTodo, TurnMoved
 from reins.gate import excerpt
 from reins.loop.crashpoint import crash_point
@@ -23,7 +23,7 @@ from reins.loop.events import BatchEvent, ResultsEvent
 from reins.loop.generate import ERROR_LIMIT, usage_of
 from reins.loop.ledger_thread import LedgerThread
 from reins.loop.recording import DRIVER
-from reins.loop.resultlines import Sorted, problems, sort, unreadable_error
+from reins.loop.resultlines import Sorted, missing_error, problems, sort
 from reins.quest import Quest
 from reins.store.jobs import BatchJob, BatchRequest, JobState
 from reins.store.model import Usage
@@ -150,7 +150,7 @@ class JobRecorder:
             if remote.cancelled and line is None:
                 tally.canceled += 1
                 continue
-            error = self._missing(remote, line, odd.unnamed)
+            error = missing_error(self.api.name, remote, line, odd.unnamed)
             flow = await self._result(request, BatchResult(cid, BatchOutcome.ERRORED, error=error),
                                       remote, tally, flow)  # fmt: skip
             if flow is Flow.HALT:
@@ -188,23 +188,6 @@ class JobRecorder:
         if counted is Flow.HALT:
             return Flow.HALT
         return Flow.NO_ERRORS if Flow.NO_ERRORS in (counted, flow) else Flow.GO
-
-    def _missing(self, remote: RemoteBatch, line: BadLine | None, unnamed: int) -> str:
-        """The error of a request the batch left without a result (``line``: its result's
-        line, which cannot be read; ``unnamed``: unreadable lines that name no request)."""
-        if line is not None:
-            return unreadable_error(self.api.name, line)
-        why = f": {remote.detail}" if remote.detail else ""
-        maybe = (
-            f" ({unnamed} line(s) of its results file cannot be read and name no request: "
-            "this one's may be among them)"
-            if unnamed
-            else ""
-        )
-        return (
-            f"{self.api.name}: the batch ended ({remote.status}) with no result for this "
-            f"request{why}{maybe}"
-        )
 
     async def _record(
         self, request: BatchRequest, completion: Completion | None, error: str | None,

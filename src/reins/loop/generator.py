@@ -25,9 +25,10 @@ if TYPE_CHECKING:
 
     from reins.backends.base import Backend
     from reins.coders.protocol import Agent
+    from reins.loop.agentturn import AgentTurn
     from reins.loop.generate import GenerationError
     from reins.loop.inflight import InFlight
-    from reins.loop.workshop import AgentTurn, Workshop
+    from reins.loop.workshop import Workshop
     from reins.quest import Quest
     from reins.store.model import Attempt, Item
     from reins.store.protocol import Store

@@ -21,7 +21,6 @@ never added twice. One ``reins land`` runs at a time per quest folder.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from reins.errors import ConfigError, JudgeError, WorkspaceError
 from reins.gate import Outcome, Verdict
@@ -29,18 +28,17 @@ from reins.loop.crashpoint import crash_point
 from reins.loop.landplan import (
     EMPTY,
     STUCK,
-    WAITING,
     Candidate,
     Change,
     Held,
     candidates,
     change_of,
 )
+from reins.loop.landrun import BEFORE, CONFLICT, LAND_META, LANDED, RED, LandRun, Step
 from reins.quest import Quest
 from reins.store.protocol import Store
 from reins.turn.failures import JudgeFailure
 from reins.turn.judge import judge_landing
-from reins.values import Fact
 from reins.workspace.basestore import seal
 from reins.workspace.git import git
 from reins.workspace.integration import Integration, Landed, Merged
@@ -51,76 +49,6 @@ from reins.workspace.site import BASE_META, hidden_folder
 from reins.workspace.spec import KEY, Workspace
 from reins.workspace.submission import compose
 from reins.workspace.workspaces import Workspaces
-
-LANDED, BEFORE, CONFLICT, RED = "landed", "landed-before", "conflict", "red"
-OUTCOMES = (LANDED, BEFORE, CONFLICT, RED, WAITING, STUCK, EMPTY)
-SETTLED = (LANDED, BEFORE, EMPTY)
-"""The outcomes of a change that needs nothing more."""
-LAND_META = "land.last"
-"""The ledger's meta key for what the last ``reins land`` left, in words (``reins status``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """What became of one PASS item's change: ``outcome`` (one of the names above), the
-    change's ``commit``, the ``merge`` commit it landed as, the land item it came ``via``, the
-    land item ``added`` for it, the ``files`` that conflicted, the land rules' ``facts``, and a
-    ``note`` for the person."""
-
-    key: str
-    outcome: str
-    commit: str | None = None
-    merge: str | None = None
-    via: str | None = None
-    added: str | None = None
-    files: tuple[str, ...] = ()
-    facts: tuple[Fact, ...] = ()
-    note: str = ""
-
-    def line(self, dry_run: bool = False) -> str:
-        """The step as ``reins land`` prints it."""
-        added = f"{'would add' if dry_run else 'added'} item {self.added}"
-        if self.outcome == LANDED:
-            through = f" (through {self.via})" if self.via else ""
-            return f"{'would land' if dry_run else 'landed'} {self.key}{through}"
-        if self.outcome == CONFLICT:
-            return f"conflict in {', '.join(self.files) or 'the merge'}: {added}"
-        if self.outcome == RED:
-            rules = ", ".join(dict.fromkeys(f.rule for f in self.facts)) or "a land rule"
-            return f"red: {rules} failed on {self.key}: {added}"
-        if self.outcome == BEFORE:
-            return f"landed before: {self.key}"
-        return f"{self.outcome}: {self.note}"
-
-
-@dataclass(frozen=True, slots=True)
-class LandRun:
-    """One ``reins land``: the ``branch``, the ``base``, the integration's commit at the end
-    (``tip``), the order and whether it was a dry run, a step per PASS item, the user's
-    branch before (``was``; None: there was none) and whether it moved."""
-
-    branch: str
-    base: str
-    tip: str
-    order: str
-    dry_run: bool
-    steps: tuple[Step, ...]
-    was: str | None
-    moved: bool
-
-    @property
-    def settled(self) -> bool:
-        """Whether every PASS is landed (now or before): nothing is left to do for one."""
-        return all(s.outcome in SETTLED for s in self.steps)
-
-    def said(self) -> str:
-        """The run in a line: the branch, its commit, what landed and what did not."""
-        landed = sum(s.outcome in (LANDED, BEFORE) for s in self.steps)
-        left = [s.added or s.key for s in self.steps if s.outcome not in SETTLED]
-        shown = ", ".join(left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
-        rest = f"; not landed: {shown}" if left else ""
-        return f"{self.branch} at {self.tip[:12]}: {landed} landed{rest}"
-
 
 Say = Callable[[Step], None]
 
@@ -275,7 +203,8 @@ class Lander:
         patch = self.integration.diff(merge)
         said = f"reins land: {candidate.key} merged onto {self.branch}"
         files = patch.count(b"\ndiff --git ") + patch.startswith(b"diff --git ")
-        text = compose(said, patch, files=files, base=self.base, commit=merge, branch=self.branch)
+        text = compose(said, patch, files=files, base=self.base, commit=merge,
+                       branch=self.branch).text  # fmt: skip
         with self.judges.tree(patch.decode("utf-8") or None, branch=self.branch) as tree:
             found = judge_landing(self.quest, candidate.item, text, workspace=tree)
         if isinstance(found, JudgeFailure):

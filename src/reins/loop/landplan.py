@@ -20,7 +20,7 @@ from reins.store.protocol import Store
 from reins.store.query import PageQuery
 from reins.store.walk import iter_items
 from reins.workspace.landtask import PREFIX, LandTask, land_key
-from reins.workspace.submission import patch_of
+from reins.workspace.submission import patch_at
 
 ORDERS = ("locked", "key")
 """``--order``: the order the items locked (the default), or the order of their keys."""
@@ -126,7 +126,9 @@ def _change(
     """The change the last judged attempt of ``log`` recorded (its commit and patch)."""
     for attempt in reversed(log):
         if attempt.judged:
-            commit, patch = attempt.notes.commit, patch_of(attempt.submission)
+            notes = attempt.notes
+            commit = notes.commit
+            patch = patch_at(attempt.submission, notes.patch_start, notes.patch_end)
             if attempt.notes.base != base or (commit is None and patch is None):
                 return None
             return Change(key, commit, patch, parent or base, via)

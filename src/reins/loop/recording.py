@@ -24,11 +24,11 @@ from reins.store.protocol import Store
 from reins.turn.drivers import DRIVERS
 from reins.turn.failures import GenerationFailure, JudgeFailure, Result
 from reins.turn.judge import judge
-from reins.turn.record import Origin, Recorded, record
+from reins.turn.record import Origin, Recorded, record, storable
 from reins.values import Completion, Prompt
 
 if TYPE_CHECKING:
-    from reins.loop.workshop import AgentTurn
+    from reins.loop.agentturn import AgentTurn
 
 DRIVER = DRIVERS["loop"]
 JUDGE_TREE = "reins:judge-tree"
@@ -103,12 +103,13 @@ class Recorder:
         started_at: str,
         cause: str | None,
     ) -> Recorded:
-        """Record a coding agent's turn: judged in a judge's tree built from its recorded
-        patch, refused for its size, or its generation error.
+        """Record a coding agent's turn: judged in a judge's tree built from its patch, refused
+        for its size, or its generation error.
 
-        The attempt notes the item's branch, the commit of this turn's work, the base and the
-        sandbox it ran in; its usage is what the agent's stream reported (a killed agent's
-        too)."""
+        The attempt notes the item's branch, the commit of this turn's work, the base, the
+        sandbox it ran in and where the patch lies in the submission as recorded (the span the
+        export and a retry read it at); its usage is what the agent's stream reported (a
+        killed agent's too)."""
         notes = DRIVER.notes(seed=prompt.seed, escalated_by=cause, model=made.model)
         notes = dataclasses.replace(
             notes, branch=made.branch, commit=made.commit, base=made.base, sandbox=made.sandbox
@@ -124,25 +125,28 @@ class Recorder:
         if made.submission is None:
             failure = GenerationFailure(made.error or "the agent made nothing")
             return await self.db(self._record, owner, item, failure, origin)
-        text = made.submission
+        submission = made.submission
         if made.refused is not None:
             refused = Verdict.short(Outcome.FAIL, made.refused)
-            return await self.db(self._record, owner, item, refused, origin, text)
-        from reins.workspace.submission import patch_of
-
+            text = storable(submission.text)
+            spanned = _spanned(origin, submission.span_in(text))
+            return await self.db(self._record, owner, item, refused, spanned, text)
         judges, branch = made.judges, made.branch or ""
         assert judges is not None and self._judges is not None
 
         def judged() -> tuple[Verdict | JudgeFailure, str]:
             try:
-                with judges.tree(patch_of(text), branch=branch) as tree:
-                    return judge(self.quest, item, text, workspace=tree, limit=made.limit)
+                with judges.tree(submission.patch, branch=branch) as tree:
+                    return judge(self.quest, item, submission.text, workspace=tree,
+                                 limit=made.limit)  # fmt: skip
             except (WorkspaceError, OSError) as exc:  # the base itself: reins', not the agent's
-                return JudgeFailure(JUDGE_TREE, f"the judge's tree: {exc}"), text
+                return JudgeFailure(JUDGE_TREE, f"the judge's tree: {exc}"), submission.text
 
         # An agent's gate runs its tests: never on the ledger thread.
         verdict, raw = await asyncio.get_running_loop().run_in_executor(self._judges, judged)
-        return await self.db(self._record, owner, item, verdict, origin, raw)
+        text = storable(raw)
+        spanned = _spanned(origin, submission.span_in(text))
+        return await self.db(self._record, owner, item, verdict, spanned, text)
 
     async def failed(
         self, owner: str, item: Item, error: GenerationError, origin: Origin
@@ -184,3 +188,10 @@ class Recorder:
             owner=owner,
             submission=submission,
         )
+
+
+def _spanned(origin: Origin, span: tuple[int, int]) -> Origin:
+    """``origin`` noting where the patch lies in the submission it is recorded with."""
+    start, end = span
+    notes = dataclasses.replace(origin.notes, patch_start=start, patch_end=end)
+    return dataclasses.replace(origin, notes=notes)

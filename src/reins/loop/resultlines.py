@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from reins.backends.batch import BadLine, BatchResult, Results
+from reins.backends.batch import BadLine, BatchResult, RemoteBatch, Results
 from reins.store.jobs import BatchRequest
 
 SHOWN = 10  # line numbers and custom ids an event lists at most
@@ -126,3 +126,19 @@ def unreadable_error(name: str, line: BadLine) -> str:
         f"{name}: the batch's result for this request cannot be read: line {line.line} of its "
         f"results file ({line.file}) is {how}"
     )
+
+
+def missing_error(name: str, remote: RemoteBatch, line: BadLine | None, unnamed: int) -> str:
+    """The error of a request that backend ``name``'s batch left without a result (``line``:
+    its result's line, which cannot be read; ``unnamed``: unreadable lines that name no
+    request)."""
+    if line is not None:
+        return unreadable_error(name, line)
+    why = f": {remote.detail}" if remote.detail else ""
+    maybe = (
+        f" ({unnamed} line(s) of its results file cannot be read and name no request: "
+        "this one's may be among them)"
+        if unnamed
+        else ""
+    )
+    return f"{name}: the batch ended ({remote.status}) with no result for this request{why}{maybe}"

@@ -11,8 +11,9 @@ import time
 from typing import Protocol
 
 from reins.loop.ledger_thread import LedgerThread
+from reins.loop.lines import clock
 from reins.loop.options import LoopOptions
-from reins.loop.progress import Reporter, clock
+from reins.loop.progress import Reporter
 from reins.loop.taking import Taker
 from reins.store.model import Stats
 from reins.store.protocol import Store

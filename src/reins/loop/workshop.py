@@ -7,13 +7,14 @@ by default); once its whole process tree has ended, take what it changed
 (:mod:`reins.workspace.change`: reins' own index, capped); and hand the gate the patch and the
 final message as the submission. The gate then judges in a tree of reins' own built from that
 patch (:mod:`reins.workspace.judgetree`, in :mod:`reins.loop.recording`). Where a turn starts is
-read from the log, like its prompt: under ``continue`` the commit of the last judged try (a
-try that ended in a generation error leaves nothing behind), under ``fresh`` and on the first
-try the item's start: the base, or, for a land item (:mod:`reins.workspace.landtask`), the
-integration commit it lands its change onto, which its store fetches from the land store with
-the change itself. So a restarted run, on any workspace a crash left, starts each item where the
-ledger says it stands. A locked item's last commit is fetched into the user's repository onto
-its branch (:meth:`Workshop.locked`).
+read from the log, like its prompt (:func:`reins.loop.agentturn.start_of`: a try that ended in
+a generation error leaves nothing behind; a first or fresh try starts from the item's origin,
+the base or, for a land item (:mod:`reins.workspace.landtask`), the integration commit it lands
+its change onto, which its store fetches from the land store with the change itself), so a
+restarted run, on any workspace a crash left,
+starts each item where the ledger says it stands. A locked item's last commit is fetched into
+the user's repository onto its branch (:meth:`Workshop.locked`); where the workspaces go and
+the walls of a sandboxed agent are :mod:`reins.loop.places`'s.
 
 Budgets are enforced here by killing the agent, not by asking it: the item's caps count every
 turn of its log, the run's caps every turn this run recorded plus what the agents in flight
@@ -30,84 +31,35 @@ import os
 import shutil
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 
 from reins.coders.protocol import Agent, Session, Spent
-from reins.coders.runner import RunEnd, Switch, Watchdogs, Wrap, run_agent
-from reins.coders.sandbox import Walls, confine, reaped
+from reins.coders.runner import RunEnd, Switch, Watchdogs, run_agent
+from reins.coders.sandbox import Walls, reaped
 from reins.errors import WorkspaceError
+from reins.loop.agentturn import AgentTurn, start_of
 from reins.loop.landing import Landing
 from reins.loop.options import LoopOptions
-from reins.loop.spend import item_over, item_spent
+from reins.loop.places import confined, default_root, walls_of
+from reins.loop.spend import ITEM, cap_reached, item_spent
 from reins.loop.tally import Tally
 from reins.quest import Quest
 from reins.store.model import Attempt, Item, Usage
 from reins.store.protocol import Store
 from reins.values import Fact, Prompt
 from reins.workspace import processes
-from reins.workspace.basestore import objects_of
 from reins.workspace.judgetree import JudgeTrees
 from reins.workspace.landtask import LandTask
 from reins.workspace.repository import Repository
 from reins.workspace.site import BASE_META, hidden_folder, settled_base
 from reins.workspace.spec import Workspace
-from reins.workspace.submission import MESSAGE_CAP, compose, patch_of
+from reins.workspace.submission import MESSAGE_CAP, Submission, compose
 from reins.workspace.workspaces import Workspaces
 
 SANDBOX_META = "workspace.sandbox"
-RUN_TOKENS, RUN_COST, ITEM = "run-tokens", "run-cost", "item"
 UNCONFINED = (
     "coding agents run UNCONFINED (--sandbox none): each can read and write all you can, "
     "and the verdicts hold only against what it could not reach"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class AgentTurn:
-    """What an agent's turn made: the submission (None when it failed), or the error.
-
-    ``refused`` is the fact of a change refused before judging (over its caps): a FAIL with
-    no gate run. ``judges`` builds the judge's tree the gate runs in; ``limit`` is the size a
-    submission of this workspace may have."""
-
-    submission: str | None
-    error: str | None
-    usage: Usage
-    branch: str | None = None
-    commit: str | None = None
-    base: str | None = None
-    model: str | None = None
-    budget: str | None = None  # which cap killed it: run-tokens, run-cost or item
-    refused: Fact | None = None
-    judges: JudgeTrees | None = None
-    sandbox: str | None = None
-    limit: int = 0
-
-
-def default_root(workspace: Workspace, quest: str, preferred: str | None) -> str:
-    """Where the workspaces go: ``preferred`` (the CLI's: beside the ledger) unless it lies in
-    the repository's checkout, else ``.reins-worktrees/<quest>`` beside the repository."""
-    found = Repository.find(workspace.repo)
-    repo = Path(found.top or found.common).resolve()
-    if preferred is not None and not Path(preferred).resolve().is_relative_to(repo):
-        return str(Path(preferred).resolve())
-    return str(repo.parent / ".reins-worktrees" / quest)
-
-
-def start_of(
-    log: Sequence[Attempt], retry: str, base: str, origin: str | None = None
-) -> tuple[str, str | None]:
-    """The commit the next turn starts from (the last judged try's, or the item's origin: the
-    base, or a land item's integration commit), and that try's recorded patch (to make the
-    commit again if its store lost it)."""
-    if retry == "continue":
-        for attempt in reversed(log):
-            if attempt.judged:
-                if attempt.notes.commit and attempt.notes.base == base:
-                    return attempt.notes.commit, patch_of(attempt.submission)
-                break
-    return origin or base, None
 
 
 class Workshop:
@@ -163,7 +115,7 @@ class Workshop:
         self.spaces = spaces
         self.judges = JudgeTrees(spaces.places, spaces.base, judge=self.workspace.judge_globs,
                                  hidden=hidden)  # fmt: skip
-        self.walls = self._walls(repo, hidden, store.location)
+        self.walls = walls_of(spaces, repo, hidden, store.location)
         ended = processes.end_leftovers(spaces.root + os.sep)
         self.landing = Landing(spaces, self.workspace.keep)
         tidied = self.landing.tidy(store)
@@ -180,16 +132,6 @@ class Workshop:
         if tidied:
             notes.append(f"tidied {tidied} workspace(s) of items locked since a crashed run")
         return notes
-
-    def _walls(self, repo: Repository, hidden: str | None, ledger: str) -> Walls:
-        """What a sandboxed agent may not read: reins' folder (but for the object folders its
-        ``.git`` borrows), the user's git folder, the hidden tests, the ledger's files."""
-        assert self.spaces is not None
-        own = [self.spaces.root, repo.common, repo.git_dir, *([hidden] if hidden else [])]
-        ledger = os.path.abspath(ledger)
-        files = [ledger + suffix for suffix in ("", "-wal", "-shm", "-journal")]
-        return Walls(tuple(own), tuple(files) if os.path.isfile(ledger) else (),
-                     (objects_of(self.spaces.store),))  # fmt: skip
 
     def locked(self, item: Item, attempt: Attempt | None, say: Callable[[str], None]) -> None:
         """Item ``item`` locked: landed off the turn's path (see :mod:`reins.loop.landing`)."""
@@ -240,12 +182,12 @@ class Workshop:
         except (WorkspaceError, OSError) as exc:
             error = outcome.error or f"workspace: {exc}"
             return dataclasses.replace(blank, error=error, usage=usage, budget=budget)
-        commit, text, refused = made
+        commit, submission, refused = made
         ran = dataclasses.replace(blank, usage=usage, commit=commit, model=outcome.model)
         if outcome.error is not None:
             return dataclasses.replace(ran, error=outcome.error, budget=budget)
         limit = self.workspace.max_bytes + 4 * MESSAGE_CAP + 4096
-        return dataclasses.replace(ran, submission=text, refused=refused, judges=self.judges,
+        return dataclasses.replace(ran, submission=submission, refused=refused, judges=self.judges,
                                    limit=limit)  # fmt: skip
 
     def _prepare(self, key: str, start: str, patch: str | None, task: LandTask | None) -> str:
@@ -261,7 +203,7 @@ class Workshop:
 
     def _take(
         self, item: Item, start: str, turn: int, said: str
-    ) -> tuple[str | None, str, Fact | None]:
+    ) -> tuple[str | None, Submission, Fact | None]:
         """The agent's change, committed in the item's store: the commit, the turn's
         submission, and the fact of a change refused for its size."""
         from reins.workspace.change import take
@@ -273,10 +215,10 @@ class Workshop:
         message = f"reins: turn {turn} of {item.key}\n\nReins-Quest: {self.quest.name}\n"
         change = take(spaces, item.key, start, message=message)
         refused = change.refused.actual if change.refused is not None else None
-        text = compose(said, change.patch, files=change.files, base=spaces.base,
+        made = compose(said, change.patch, files=change.files, base=spaces.base,
                        commit=change.commit, branch=spaces.branch_of(item.key),
                        refused=refused)  # fmt: skip
-        return change.commit, text, change.refused
+        return change.commit, made, change.refused
 
     async def _run(
         self, agent: Agent, prompt: Prompt, key: str, home: str, before: Spent
@@ -299,9 +241,11 @@ class Workshop:
                     self.stop(reason)
             return reason
 
+        walled = self.workspace.sandbox == "bwrap"
+        wrap = confined(self.spaces, self.walls, key, home) if walled else reaped
         try:
             outcome = await run_agent(agent, session, limits=self.limits, guard=guard,
-                                      switch=switch, wrap=self._wrap(key, home))  # fmt: skip
+                                      switch=switch, wrap=wrap)  # fmt: skip
         finally:
             del self.live[switch]
         budget = hit[0] if hit else (self.run_over if outcome.killed == "stop" else None)
@@ -309,32 +253,10 @@ class Workshop:
 
     def _over(self, item_total: Spent) -> tuple[str | None, str | None]:
         """The cap reached, by the item (``item_total``) or by the run, and which."""
-        budget = self.options.budget
-        said = item_over(budget, item_total)
-        if said is not None:
-            return said, ITEM
         run = self.recorded()
         for spent in self.live.values():
             run = run + spent
-        if budget.max_tokens is not None and run.tokens >= budget.max_tokens:
-            return f"the run's budget of {budget.max_tokens} tokens is spent", RUN_TOKENS
-        if budget.max_cost is not None and (run.cost or 0.0) >= budget.max_cost:
-            return f"the run's budget of a cost of {budget.max_cost:g} is spent", RUN_COST
-        return None, None
-
-    def _wrap(self, key: str, home: str) -> Wrap:
-        if self.workspace.sandbox != "bwrap":
-            return reaped
-        spaces, walls = self.spaces, self.walls
-        assert spaces is not None
-        cwd = spaces.path_of(key)
-        key_store = objects_of(spaces.places.item_store(key))
-        shown = Walls(walls.hidden, walls.hidden_files, (*walls.shown, key_store))
-
-        def wrap(argv: Sequence[str]) -> list[str]:
-            return confine(argv, cwd=cwd, home=home, walls=shown)
-
-        return wrap
+        return cap_reached(self.options.budget, item_total, run)
 
 
 def _usage(backend: str, outcome: RunEnd) -> Usage:

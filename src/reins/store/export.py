@@ -79,7 +79,8 @@ def record_of(entry: ExportEntry) -> dict[str, Any]:
 
     An item a coding agent worked in a workspace also has ``workspace``: the branch that holds
     its change, the commit on it, the base commit, the patch from the base (the whole patch the
-    gate judged) and the sandbox the agent ran in (``none``: unconfined).
+    gate judged, read at the span the attempt's notes give) and the sandbox the agent ran in
+    (``none``: unconfined).
     """
     item, attempt = entry.item, entry.attempt
     record = {
@@ -100,13 +101,14 @@ def record_of(entry: ExportEntry) -> dict[str, Any]:
     }
     notes = attempt.notes if attempt else None
     if notes is not None and notes.branch:
-        from reins.workspace.submission import patch_of
+        from reins.workspace.submission import patch_at
 
+        submission = attempt.submission if attempt else None
         record["workspace"] = {
             "branch": notes.branch,
             "commit": notes.commit,
             "base": notes.base,
-            "patch": patch_of(attempt.submission if attempt else None),
+            "patch": patch_at(submission, notes.patch_start, notes.patch_end),
             "sandbox": notes.sandbox,
         }
     return record

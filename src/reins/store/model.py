@@ -111,8 +111,11 @@ class Notes:
     whose commit was lost with the connection is found again, not written twice); ``batch``
     names the provider batch a batch round sent the turn in. A coding
     agent's turn notes its workspace: the item's ``branch``, the ``commit`` on it that holds
-    the turn's work, the ``base`` commit its diff is taken from and the ``sandbox`` the agent
-    ran in (``bwrap``, or ``none``: unconfined).
+    the turn's work, the ``base`` commit its diff is taken from, the ``sandbox`` the agent
+    ran in (``bwrap``, or ``none``: unconfined) and where its patch lies in the submission
+    (``patch_start``, ``patch_end``: character offsets, equal when it has none; read by
+    :func:`reins.workspace.submission.patch_at`, so the patch is not stored twice). A coding
+    attempt recorded before the span was noted has neither.
     """
 
     via: str = "manual"
@@ -126,6 +129,8 @@ class Notes:
     commit: str | None = None
     base: str | None = None
     sandbox: str | None = None
+    patch_start: int | None = None
+    patch_end: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """A coding item's change as a reviewer reads it: the agent's message, then the diff per file.
 
 A coding turn's submission is the agent's final message, a ``## Changes:`` header and the whole
-patch in a fenced block (:mod:`reins.workspace.submission`). The item page and the review queue
+patch in a fenced block (:mod:`reins.workspace.submission`); the patch is read at the span the
+attempt notes, as the export reads it. The item page and the review queue
 show it as code: each file of the patch on its own, its added, removed and unchanged lines
 apart (the templates colour them), and beside it the test output of the last judged turn (its
 facts). A file's lines are bounded (:data:`MOST_LINES`), saying how many were left out; the
@@ -12,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reins.workspace.submission import HEADER, patch_of
+from reins.store.model import Attempt
+from reins.workspace.submission import HEADER, patch_at
 
 MOST_LINES = 2_000  # lines of one file's diff shown on a page
 
@@ -49,12 +51,16 @@ class Patch:
     files: tuple[FileDiff, ...]
 
 
-def patch(submission: str | None) -> Patch | None:
-    """The coding change a submission holds, per file; None for any other submission."""
-    diff = patch_of(submission)
-    if submission is None or diff is None:
+def patch(attempt: Attempt | None) -> Patch | None:
+    """The coding change an attempt's submission holds, per file; None for any other."""
+    if attempt is None or attempt.submission is None:
         return None
-    at = submission.rfind("\n" + HEADER)
+    submission, notes = attempt.submission, attempt.notes
+    diff = patch_at(submission, notes.patch_start, notes.patch_end)
+    if diff is None:
+        return None
+    # reins' header is the last one before the patch (the message comes before it)
+    at = submission.rfind("\n" + HEADER, 0, notes.patch_start)
     message = submission[:at].rstrip()
     header = submission[at + 1 :].split("\n", 1)[0].removeprefix("## ")
     return Patch(message, header, tuple(_files(diff)))

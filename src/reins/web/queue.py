@@ -57,7 +57,7 @@ def waiting(quest: Quest | None, item: Item, last: Attempt | None, now: float) -
     shown = source(quest, item)
     facts = () if last is None else last.facts
     submission = None if last is None else last.submission
-    change = patch(submission)
+    change = patch(last)
     return Waiting(
         item,
         shown,

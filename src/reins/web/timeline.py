@@ -99,7 +99,7 @@ def timeline(store: Store, quest: Quest | None, key: str) -> Timeline:
         prompt, matches = None, None
         if quest is not None and a.kind is not AttemptKind.HUMAN:
             prompt, matches = _prompt(quest, item, log, a)
-        own = patch(a.submission)
+        own = patch(a)
         diff = () if own is not None else _diff(previous, a.submission)  # per file instead
         turns.append(Turn(a, turn_text(a, allowed), prompt, matches, diff, own))
         if a.submission is not None:

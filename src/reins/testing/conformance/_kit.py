@@ -171,6 +171,12 @@ def full_draft(key: str) -> Draft:
             line=7,
             nonce="abc123",
             batch="batch_é",
+            branch="reins/a",
+            commit="c" * 40,
+            base="b" * 40,
+            sandbox="none",
+            patch_start=12,
+            patch_end=2_000_000,
         ),
     )
 

@@ -1,0 +1,59 @@
+"""A coding agent's turn, between the workshop that runs it and the recorder that records it:
+where it starts, read from the log, and what it made.
+
+Where a turn starts is read from the log, like its prompt (:func:`start_of`): under
+``continue`` the commit of the last judged try, and that try's patch read at the span its
+attempt notes (to make the commit again if reins' store lost it); under ``fresh`` and on the
+first try the base. What it made (:class:`AgentTurn`) is the submission with the span of its
+patch, or the error, with what it cost and where its work is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from reins.store.model import Attempt, Usage
+from reins.values import Fact
+from reins.workspace.judgetree import JudgeTrees
+from reins.workspace.submission import Submission, patch_at
+
+
+@dataclass(frozen=True, slots=True)
+class AgentTurn:
+    """What an agent's turn made: the submission (None when it failed), with where its
+    patch lies, or the error.
+
+    ``refused`` is the fact of a change refused before judging (over its caps): a FAIL with
+    no gate run. ``judges`` builds the judge's tree the gate runs in; ``limit`` is the size a
+    submission of this workspace may have."""
+
+    submission: Submission | None
+    error: str | None
+    usage: Usage
+    branch: str | None = None
+    commit: str | None = None
+    base: str | None = None
+    model: str | None = None
+    budget: str | None = None  # which cap killed it: run-tokens, run-cost or item
+    refused: Fact | None = None
+    judges: JudgeTrees | None = None
+    sandbox: str | None = None
+    limit: int = 0
+
+
+def start_of(
+    log: Sequence[Attempt], retry: str, base: str, origin: str | None = None
+) -> tuple[str, str | None]:
+    """The commit the next turn starts from (the last judged try's, or the item's origin: the
+    base, or a land item's integration commit), and that try's recorded patch (to make the
+    commit again if its store lost it), read at the span its notes give."""
+    if retry == "continue":
+        for attempt in reversed(log):
+            if attempt.judged:
+                notes = attempt.notes
+                if notes.commit and notes.base == base:
+                    patch = patch_at(attempt.submission, notes.patch_start, notes.patch_end)
+                    return notes.commit, patch
+                break
+    return origin or base, None

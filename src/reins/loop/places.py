@@ -1,0 +1,53 @@
+"""Where a coding run works, and what its sandboxed agents may not see.
+
+The workspaces go beside the ledger, unless that lies in the repository's checkout
+(:func:`default_root`); a sandboxed agent meets walls around reins' folder, the user's git
+folder, the hidden tests (:func:`reins.workspace.site.hidden_folder`) and the ledger's files
+(:func:`walls_of`), and runs behind them in its item's workspace (:func:`confined`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from reins.coders.runner import Wrap
+from reins.coders.sandbox import Walls, confine
+from reins.workspace.basestore import objects_of
+from reins.workspace.repository import Repository
+from reins.workspace.spec import Workspace
+from reins.workspace.workspaces import Workspaces
+
+
+def default_root(workspace: Workspace, quest: str, preferred: str | None) -> str:
+    """Where the workspaces go: ``preferred`` (the CLI's: beside the ledger) unless it lies in
+    the repository's checkout, else ``.reins-worktrees/<quest>`` beside the repository."""
+    found = Repository.find(workspace.repo)
+    repo = Path(found.top or found.common).resolve()
+    if preferred is not None and not Path(preferred).resolve().is_relative_to(repo):
+        return str(Path(preferred).resolve())
+    return str(repo.parent / ".reins-worktrees" / quest)
+
+
+def walls_of(spaces: Workspaces, repo: Repository, hidden: str | None, ledger: str) -> Walls:
+    """What a sandboxed agent may not read: reins' folder (but for the object folders its
+    ``.git`` borrows), the user's git folder, the hidden tests, the ledger's files."""
+    own = [spaces.root, repo.common, repo.git_dir, *([hidden] if hidden else [])]
+    ledger = os.path.abspath(ledger)
+    files = [ledger + suffix for suffix in ("", "-wal", "-shm", "-journal")]
+    return Walls(tuple(own), tuple(files) if os.path.isfile(ledger) else (),
+                 (objects_of(spaces.store),))  # fmt: skip
+
+
+def confined(spaces: Workspaces, walls: Walls, key: str, home: str) -> Wrap:
+    """How an agent's command line runs behind ``walls`` in item ``key``'s workspace, with
+    ``home`` for its home: the objects of the item's own store shown too."""
+    cwd = spaces.path_of(key)
+    key_store = objects_of(spaces.places.item_store(key))
+    shown = Walls(walls.hidden, walls.hidden_files, (*walls.shown, key_store))
+
+    def wrap(argv: Sequence[str]) -> list[str]:
+        return confine(argv, cwd=cwd, home=home, walls=shown)
+
+    return wrap
