@@ -173,7 +173,7 @@ def test_two_stores_opening_jobs_at_once_lease_each_item_once(
 ) -> None:
     location = store_harness.create()
     keys = [f"k{i:02d}" for i in range(60)]
-    got: dict[str, list[str]] = {}
+    got: dict[str, list[list[str]]] = {}  # each opener's jobs, each job's keys
     errors: list[BaseException] = []
     start = threading.Barrier(2)
 
@@ -183,9 +183,11 @@ def test_two_stores_opening_jobs_at_once_lease_each_item_once(
             try:
                 start.wait()
                 got[name] = []
-                for _ in range(8):
+                for _ in range(len(keys)):  # until nothing is free; a bound, not a count
                     found = store.open_job(DRAFT, limit=4, hold=HOLD, now=T0)
-                    got[name] += [] if found is None else found[1]
+                    if found is None:
+                        break
+                    got[name].append(found[1])
             finally:
                 store.close()
         except BaseException as exc:  # re-raised in the test's thread
@@ -200,9 +202,16 @@ def test_two_stores_opening_jobs_at_once_lease_each_item_once(
             t.join()
         if errors:
             raise errors[0]
-        assert sorted(got["p"] + got["q"]) == keys  # every item once: none twice, none missed
+        opened_jobs = got["p"] + got["q"]
+        leased = [key for job in opened_jobs for key in job]
+        assert sorted(leased) == keys  # every item once: none twice, none missed
+        assert all(1 <= len(job) <= 4 for job in opened_jobs)  # no empty job, none over limit
+        # Two openers racing for the last free items (a lease skips the rows the other holds)
+        # may both come up short; only there: 60 keys make 15 full jobs, or 14 and two short.
+        short = [job for job in opened_jobs if len(job) < 4]
+        assert len(short) in (0, 2), [len(job) for job in opened_jobs]
         jobs = store.jobs()
-        assert len(jobs) == 15 and len({j.tag for j in jobs}) == 15
+        assert len(jobs) == len(opened_jobs) and len({j.tag for j in jobs}) == len(jobs)
         assert_sound(store)
 
 
