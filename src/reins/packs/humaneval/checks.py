@@ -56,7 +56,9 @@ class Finding:
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
+class HarnessLimits:
+    """What one rule of gate.md sets for the harness: its run's settings and the answer's size."""
+
     settings: Settings
     max_chars: int = MAX_CHARS
 
@@ -85,7 +87,7 @@ def outcome(ctx: Context, params: Mapping[str, object]) -> Fact | None:
             )
         finding = last[2]
     else:
-        limits = limits or Limits(Settings())
+        limits = limits or HarnessLimits(Settings())
         finding = judge(ctx, limits.settings, max_chars=limits.max_chars)
         _last.judgment = (ctx, limits, finding)
     return finding.fact if finding is not None and finding.part == part else None
@@ -132,7 +134,7 @@ def _item(ctx: Context) -> tuple[str, str]:
     return task, answer
 
 
-def _limits(params: Mapping[str, object]) -> Limits | None:
+def _limits(params: Mapping[str, object]) -> HarnessLimits | None:
     """The limits a rule gives, or None when it gives none (it shares the first rule's run)."""
     names = {f.name for f in fields(Settings)} | {"max_chars"}
     given = {k: v for k, v in params.items() if k in names}
@@ -151,7 +153,7 @@ def _limits(params: Mapping[str, object]) -> Limits | None:
         raise JudgeError(CHECK, f"sandbox must be a string, not {sandbox!r}")
     if isinstance(most, bool) or not isinstance(most, int) or most < 1:
         raise JudgeError(CHECK, f"max_chars must be a whole number from 1, not {most!r}")
-    return Limits(Settings(float(timeout), memory, sandbox), most)
+    return HarnessLimits(Settings(float(timeout), memory, sandbox), most)
 
 
 def _finding(ran: Run, given: Problem, program: Program, settings: Settings) -> Finding:
