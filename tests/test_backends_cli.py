@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from reins.backends import _process, registry
+from reins.backends import process, registry
 from reins.backends.base import Backend, Completion
 from reins.backends.cli import PREAMBLE
 from reins.errors import BackendError, BackendTimeout, ConfigError
@@ -247,10 +247,10 @@ def test_a_rate_limited_cli_is_retried_then_gives_up(fake: Fake) -> None:
     assert info.value.retryable and len(fake.calls()) == 3
 
 
-def test_a_timeout_kills_the_whole_process_group(fake: Fake) -> None:
+def test_a_timeout_kills_the_whole_process_tree(fake: Fake) -> None:
     fake.mode("hang")
     start = time.monotonic()
-    with pytest.raises(BackendTimeout, match=r"no answer within 0.5s \(process group killed\)"):
+    with pytest.raises(BackendTimeout, match=r"no answer within 0.5s \(process tree killed\)"):
         run(registry.resolve(f"gemini-cli:m?request_timeout=0.5&retries=0&{FAST}"), timeout=10)
     assert time.monotonic() - start < 5
     child = int(Path(str(fake.log) + ".child").read_text())
@@ -300,7 +300,7 @@ def test_gemini_cli_plain_text_output_is_the_answer(fake: Fake) -> None:
 
 
 def test_stdout_is_bounded(fake: Fake, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_process, "MAX_STDOUT", 1000)
+    monkeypatch.setattr(process, "MAX_STDOUT", 1000)
     fake.mode("flood")
     with pytest.raises(BackendError, match="more than 1000 bytes on stdout") as info:
         run(registry.resolve(f"claude:m?{FAST}"))
@@ -329,5 +329,5 @@ def test_process_run_passes_stdin_through_a_pipe(tmp_path: Path) -> None:
     """The runner itself: a large input arrives whole, and the exit status is kept."""
     data = b"z" * 1_000_000
     code = "import sys; d = sys.stdin.buffer.read(); print(len(d)); sys.exit(4)"
-    done = asyncio.run(_process.run([sys.executable, "-c", code], stdin=data, timeout=20))
+    done = asyncio.run(process.run([sys.executable, "-c", code], stdin=data, timeout=20))
     assert (done.returncode, done.stdout.strip()) == (4, "1000000")

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from reins.backends.process import Switch, Watchdogs
 from reins.coders.cmd import CmdAgent
 from reins.coders.protocol import Done, Ending, Launch, Session, Spent
-from reins.coders.runner import RunEnd, Switch, Watchdogs, run_agent
+from reins.coders.runner import RunEnd, run_agent
 from reins.errors import ConfigError
 from reins.values import Prompt
 from reins.workspace import processes as tree

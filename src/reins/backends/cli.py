@@ -3,8 +3,9 @@
 Each call is single-shot, with tools disabled or read-only as far as the CLI allows, in a fresh
 empty working directory. The whole prompt, system text included, goes on stdin, after a short
 no-tools preamble: none of these CLIs has a stdin channel for system text, and the argument list
-is visible to every local user. The process runs in its own process group; a timeout kills the
-group. Authentication is each CLI's own login: reins passes no key. The binary is found on
+is visible to every local user. It runs on the one process runner (:mod:`reins.backends.process`):
+a timeout, or too much output, ends its whole process tree, and so does its end. Authentication
+is each CLI's own login: reins passes no key. The binary is found on
 ``PATH`` or named by ``REINS_<NAME>_BIN`` (``REINS_GEMINI_CLI_BIN`` for ``gemini-cli``).
 """
 
@@ -18,7 +19,7 @@ import tempfile
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from reins.backends import _process
+from reins.backends import process
 from reins.backends._common import LIMIT_OPTIONS, PRICE_OPTIONS, Options, Reply
 from reins.backends._http import dig
 from reins.backends.limits import estimate_tokens
@@ -164,16 +165,16 @@ class CLIBackend:
         async def attempt(seconds: float) -> Reply:
             with tempfile.TemporaryDirectory(prefix="reins-") as scratch:
                 try:
-                    done = await _process.run(
+                    done = await process.run(
                         argv, stdin=data, timeout=seconds, cwd=self.cwd or scratch
                     )
                 except TimeoutError:
                     raise TransientTimeout(
                         f"{self.name}: no answer within {round(seconds, 2):g}s"
-                        " (process group killed)",
+                        " (process tree killed)",
                         backend=self.name,
                     ) from None
-                except _process.OutputTooLarge as exc:
+                except process.OutputTooLarge as exc:
                     raise BackendError(f"{self.name}: {exc}", backend=self.name) from None
                 except OSError as exc:
                     raise BackendError(

@@ -134,7 +134,7 @@ class Abort:
 @dataclass(frozen=True, slots=True)
 class Done:
     """The agent has said its last word (Claude Code's ``result`` line): the run is over, and
-    reins ends the agent if it has not exited :attr:`~reins.coders.runner.Watchdogs.linger`
+    reins ends the agent if it has not exited :attr:`~reins.backends.process.Watchdogs.linger`
     seconds later (CLIs have hung after their result). Not an error: the work is judged."""
 
 

@@ -32,8 +32,9 @@ import shutil
 import threading
 from collections.abc import Callable, Sequence
 
+from reins.backends.process import Switch
 from reins.coders.protocol import Agent, Session, Spent
-from reins.coders.runner import RunEnd, Switch, Watchdogs, run_agent
+from reins.coders.runner import AGENT_WATCHDOGS, RunEnd, run_agent
 from reins.coders.sandbox import Walls, reaped
 from reins.errors import WorkspaceError
 from reins.loop.agentturn import AgentTurn, start_of
@@ -70,7 +71,9 @@ class Workshop:
         sandbox = options.sandbox or quest.workspace.sandbox
         self.workspace: Workspace = dataclasses.replace(quest.workspace, sandbox=sandbox)
         self.quest, self.options, self.tally = quest, options, tally
-        self.limits = Watchdogs(idle=options.agent_idle, wall=options.agent_timeout)
+        self.limits = dataclasses.replace(
+            AGENT_WATCHDOGS, idle=options.agent_idle, wall=options.agent_timeout
+        )
         self.spaces: Workspaces | None = None
         self.judges: JudgeTrees | None = None
         self.walls = Walls()
