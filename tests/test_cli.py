@@ -20,6 +20,7 @@ def test_scan_adds_then_dedupes(cli: Cli) -> None:
         "present": 1,
         "total": 4,
         "ledger": "tiny.reins.db",
+        "source": None,  # the items came from the arguments, not a repository source
     }
 
 

@@ -119,6 +119,16 @@ def scan(name: str, *args: str) -> dict[str, object]:
     return dict(json.loads(out.stdout))
 
 
+def base_of(name: str) -> str:
+    """The base commit the ledger of quest ``name`` recorded."""
+    from reins.workspace.site import BASE_META
+
+    with SQLiteStore.open(Path(f"{name}.reins.db")) as led:
+        base = led.meta(BASE_META)
+    assert base is not None
+    return base
+
+
 def clean_checkout(repo: Path, into: Path) -> Path:
     git(repo.parent, "clone", "--quiet", str(repo), str(into))
     return into
@@ -188,6 +198,11 @@ def test_a_rescan_adds_what_is_new_and_never_reopens_a_locked_item(here: Path) -
     (folder / "quest.toml").write_text(text)
     said = scan("fix")
     assert (said["added"], said["present"]) == (1, 4)
+    # What the source found (all five, the locked one too), beside what the ledger added.
+    assert said["source"] == {"kind": "pytest", "base": base_of("fix"), "found": 5}
+    out = cli("-q", "fix", "scan")
+    assert out.stdout.startswith(f"pytest found 5 item(s) at base {base_of('fix')[:12]}\n")
+    assert "added 0 item(s), 5 already present" in out.stdout
     with SQLiteStore.open(here / "fix.reins.db") as led:
         assert led.get("tests/test_calc.py::test_add").state is State.PASS
         assert led.get("tests/test_broken.py").state is State.TODO

@@ -65,13 +65,15 @@ def scan(env: Env, args: tuple[str, ...], as_json: bool) -> None:
     from reins.errors import ConfigError, ReinsError
 
     quest = env.quest
+    source: _Source | None = None
     try:
         if quest.found is not None and not args:
             from reins.workspace.site import BASE_META
 
             ledger = env.ledger(create=True)
             base, found = _found(env, ledger.meta(BASE_META))
-            seeds = ((str(s[0]), s[1]) for s in found)
+            source = _Source(quest.found.kind, base)
+            seeds = source.count((str(s[0]), s[1]) for s in found)
             first = list(itertools.islice(seeds, 1))
             if ledger.meta(BASE_META) is None:  # before any item: the loop starts from it too
                 ledger.set_meta(BASE_META, base)
@@ -90,14 +92,29 @@ def scan(env: Env, args: tuple[str, ...], as_json: bool) -> None:
         raise ConfigError(f"scan: the quest's seed raised {type(exc).__name__}: {exc}") from exc
     stats = ledger.stats()
     if as_json:
-        from reins.cli.shapes.work import Scanned
+        from reins.cli.shapes.work import FoundBy, Scanned
 
-        emit_json(Scanned(added, present, stats.total, ledger.location))
+        by = None if source is None else FoundBy(source.kind, source.base, source.found)
+        emit_json(Scanned(added, present, stats.total, ledger.location, by))
         return
+    if source is not None:  # what the source itself found, before what the ledger made of it
+        click.echo(f"{source.kind} found {source.found} item(s) at base {source.base[:12]}")
     click.echo(
         f"added {added} item(s), {present} already present; {stats.total} in {ledger.location} "
         f"({stats.remaining} to do)"
     )
+
+
+class _Source:
+    """The repository source a scan ran: its kind, the base it read, how many items it found."""
+
+    def __init__(self, kind: str, base: str) -> None:
+        self.kind, self.base, self.found = kind, base, 0
+
+    def count(self, seeds: Iterator[tuple[str, JSON]]) -> Iterator[tuple[str, JSON]]:
+        for seed in seeds:
+            self.found += 1
+            yield seed
 
 
 def _found(env: Env, recorded: str | None) -> tuple[str, Iterator[tuple[str, JSON]]]:

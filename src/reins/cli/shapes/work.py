@@ -18,13 +18,25 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
+class FoundBy(Plain):
+    """A scan's repository source: its kind (``pytest``, ``command``, ``files``), the base
+    commit it read and how many items it found there."""
+
+    kind: str
+    base: str
+    found: int
+
+
+@dataclass(frozen=True, slots=True)
 class Scanned(Plain):
-    """``scan``: items added, already present, and the ledger's total."""
+    """``scan``: items added, already present, the ledger's total, and the repository source
+    that found them (None: the items came from the arguments)."""
 
     added: int
     present: int
     total: int
     ledger: str
+    source: FoundBy | None = None
 
 
 @dataclass(frozen=True, slots=True)
