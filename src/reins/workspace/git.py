@@ -11,9 +11,10 @@ says how git is kept from reading what an agent may have planted:
   commit read as another), no prompt for a password, and reins as author and committer;
 - the settings every command gets (:data:`OPTIONS`): no hooks (``core.hooksPath=/dev/null``),
   no fsmonitor daemon, no attributes or ignore file from the user's home
-  (``core.attributesFile``, ``core.excludesFile``), no untracked cache, split index or sparse
-  checkout, ctime trusted (a file an agent rewrote and back-dated still reads as changed),
-  object checking on everything fetched, and no automatic gc or maintenance;
+  (``core.attributesFile``, ``core.excludesFile``), no attributes from a tree (``attr.tree``),
+  no untracked cache, split index or sparse checkout, ctime trusted (a file an agent rewrote
+  and back-dated still reads as changed), object checking on everything fetched, and no
+  automatic gc or maintenance;
 - and, by the callers: reins runs git only on git folders of its own (the base store, an
   item's store, the judge's trees), never on the agent's ``.git`` nor by following a
   ``gitdir`` or ``commondir`` an agent could write; diffs are taken with ``--no-ext-diff
@@ -49,10 +50,14 @@ ISOLATION = {
     "GIT_OPTIONAL_LOCKS": "0",
     "GIT_LITERAL_PATHSPECS": "1",  # a path is a path: no agent-made name is read as a pattern
 }
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's own, in every repository
 SETTINGS = {
     "core.hooksPath": os.devnull,
     "core.fsmonitor": "false",
     "core.attributesFile": os.devnull,
+    # No tree's .gitattributes either (an agent's `* -diff` would hide its change from every
+    # check that reads the patch): newer git reads HEAD's in a bare store; older git ignores it.
+    "attr.tree": EMPTY_TREE,
     "core.excludesFile": os.devnull,
     "core.untrackedCache": "false",
     "core.splitIndex": "false",
