@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from reins import SQLiteStore, State
+from reins.store.model import AttemptKind
 from reins.store.walk import iter_items
-from tests.kit.codingkit import checkout_state, cli, git
+from tests.kit.codingkit import agent, checkout_state, cli, git
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "toolz"
 
@@ -71,8 +72,63 @@ def test_the_modules_are_the_files_mypy_itself_names(here: Path) -> None:
     done = subprocess.run(argv, cwd=base_checkout(here), capture_output=True, text=True)
     records = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     named = {r["file"] for r in records if r["severity"] == "error"}
-    assert len(named) > 20 and "toolz/itertoolz.py" in named
-    assert set(keys("toolz-typed")) == named
+    # Its tests are the judge's (no agent may change them), so they are no items.
+    modules = {f for f in named if f.startswith("toolz/") and not f.startswith("toolz/tests/")}
+    assert len(modules) > 10 and "toolz/itertoolz.py" in modules
+    assert set(keys("toolz-typed")) == modules
+
+
+# Ways to make `mypy --strict toolz/utils.py` exit 0 without the work, each FAILed by no-ignore
+# (config files are the judge's: toolz-typed's [workspace] judge).
+UTILS = "toolz/utils.py"
+SIGNATURE = "def raises(err, lamda):"
+CHEATS = {
+    "type-ignore": f"s = s.replace({SIGNATURE!r}, {SIGNATURE + '  # type: ignore'!r})",
+    "ignore-errors": "s = '# mypy: ignore-errors\\n' + s",
+    "ignore_errors": "s = '# mypy: ignore_errors\\n' + s",  # mypy reads `_` as `-` there
+    "disable-error-code": "s = '# mypy: disable-error-code=\"no-untyped-def\"\\n' + s",
+    # the ignore, and attributes that would show the module's change as a binary patch
+    "binary-diff": (
+        f"s = s.replace({SIGNATURE!r}, {SIGNATURE + '  # type: ignore'!r})\n"
+        "open('.gitattributes', 'w').write('*.py -diff\\n* binary\\n')"
+    ),
+}
+HONEST = (
+    "s = 'from collections.abc import Callable\\n\\n\\n' + s.replace("
+    f"{SIGNATURE!r}, "
+    "'def raises(err: type[BaseException], lamda: Callable[[], object]) -> bool:')"
+)
+
+
+def test_an_ignore_comment_never_passes_the_typed_gate_and_the_work_does(here: Path) -> None:
+    # One item, toolz/utils.py (one error at the base); a try for each cheat and the honest fix.
+    quest = here / "typed" / "quest.toml"
+    text = (
+        quest.read_text()
+        .replace('"toolz"]', f'"{UTILS}"]')
+        .replace("max_tries = 3", f"max_tries = {len(CHEATS) + 1}")
+    )
+    quest.write_text(text)
+    assert cli("-q", "typed", "scan").exit_code == 0
+    assert set(keys("toolz-typed")) == {UTILS}
+    # A retry starts from the last try's tree: each script starts again from the base's module.
+    start = f"import os\ns = {(here / 'project' / UTILS).read_text()!r}\n"
+    start += "if os.path.exists('.gitattributes'):\n    os.remove('.gitattributes')\n"
+    for name, body in [*CHEATS.items(), ("honest", HONEST)]:
+        script = agent(here / f"{name}.py", f"{start}{body}\n"
+                       f"open({UTILS!r}, 'w').write(s)\nprint('done')\n")  # fmt: skip
+        out = cli("-q", "typed", "loop", "--model", f"cmd:{script}", "--max-turns", "1")
+        assert out.exit_code in (0, 1), out.output + out.stderr
+    with SQLiteStore.open(Path("toolz-typed.reins.db")) as led:
+        item, log = led.snapshot(UTILS)
+    judged = [a for a in log if a.kind is AttemptKind.JUDGED]
+    assert len(judged) == len(CHEATS) + 1, [a.kind for a in log]
+    for name, attempt in zip(CHEATS, judged, strict=False):
+        rules = {f.rule for f in attempt.facts}
+        assert attempt.outcome == "FAIL" and "no-ignore" in rules, (name, attempt.facts)
+        assert "strict" not in rules, (name, attempt.facts)  # the cheat works on mypy itself
+    assert judged[-1].outcome == "PASS", judged[-1].facts
+    assert item.state is State.PASS
 
 
 def test_the_stand_in_passes_every_item_and_every_pass_lands_on_one_branch(here: Path) -> None:
