@@ -39,6 +39,14 @@ class Ran:
         return said[:300] or "(no output)"
 
 
+def clean_environment(home: str, **more: str) -> dict[str, str]:
+    """The whole environment of a program reins runs to judge or to scan: the PATH, a HOME and
+    TMPDIR of its own (``home``), UTF-8 the same on every host, then ``more``; nothing else of
+    reins' (a provider's key among it)."""
+    path = os.environ.get("PATH", os.defpath)
+    return {"PATH": path, "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8", **more}
+
+
 def execute(
     argv: list[str],
     *,

@@ -64,7 +64,7 @@ from pathlib import Path as FilePath
 
 from reins.checks import _pytest
 from reins.checks._common import excerpt, filled
-from reins.checks._running import Ran, execute
+from reins.checks._running import Ran, clean_environment, execute
 from reins.checks.spec import CWD, BuiltCheck, CheckSpec, QuestFolder
 from reins.errors import JudgeError, ParamValueError
 from reins.gate.rule import Context
@@ -227,12 +227,7 @@ class Run:
             return self._run(folder, home, "", key, root)
 
     def _run(self, folder: str, home: str, target: str, key: str, root: str = "") -> Ran:
-        env = {
-            "PATH": os.environ.get("PATH", os.defpath),
-            "HOME": home,
-            "TMPDIR": home,
-            "LANG": "C.UTF-8",  # UTF-8 everywhere, the same on every host
-        }
+        env = clean_environment(home)
         if self.workspace:  # a judge's tree is reused: nothing of one run may serve the next
             env["PYTHONDONTWRITEBYTECODE"] = "1"
             env["PYTEST_ADDOPTS"] = "-p no:cacheprovider"

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from reins.checks._common import excerpt, filled
 from reins.checks._pytestreport import BOOT, Report, Result, read
-from reins.checks._running import Ran, execute
+from reins.checks._running import Ran, clean_environment, execute
 from reins.checks.spec import BuiltCheck, CheckSpec
 from reins.errors import JudgeError, ParamValueError
 from reins.gate.rule import Context
@@ -166,15 +166,12 @@ class Pytest:
 
         with tempfile.TemporaryDirectory(prefix="reins-pytest-") as home:
             path = os.path.join(home, "report.json")
-            env = {
-                "PATH": os.environ.get("PATH", os.defpath),
-                "HOME": home,
-                "TMPDIR": home,
-                "LANG": "C.UTF-8",
-                "PYTHONDONTWRITEBYTECODE": "1",
-                "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-                processes.MARKER: processes.marker(folder, secrets.token_hex(6)),
-            }
+            env = clean_environment(
+                home,
+                PYTHONDONTWRITEBYTECODE="1",
+                PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+                **{processes.MARKER: processes.marker(folder, secrets.token_hex(6))},
+            )
             argv = [*(isolation() or ()), sys.executable, "-P", "--check-hash-based-pycs",
                     "always", "-c", BOOT, path, folder, "-p", "no:cacheprovider",
                     "--continue-on-collection-errors", "-q", *self.args]  # fmt: skip

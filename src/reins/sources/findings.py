@@ -25,7 +25,7 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from reins.checks._running import Ran, execute
+from reins.checks._running import Ran, clean_environment, execute
 from reins.checks.command import isolation
 from reins.errors import ConfigError, JudgeError
 from reins.quest import Seed
@@ -86,8 +86,7 @@ class Findings:
         if found is None:
             raise ConfigError(f"items from a command: {words[0]!r} was not found on PATH")
         with tempfile.TemporaryDirectory(prefix="reins-scan-") as home:
-            env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": home, "TMPDIR": home,
-                   "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}  # fmt: skip
+            env = clean_environment(home, PYTHONDONTWRITEBYTECODE="1")
             argv = [*(isolation() or ()), found, *words[1:]]
             try:
                 return execute(argv, cwd=folder, env=env, timeout=self.timeout,
