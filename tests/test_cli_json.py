@@ -104,7 +104,13 @@ def doc(out: Result) -> Any:
 
 
 def test_scan(cli: Cli) -> None:
-    assert list(doc(cli("scan", "d", "--json"))) == ["added", "present", "total", "ledger"]
+    assert list(doc(cli("scan", "d", "--json"))) == [
+        "added",
+        "present",
+        "total",
+        "ledger",
+        "source",
+    ]
 
 
 def test_next_leased_and_peeked(cli: Cli) -> None:

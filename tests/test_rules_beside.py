@@ -41,6 +41,14 @@ def test_a_coding_quest_lists_the_workspace_s_own_facts() -> None:
     for own in ("reins:submission", "reins:change", "reins:judge-owned", "reins:link"):
         assert rows[own]["raised_by"] == "reins" and rows[own]["level"] == "FAIL"
     assert rows["only-textkit"]["raised_by"] == "gate" and rows["only-textkit"]["coaching"]
+    # its land rules (land.md): what `reins land` judges after each merge, with their coaching,
+    # never read as facts of its prepare
+    for land in ("landed-test", "kept"):
+        assert rows[land]["raised_by"] == "land" and rows[land]["coaching"], rows[land]
+        assert "pytest" in rows[land]["description"]
+    assert not [r for r in rows.values() if r["raised_by"] == "prepare"]
+    text = reins("-q", "play", "rules").stdout
+    assert "FAIL   kept" in text.partition("raised beside the gate")[2]
 
 
 def test_a_json_document_quest_lists_the_reader_s_json_fact(tmp_path: Path) -> None:

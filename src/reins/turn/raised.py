@@ -5,8 +5,9 @@ checklist: a quest's ``prepare`` refuses a submission it cannot read with a rule
 (``json-shape``, say; the quest names it where it gives it coaching), and reins itself refuses a
 submission too large or not UTF-8 (``reins:submission``) and, for a quest with a workspace, a
 change over its caps or that does not apply (``reins:change``), a change to a path the judge
-owns (``reins:judge-owned``) and a link out of the tree (``reins:link``). Each comes with the
-coaching the next prompt carries after a FAIL of it, if the quest gives any.
+owns (``reins:judge-owned``) and a link out of the tree (``reins:link``). Last come a coding
+quest's land rules, which ``reins land`` judges after each merge (and the gate, on a land
+item). Each comes with the coaching the next prompt carries after a FAIL of it, if any.
 """
 
 from __future__ import annotations
@@ -36,21 +37,25 @@ class Raised:
 
     id: str
     level: Level
-    by: str  # "prepare" (the quest's own) or "reins"
+    by: str  # "prepare" (the quest's own), "reins", or "land" (a land rule)
     description: str
     coaching: str
 
 
 def raised_beside_the_gate(quest: Quest) -> list[Raised]:
-    """The facts ``quest`` can raise outside its gate, its ``prepare``'s first."""
-    in_catalog = {e.id for e in quest.judge.catalog()}
+    """The facts ``quest`` can raise outside its gate: its ``prepare``'s, reins', its land
+    rules'."""
+    land = {r.id: r for r in quest.land_rules}
+    known = {e.id for e in quest.judge.catalog()} | set(OWN) | set(land)
     found = [
         Raised(rule, Level.FAIL, "prepare", PREPARED.get(rule, "a submission it cannot read"), text)
         for rule, text in sorted(quest.coaching.items())
-        if rule not in in_catalog and rule not in OWN
+        if rule not in known
     ]
     for rule, (workspace_only, refuses) in OWN.items():
         if workspace_only and quest.workspace is None:
             continue
         found.append(Raised(rule, Level.FAIL, "reins", refuses, quest.coaching.get(rule, "")))
+    for r in land.values():
+        found.append(Raised(r.id, r.level, "land", r.description, quest.coaching.get(r.id, "")))
     return found

@@ -136,7 +136,10 @@ def rules_text(
             out.append(f"{pad}coaching: {coaching[e.id]}")
     if beside:
         out.append("")
-        out.append("raised beside the gate (by the quest's prepare, or by reins itself):")
+        out.append(
+            "raised beside the gate (by the quest's prepare, by reins itself, or by a land rule "
+            "after each merge of `reins land`):"
+        )
         width = max(len(r.id) for r in beside)
         pad = f"{'':<6} {'':<{width}}  "
         for r in beside:
