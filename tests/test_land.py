@@ -16,7 +16,7 @@ import pytest
 from reins import SQLiteStore, State
 from reins.errors import ConfigError, DocumentError, Exit, WorkspaceError
 from reins.workspace.landtask import MARK, LandTask
-from tests.kit.codingkit import cli, git
+from tests.kit.codingkit import agent, cli, git
 from tests.kit.landkit import land_quest, landings, refs_and_status, stand_in, worked
 
 ITEMS_SHARED: list[dict[str, object]] = [
@@ -34,9 +34,11 @@ def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def ready(here: Path, items: list[dict[str, object]], *, limit: int = 10) -> Path:
+def ready(
+    here: Path, items: list[dict[str, object]], *, limit: int = 10, max_bytes: int | None = None
+) -> Path:
     """The quest ``q`` with ``items``, scanned and worked to PASS by the stand-in."""
-    repo = land_quest(here / "q", [dict(i) for i in items], limit=limit)
+    repo = land_quest(here / "q", [dict(i) for i in items], limit=limit, max_bytes=max_bytes)
     assert cli("-q", "q", "scan").exit_code == 0
     worked("q", stand_in(here))
     return repo
@@ -128,7 +130,7 @@ def test_a_conflict_becomes_a_land_item_on_the_integration_that_a_second_land_la
     assert (task.item, task.reason, task.files, task.branch) == ("b", "conflict", ("shared.txt",),
                                                                   "integration")  # fmt: skip
     assert task.onto == on_a and task.commit == git(repo, "rev-parse", "reins/b").strip()
-    assert task.payload == {"id": "b", "shared": True}
+    assert task.payload == {"id": "b", "shared": True, "pad": 0}
     status = cli("-q", "q", "status").stdout
     tip = git(repo, "rev-parse", "--short=12", "integration").strip()
     assert f"landing      integration at {tip}: 2 landed; not landed: land/b" in status
@@ -165,6 +167,40 @@ def test_a_conflict_becomes_a_land_item_on_the_integration_that_a_second_land_la
     assert refs_and_status(repo, but="integration") == before
     assert cli("-q", "q", "land", "integration").exit_code == 0  # and nothing twice after
     assert landings(repo, "integration") == ["a", "c", "b"]
+
+
+def test_a_land_item_s_cap_is_on_its_own_change_not_on_what_landed_before_it(
+    here: Path,
+) -> None:
+    # Each item's change fits max_bytes; the integration of a and b does not. c's land item
+    # starts from that integration, so its patch from the base holds all three: only what it
+    # brings beyond the integration is its change, and that fits.
+    items = [{"id": "a", "shared": True, "pad": 2500}, {"id": "b", "pad": 2500},
+             {"id": "c", "shared": True}]  # fmt: skip
+    repo = ready(here, items, max_bytes=4000)
+    assert [snapshot(here, k)[0] for k in "abc"] == [State.PASS] * 3
+    out = cli("-q", "q", "land", "integration", "--order", "key")
+    assert out.exit_code == Exit.NOT_LANDED and "added item land/c" in out.stdout, out.output
+    worked("q", stand_in(here))
+    with SQLiteStore.open(here / "q.reins.db") as led:
+        [attempt] = led.snapshot("land/c")[1]
+    assert attempt.outcome == "PASS", attempt.facts
+    patch = attempt.submission or ""
+    assert "+++ b/a.dat" in patch and "+++ b/b.dat" in patch  # its patch is from the base
+    assert cli("-q", "q", "land", "integration", "--order", "key").exit_code == 0
+    assert landings(repo, "integration") == ["a", "b", "c"]
+
+
+def test_a_land_item_that_brings_more_than_max_bytes_itself_is_refused(here: Path) -> None:
+    # The attack on the allowance: a land item's own change over the cap is refused all the same.
+    ready(here, [{"id": "a", "shared": True}, {"id": "b", "shared": True}], max_bytes=4000)
+    assert cli("-q", "q", "land", "integration", "--order", "key").exit_code == Exit.NOT_LANDED
+    bloat = agent(here / "bloat.py", "open('big.dat', 'w').write('y' * 5000)\nprint('done')\n")
+    cli("-q", "q", "loop", "--model", f"cmd:{bloat}", "--max-turns", "1")
+    with SQLiteStore.open(here / "q.reins.db") as led:
+        [attempt] = led.snapshot("land/b")[1]
+    assert attempt.outcome == "FAIL"
+    assert [f.rule for f in attempt.facts] == ["reins:change"], attempt.facts
 
 
 def assert_absent(store: Path, commit: str) -> None:

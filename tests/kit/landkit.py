@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 TEMPLATE = (
     "Make the file {{ key }}.txt hold the word {{ key }}."
     '{% if item.shared %} Also write {{ key }} in place of "slot" in shared.txt.{% endif %}'
+    "{% if item.pad %} Also write {{ item.pad }} bytes to {{ key }}.dat.{% endif %}"
 )
 LAND_RULES = """# The land rules
 
@@ -55,6 +56,9 @@ if land is None:
     if "shared.txt" in prompt:
         shared = Path("shared.txt").read_text().replace("slot", key)
         Path("shared.txt").write_text(shared)
+    pad = re.search(r"Also write (\d+) bytes to (\S+)\.dat", prompt)
+    if pad is not None:
+        Path(f"{pad.group(2)}.dat").write_text("x" * (int(pad.group(1)) - 1) + "\n")
     print(f"wrote {key}")
     sys.exit(0)
 key, commit = land.groups()
@@ -75,13 +79,17 @@ print(f"landed {key}: " + ", ".join(said))
 """
 
 
-def land_quest(path: Path, items: list[dict[str, Any]], *, limit: int = 10) -> Path:
-    """The quest folder (and repository) at ``path`` with ``items`` (each ``{"id": …}``, and
-    ``"shared": true`` for one that edits shared.txt)."""
+def land_quest(
+    path: Path, items: list[dict[str, Any]], *, limit: int = 10, max_bytes: int | None = None
+) -> Path:
+    """The quest folder (and repository) at ``path`` with ``items`` (each ``{"id": …}``,
+    ``"shared": true`` for one that edits shared.txt, ``"pad": N`` for one that also writes N
+    bytes to ``<key>.dat``), and ``[workspace] max_bytes`` when given."""
+    cap = "" if max_bytes is None else f"max_bytes = {max_bytes}\n"
     toml = (
         f'name = "{path.name}"\n\n[items]\nsource = "items.jsonl"\n\n[prompt]\noutput = "text"\n'
         f"template = '''{TEMPLATE}'''\n\n[judge]\nmax_tries = 3\n\n"
-        '[workspace]\njudge = ["tests/**"]\n\n[land]\nrules_file = "land.md"\n'
+        f'[workspace]\njudge = ["tests/**"]\n{cap}\n[land]\nrules_file = "land.md"\n'
     )
     gate = (
         "# gate\n\n## Rules\n\n| id | level | check | parameters | coaching |\n"
@@ -91,7 +99,7 @@ def land_quest(path: Path, items: list[dict[str, Any]], *, limit: int = 10) -> P
         "quest.toml": toml,
         "gate.md": gate,
         "land.md": LAND_RULES,
-        "items.jsonl": "".join(json.dumps({"shared": False, **i}) + "\n" for i in items),
+        "items.jsonl": "".join(json.dumps({"shared": False, "pad": 0, **i}) + "\n" for i in items),
         ".gitignore": "__pycache__/\n",
         "shared.txt": "top\nslot\nbottom\n",
         "limit.txt": f"{limit}\n",

@@ -181,15 +181,17 @@ class Workshop:
         shutil.rmtree(home, ignore_errors=True)
         usage = _usage(agent.name, outcome)
         try:
-            made = await asyncio.to_thread(self._take, item, start, prompt.turn, outcome.message)
+            made = await asyncio.to_thread(
+                self._take, item, start, prompt.turn, outcome.message, origin
+            )
         except (WorkspaceError, OSError) as exc:
             error = outcome.error or f"workspace: {exc}"
             return dataclasses.replace(blank, error=error, usage=usage, budget=budget)
-        commit, submission, refused = made
+        commit, submission, refused, carried = made
         ran = dataclasses.replace(blank, usage=usage, commit=commit, model=outcome.model)
         if outcome.error is not None:
             return dataclasses.replace(ran, error=outcome.error, budget=budget)
-        limit = self.workspace.max_bytes + 4 * MESSAGE_CAP + 4096
+        limit = self.workspace.max_bytes + carried + 4 * MESSAGE_CAP + 4096
         return dataclasses.replace(ran, submission=submission, refused=refused, judges=self.judges,
                                    limit=limit)  # fmt: skip
 
@@ -205,10 +207,11 @@ class Workshop:
         return self.spaces.prepare(key, start, patch=patch, origin=task.onto)
 
     def _take(
-        self, item: Item, start: str, turn: int, said: str
-    ) -> tuple[str | None, Submission, Fact | None]:
+        self, item: Item, start: str, turn: int, said: str, origin: str
+    ) -> tuple[str | None, Submission, Fact | None, int]:
         """The agent's change, committed in the item's store: the commit, the turn's
-        submission, and the fact of a change refused for its size."""
+        submission, the fact of a change refused for its size, and the bytes of its patch
+        carried from ``origin`` (a land item's integration commit)."""
         from reins.workspace.change import take
 
         spaces = self.spaces
@@ -216,12 +219,12 @@ class Workshop:
         # Nothing the agent started may still be writing while the change is read.
         processes.kill_tree(None, f"{spaces.path_of(item.key)}#", grace=1.0)
         message = f"reins: turn {turn} of {item.key}\n\nReins-Quest: {self.quest.name}\n"
-        change = take(spaces, item.key, start, message=message)
+        change = take(spaces, item.key, start, message=message, origin=origin)
         refused = change.refused.actual if change.refused is not None else None
         made = compose(said, change.patch, files=change.files, base=spaces.base,
                        commit=change.commit, branch=spaces.branch_of(item.key),
                        refused=refused)  # fmt: skip
-        return change.commit, made, change.refused
+        return change.commit, made, change.refused, change.carried
 
     async def _run(
         self, agent: Agent, prompt: Prompt, key: str, home: str, before: Spent

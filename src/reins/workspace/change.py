@@ -12,7 +12,9 @@ A change is measured before it is read: the files it touches are listed from the
 (no file is read) and their sizes added up; over ``max_files`` or ``max_bytes`` it is refused
 (a located FAIL fact, nothing staged, nothing stored). The patch is read up to ``max_bytes``
 and refused past it too (a deleted file's lines count). So reins' memory, and its stores,
-stay bounded whatever the agent writes.
+stay bounded whatever the agent writes. An item that starts from a commit of reins' own
+beyond the base (a land item, from its integration commit) carries that commit's patch: the
+cap is on what the agent brings, so the patch may be larger by what it carried.
 
 The patch is ``git diff --binary`` from the base, recorded whole as text: a file whose content
 is not UTF-8 (a Latin-1 text, which git would show as raw bytes) is shown as binary, as git's
@@ -41,20 +43,25 @@ class Change:
     patch: bytes
     files: int
     refused: Fact | None = None
+    carried: int = 0  # bytes of the patch that were the origin's, not the agent's
 
     @property
     def changed(self) -> bool:
         return bool(self.patch)
 
 
-def take(ws: Workspaces, key: str, start: str, *, message: str) -> Change:
+def take(
+    ws: Workspaces, key: str, start: str, *, message: str, origin: str | None = None
+) -> Change:
     """Stage item ``key``'s workspace as it stands, commit it on top of ``start`` in the
-    item's store, and return the change from the base.
+    item's store, and return the change from the base. ``origin`` is the commit of reins' own
+    the item started from, when it is not the base (a land item's integration commit).
 
     Raises:
         WorkspaceError: git failed (the workspace is gone, the disk is full).
     """
     spec = ws.workspace
+    carried = 0 if origin in (None, ws.base) else _carried(ws, key, origin)
     ws.seal(key)
     listed = _listed(ws, key, spec.max_files)
     if listed is None:
@@ -75,11 +82,26 @@ def take(ws: Workspaces, key: str, start: str, *, message: str) -> Change:
         commit = ws.run(key, made).decode().strip()
     ws.run(key, ["update-ref", f"refs/heads/{ws.branch_of(key)}", commit], tree=False)
     ws.holds(key, commit)  # the workspace is that commit now (and its ignored files)
-    patch, over = _patch(ws, key, commit, spec.max_bytes)
+    patch, over = _patch(ws, key, commit, spec.max_bytes + carried)
     if over:
-        return _refused(f"a patch of more than {spec.max_bytes} bytes", commit, spec.max_files,
-                        spec.max_bytes)  # fmt: skip
-    return Change(commit, patch, _files(patch))
+        brought = f"more than {spec.max_bytes} bytes" + (
+            f" beyond the {carried} of its start" if carried else ""
+        )
+        return _refused(f"a patch of {brought}", commit, spec.max_files, spec.max_bytes)
+    return Change(commit, patch, _files(patch), carried=carried)
+
+
+CARRIED_CEILING = 1 << 30
+"""The most bytes of an origin's patch taken as carried: reins' own commits, but bounded all
+the same."""
+
+
+def _carried(ws: Workspaces, key: str, origin: str) -> int:
+    """The size of the patch from the base to ``origin`` (a commit of reins' own)."""
+    store = ws.places.item_store(key)
+    args = [f"--git-dir={store}", "diff", *DIFF_OPTIONS, ws.base, origin, "--"]
+    patch, _ = capped(args, cwd=ws.places.own, limit=CARRIED_CEILING)
+    return len(patch)
 
 
 def _listed(ws: Workspaces, key: str, most: int) -> list[str] | None:
