@@ -61,8 +61,8 @@ def take(
         WorkspaceError: git failed (the workspace is gone, the disk is full).
     """
     spec = ws.workspace
-    carried = 0 if origin in (None, ws.base) else _carried(ws, key, origin)
     ws.seal(key)
+    carried = 0 if origin in (None, ws.base) else _carried(ws, key, origin)
     listed = _listed(ws, key, spec.max_files)
     if listed is None:
         return _refused(f"more than {spec.max_files} files", "", spec.max_files, spec.max_bytes)
