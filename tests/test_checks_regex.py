@@ -87,3 +87,31 @@ def test_parameters_are_validated() -> None:
         validate(spec, {"pattern": ["x"]})
     with pytest.raises(ParamError, match="unknown"):
         validate(spec, {"pattern": "x", "ignorecase": True})
+
+
+def test_a_pattern_names_the_item_s_own_values_each_as_written() -> None:
+    # One rule for every item: no file changed but the item's own. A path's "." is a dot only,
+    # so an agent's `toolz/utilsXpy` is not the item's `toolz/utils.py`.
+    check = build("regex", pattern=r'^diff --git "?a/(?!{item.path} )', mode="must_not_match",
+                  flags="m")  # fmt: skip
+    item = {"path": "toolz/utils.py"}
+    own = "diff --git a/toolz/utils.py b/toolz/utils.py\n"
+    assert run(check, own, payload=item) == []
+    (fact,) = run(check, own + "diff --git a/toolz/utilsXpy b/toolz/utilsXpy\n", payload=item)
+    assert fact.actual.startswith("'diff --git a/'")
+    keyed = build("regex", pattern=r"^{key}:", mode="must_match")
+    assert run(keyed, "a+b: done", key="a+b") == []  # "+" matched as itself
+    assert run(keyed, "aab: done", key="a+b") != []
+
+
+def test_a_pattern_naming_a_missing_field_is_the_judge_s_error() -> None:
+    from reins.errors import JudgeError
+
+    check = build("regex", pattern="{item.path}")
+    with pytest.raises(JudgeError, match="no field 'path'"):
+        run(check, "text", payload={})
+
+
+def test_a_pattern_with_fields_that_does_not_compile_is_refused_at_load() -> None:
+    with pytest.raises(ParamValueError, match="does not compile"):
+        build("regex", pattern="({item.path}")

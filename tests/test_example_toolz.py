@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -78,57 +79,115 @@ def test_the_modules_are_the_files_mypy_itself_names(here: Path) -> None:
     assert set(keys("toolz-typed")) == modules
 
 
-# Ways to make `mypy --strict toolz/utils.py` exit 0 without the work, each FAILed by no-ignore
-# (config files are the judge's: toolz-typed's [workspace] judge).
+# Ways to make `mypy --strict toolz/utils.py` exit 0 without the work, each with the rule that
+# must FAIL it (config files are the judge's: toolz-typed's [workspace] judge). Each script
+# starts from the base's files: `s` is toolz/utils.py, written back in `ENC`.
 UTILS = "toolz/utils.py"
 SIGNATURE = "def raises(err, lamda):"
+IGNORED = f"s = s.replace({SIGNATURE!r}, {SIGNATURE + '  # type: ignore'!r})"
+# the untyped function, out of utils.py, which then imports it from `place`
+MOVE = (
+    "moved, rest = s.split('\\n\\n\\nno_default')\n"
+    "s = f'from toolz.{place[6:-3]} import raises\\n\\n\\nno_default' + rest\n"
+    "open(place, 'a').write('\\n\\n' + moved + '\\n')"
+)
 CHEATS = {
-    "type-ignore": f"s = s.replace({SIGNATURE!r}, {SIGNATURE + '  # type: ignore'!r})",
-    "ignore-errors": "s = '# mypy: ignore-errors\\n' + s",
-    "ignore_errors": "s = '# mypy: ignore_errors\\n' + s",  # mypy reads `_` as `-` there
-    "disable-error-code": "s = '# mypy: disable-error-code=\"no-untyped-def\"\\n' + s",
+    "type-ignore": ("no-ignore", IGNORED),
+    "ignore-errors": ("no-ignore", "s = '# mypy: ignore-errors\\n' + s"),
+    "ignore_errors": ("no-ignore", "s = '# mypy: ignore_errors\\n' + s"),  # `_` reads as `-`
+    "disable-error-code": (
+        "no-ignore",
+        "s = '# mypy: disable-error-code=\"no-untyped-def\"\\n' + s",
+    ),
+    "no_type_check": (
+        "no-ignore",
+        (
+            "s = 'from typing import no_type_check\\n\\n\\n' + s.replace("
+            f"{SIGNATURE!r}, '@no_type_check\\n' + {SIGNATURE!r})"
+        ),
+    ),
     # the ignore, and attributes that would show the module's change as a binary patch
     "binary-diff": (
-        f"s = s.replace({SIGNATURE!r}, {SIGNATURE + '  # type: ignore'!r})\n"
-        "open('.gitattributes', 'w').write('*.py -diff\\n* binary\\n')"
+        "no-ignore",
+        (f"{IGNORED}\nopen('.gitattributes', 'w').write('*.py -diff\\n* binary\\n')"),
     ),
+    # the ignore in a module of another encoding, which git shows as a binary patch
+    "latin-1": (
+        "text-only",
+        f"ENC = 'latin-1'\ns = '# -*- coding: latin-1 -*-\\n# \\xe9\\n' + s\n{IGNORED}",
+    ),
+    # imports are followed silently: the untyped code moved out, to a new module or another's
+    "new-module": ("only-its-module", f"place = 'toolz/_raises.py'\n{MOVE}"),
+    "other-module": ("only-its-module", f"place = 'toolz/_version.py'\n{MOVE}"),
 }
 HONEST = (
     "s = 'from collections.abc import Callable\\n\\n\\n' + s.replace("
     f"{SIGNATURE!r}, "
     "'def raises(err: type[BaseException], lamda: Callable[[], object]) -> bool:')"
 )
+# mypy reads the annotated stub, the tests run the untyped function: a person decides
+HIDDEN = (
+    "moved, rest = s.split('\\n\\n\\nno_default')\n"
+    "body = ''.join('    ' + line + '\\n' for line in moved.splitlines())\n"
+    "s = 'import typing\\n\\nif not typing.TYPE_CHECKING:\\n' + body + '\\n\\nno_default' + rest"
+)
 
 
-def test_an_ignore_comment_never_passes_the_typed_gate_and_the_work_does(here: Path) -> None:
-    # One item, toolz/utils.py (one error at the base); a try for each cheat and the honest fix.
+def typed_on_utils(here: Path, tries: int) -> None:
+    """The typed quest on toolz/utils.py alone (one error at the base), ``tries`` answers."""
     quest = here / "typed" / "quest.toml"
     text = (
         quest.read_text()
         .replace('"toolz"]', f'"{UTILS}"]')
-        .replace("max_tries = 3", f"max_tries = {len(CHEATS) + 1}")
+        .replace("max_tries = 3", f"max_tries = {tries}")
     )
     quest.write_text(text)
     assert cli("-q", "typed", "scan").exit_code == 0
     assert set(keys("toolz-typed")) == {UTILS}
-    # A retry starts from the last try's tree: each script starts again from the base's module.
-    start = f"import os\ns = {(here / 'project' / UTILS).read_text()!r}\n"
-    start += "if os.path.exists('.gitattributes'):\n    os.remove('.gitattributes')\n"
-    for name, body in [*CHEATS.items(), ("honest", HONEST)]:
-        script = agent(here / f"{name}.py", f"{start}{body}\n"
-                       f"open({UTILS!r}, 'w').write(s)\nprint('done')\n")  # fmt: skip
-        out = cli("-q", "typed", "loop", "--model", f"cmd:{script}", "--max-turns", "1")
-        assert out.exit_code in (0, 1), out.output + out.stderr
+
+
+def answer(here: Path, name: str, body: str) -> None:
+    """One turn of a stand-in agent that runs ``body`` on the base's files."""
+    # A retry starts from the last try's tree: each script starts again from the base.
+    base = {p: (here / "project" / p).read_text() for p in (UTILS, "toolz/_version.py")}
+    start = f"import os\nENC = 'utf-8'\nfor p, t in {base!r}.items():\n    open(p, 'w').write(t)\n"
+    start += "for p in ('.gitattributes', 'toolz/_raises.py'):\n"
+    start += "    if os.path.exists(p):\n        os.remove(p)\n"
+    start += f"s = open({UTILS!r}).read()\n"
+    script = agent(here / f"{name}.py", f"{start}{body}\n"
+                   f"open({UTILS!r}, 'w', encoding=ENC).write(s)\nprint('done')\n")  # fmt: skip
+    out = cli("-q", "typed", "loop", "--model", f"cmd:{script}", "--max-turns", "1")
+    assert out.exit_code in (0, 1), out.output + out.stderr
+
+
+def judged_utils() -> tuple[State, list[Any]]:
     with SQLiteStore.open(Path("toolz-typed.reins.db")) as led:
         item, log = led.snapshot(UTILS)
-    judged = [a for a in log if a.kind is AttemptKind.JUDGED]
-    assert len(judged) == len(CHEATS) + 1, [a.kind for a in log]
-    for name, attempt in zip(CHEATS, judged, strict=False):
+    return item.state, [a for a in log if a.kind is AttemptKind.JUDGED]
+
+
+def test_no_way_to_silence_mypy_passes_the_typed_gate_and_the_work_does(here: Path) -> None:
+    typed_on_utils(here, len(CHEATS) + 1)
+    for name, (_, body) in [*CHEATS.items(), ("honest", (None, HONEST))]:
+        answer(here, name, body)
+    state, judged = judged_utils()
+    assert len(judged) == len(CHEATS) + 1, judged
+    for (name, (rule, _)), attempt in zip(CHEATS.items(), judged, strict=False):
         rules = {f.rule for f in attempt.facts}
-        assert attempt.outcome == "FAIL" and "no-ignore" in rules, (name, attempt.facts)
+        assert attempt.outcome == "FAIL" and rule in rules, (name, attempt.facts)
         assert "strict" not in rules, (name, attempt.facts)  # the cheat works on mypy itself
+        assert "suite" not in rules, (name, attempt.facts)  # and the tests still pass
     assert judged[-1].outcome == "PASS", judged[-1].facts
-    assert item.state is State.PASS
+    assert state is State.PASS
+
+
+def test_code_that_mypy_never_reads_is_a_person_s_call(here: Path) -> None:
+    typed_on_utils(here, 1)
+    answer(here, "hidden", HIDDEN)
+    state, [attempt] = judged_utils()
+    assert attempt.outcome == "REVIEW", attempt.facts
+    assert [f.rule for f in attempt.facts] == ["hidden-from-mypy"], attempt.facts
+    assert state is State.REVIEW
 
 
 def test_the_stand_in_passes_every_item_and_every_pass_lands_on_one_branch(here: Path) -> None:

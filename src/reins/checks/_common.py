@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from reins.checks.paths import Path, member
 from reins.errors import JudgeError
@@ -77,12 +77,27 @@ def leaves(where: str, value: object) -> Iterator[tuple[str, object]]:
 _ITEM_FIELD = re.compile(r"\{item\.([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\}")
 
 
-def filled(text: str, ctx: Context, *, check: str) -> str:
+def has_fields(text: str) -> bool:
+    """Whether ``text`` names the item's key or a field of its payload for :func:`filled`."""
+    return "{key}" in text or _ITEM_FIELD.search(text) is not None
+
+
+def blanked(text: str) -> str:
+    """``text`` with each value :func:`filled` would write a plain word: what a check of the
+    text at load, before any item, can read."""
+    return _ITEM_FIELD.sub("x", text.replace("{key}", "x"))
+
+
+def filled(
+    text: str, ctx: Context, *, check: str, escape: Callable[[str], str] | None = None
+) -> str:
     """``text`` with ``{key}`` the item's key and ``{item.FIELD}`` a field of its payload
     (dotted for a nested one): a scanned item's ``{item.test}`` or ``{item.path}``.
 
     A value is one argument, never split; one that would read as an option (it starts with
     ``-``) is refused, since an item's payload may come from a scan or an agent's proposal.
+    With ``escape`` (``re.escape`` for a pattern) each value is written through it instead,
+    so it stands for itself and nothing else, and no value is refused for its ``-``.
 
     Raises:
         JudgeError: the payload has no such field, or its value is not a string or a number,
@@ -96,9 +111,12 @@ def filled(text: str, ctx: Context, *, check: str) -> str:
         if isinstance(found, bool) or not isinstance(found, str | int | float):
             raise JudgeError(check, f"item {ctx.key!r} has no field {match.group(1)!r} "
                                     f"(a string or a number) for {match.group(0)}")  # fmt: skip
+        if escape is not None:
+            return escape(str(found))
         if str(found).startswith("-"):
             raise JudgeError(check, f"item {ctx.key!r}: {match.group(0)} is {str(found)[:60]!r}, "
                                     "which would read as an option")  # fmt: skip
         return str(found)
 
-    return _ITEM_FIELD.sub(value, text.replace("{key}", ctx.key))
+    key = ctx.key if escape is None else escape(ctx.key)
+    return _ITEM_FIELD.sub(value, text.replace("{key}", key))

@@ -4,6 +4,11 @@ The pattern is compiled when the gate loads; one that does not compile is a load
 ``pattern`` parameter. Python's ``re`` has no time limit, so a pattern that backtracks badly
 could stall the judge on a hostile answer: texts longer than ``max_chars`` are not searched but
 leave a fact (write patterns without nested repetition, such as ``(a+)+``, all the same).
+
+``{key}`` and ``{item.FIELD}`` in the pattern stand for the item's key and a field of its
+payload, each matched as it is written (escaped: a path's ``.`` matches a dot only), so one
+rule can name each item's own file (``(?!{item.path} )``); such a pattern is compiled per item,
+and checked at load with every value a plain word.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from reins.checks._common import excerpt, not_text, nothing_at
+from reins.checks._common import blanked, excerpt, filled, has_fields, not_text, nothing_at
 from reins.checks.paths import SUBMISSION, Path
 from reins.checks.spec import BuiltCheck, CheckSpec
 from reins.errors import ParamValueError
@@ -40,7 +45,8 @@ def compile_pattern(check: str, pattern: str, flags: str) -> re.Pattern[str]:
 @dataclass(frozen=True, slots=True)
 class RegexParams:
     pattern: str
-    """a Python regular expression (write it in 'single quotes')"""
+    """a Python regular expression (write it in 'single quotes'); {key} and {item.FIELD} match
+    the item's own values"""
     path: Path = SUBMISSION
     """the text to search"""
     mode: Literal["must_match", "must_not_match"] = "must_match"
@@ -52,13 +58,19 @@ class RegexParams:
 
 
 def _build(params: RegexParams) -> BuiltCheck:
-    regex = compile_pattern(NAME, params.pattern, params.flags)
+    pattern, flags = params.pattern, params.flags
+    per_item = has_fields(pattern)
+    # A pattern that names the item's values is checked now with each a plain word.
+    regex = compile_pattern(NAME, blanked(pattern) if per_item else pattern, flags)
     path, must_match, limit = params.path, params.mode == "must_match", params.max_chars
     if limit < 1:
         raise ParamValueError(NAME, "max_chars", f"expected at least 1, got {limit}")
 
     def check(ctx: Context) -> list[Fact]:
-        return list(_facts(regex, path, must_match, limit, ctx))
+        own = regex
+        if per_item:
+            own = compile_pattern(NAME, filled(pattern, ctx, check=NAME, escape=re.escape), flags)
+        return list(_facts(own, path, must_match, limit, ctx))
 
     return check
 
