@@ -165,7 +165,7 @@ def test_a_program_installed_by_npm_in_a_project_under_tmp_runs_inside_the_sandb
     # program, reached through node_modules/.bin's link, nor the package files beside it.
     import subprocess
 
-    from reins.coders.sandbox import Walls, confine
+    from reins.sandbox import Policy, confine, launched
 
     assert str(tmp_path).startswith("/tmp/")
     package = tmp_path / "project" / "node_modules" / "tool"
@@ -180,7 +180,9 @@ def test_a_program_installed_by_npm_in_a_project_under_tmp_runs_inside_the_sandb
     work, home = tmp_path / "work", tmp_path / "home"
     work.mkdir()
     home.mkdir()
-    argv = confine([str(link)], cwd=str(work), home=str(home), walls=Walls())
+    launch = [str(link)]
+    policy = Policy(view="host", network=True, writable=(str(work), str(home)), cwd=str(work))
+    argv = confine(launch, launched(launch, policy))
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
     assert (done.returncode, done.stdout) == (0, "the package's own file\n"), done.stderr
 
@@ -191,7 +193,7 @@ def test_a_script_whose_interpreter_is_a_virtual_environment_under_tmp_runs_insi
     import subprocess
     import sys
 
-    from reins.coders.sandbox import Walls, confine
+    from reins.sandbox import Policy, confine, launched
 
     bin_ = tmp_path / "venv" / "bin"
     bin_.mkdir(parents=True)
@@ -203,6 +205,8 @@ def test_a_script_whose_interpreter_is_a_virtual_environment_under_tmp_runs_insi
     work, home = tmp_path / "work", tmp_path / "home"
     work.mkdir()
     home.mkdir()
-    argv = confine([str(script)], cwd=str(work), home=str(home), walls=Walls())
+    launch = [str(script)]
+    policy = Policy(view="host", network=True, writable=(str(work), str(home)), cwd=str(work))
+    argv = confine(launch, launched(launch, policy))
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
     assert (done.returncode, done.stdout) == (0, "ran\n"), done.stderr

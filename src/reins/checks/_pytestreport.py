@@ -5,11 +5,13 @@ before pytest is imported, so a ``pytest/`` or ``pluggy/`` folder in the change 
 for them, and it would read a ``sitecustomize.py`` of the tree at start-up. It runs
 :data:`BOOT` with ``python -P`` (nothing of the tree on the path while Python starts) and
 ``--check-hash-based-pycs always`` (a compiled file that claims to match its source is checked
-against it): pytest and its plugins are imported first, then the tree is put on the path, then
-pytest runs with a small plugin of reins' that writes what pytest reports (every test's
-outcome in each phase, every collection error, every deselected test, the exit status) as JSON
-to a file outside the tree, when the session ends. A run that ends before that (a test that
-calls ``os._exit(0)``) leaves no report, and no report is never a pass.
+against it): BOOT reads the run's nonce from a pipe and closes it, imports pytest and its
+plugins, then puts the tree on the path and runs pytest with a small plugin of reins' that
+records what pytest reports (every test's outcome in each phase and the file it was collected
+from, every collection error, every deselected test, the exit status) and writes it as JSON,
+with the nonce, to a second pipe when the session ends. The report is no file: nothing the
+judged code writes on disk can stand in for it. A run that ends before the session does (a test
+that calls ``os._exit(0)``) writes none, and no report is never a pass.
 
 What the code under test runs in the same process can still rewrite pytest or the report: see
 docs/agents.md, "What is not defended".
@@ -18,15 +20,16 @@ docs/agents.md, "What is not defended".
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-
-MAX_REPORT = 16 * 1024 * 1024
-"""The most of a report file that is read (a run of 100,000 tests fits)."""
+from dataclasses import dataclass, field
 
 BOOT = r"""
 import json, os, sys
-report, tree = sys.argv[1], sys.argv[2]
-del sys.argv[1:3]
+nonce_fd, report_fd, tree = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+del sys.argv[1:4]
+with os.fdopen(nonce_fd, "rb") as f:
+    nonce = f.read(64).decode("ascii")
+os.set_inheritable(report_fd, False)  # no process a test starts holds the report's pipe
+out = os.fdopen(report_fd, "w", encoding="utf-8")
 import pytest  # first: nothing in the tree can stand in for pytest or its plugins
 
 sys.path.insert(0, tree)
@@ -45,7 +48,11 @@ def said(report):
 
 class Recorder:
     def __init__(self):
-        self.tests, self.errors, self.deselected = {}, [], []
+        self.tests, self.errors, self.deselected, self.files = {}, [], [], {}
+
+    def pytest_itemcollected(self, item):
+        code = getattr(getattr(item, "function", None), "__code__", None)
+        self.files[item.nodeid] = [str(item.path), getattr(code, "co_filename", "")]
 
     def pytest_collectreport(self, report):
         if report.failed:
@@ -61,11 +68,10 @@ class Recorder:
         seen["phases"][report.when] = [report.outcome, xfail, text]
 
     def pytest_sessionfinish(self, session, exitstatus):
-        data = {"exitstatus": int(exitstatus), "tests": self.tests, "errors": self.errors,
-                "deselected": self.deselected}
-        with open(report + ".part", "w", encoding="utf-8") as f:
-            json.dump(data, f)
-        os.replace(report + ".part", report)
+        data = {"nonce": nonce, "exitstatus": int(exitstatus), "tests": self.tests,
+                "errors": self.errors, "deselected": self.deselected, "files": self.files}
+        json.dump(data, out)
+        out.close()
 
 
 sys.exit(int(pytest.main(sys.argv[1:], plugins=[Recorder()])))
@@ -85,32 +91,32 @@ class Result:
 @dataclass(frozen=True, slots=True)
 class Report:
     """What a run reported: each test's result by node id, the collection errors (where,
-    message), the deselected tests and pytest's exit status."""
+    message), the deselected tests, pytest's exit status, and for each collected test the file
+    pytest collected it from and the file its function's code is in (by absolute path)."""
 
     exitstatus: int
     tests: dict[str, Result]
     errors: tuple[tuple[str, str], ...]
     deselected: frozenset[str]
+    files: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def passed(self) -> set[str]:
         return {name for name, result in self.tests.items() if result.outcome == "passed"}
 
 
-def read(path: str) -> Report | None:
-    """The report at ``path``; None when there is none, or it is not one (cut off, forged
-    badly, over :data:`MAX_REPORT`)."""
+def read(raw: bytes, nonce: str) -> Report | None:
+    """The report in ``raw`` (what the run wrote to its pipe); None when there is none, or it is
+    not one (cut off, forged, without the run's ``nonce``)."""
     try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_REPORT + 1)
-        if len(raw) > MAX_REPORT:
-            return None
         data = json.loads(raw)
+        if data["nonce"] != nonce:
+            return None
         tests = {str(name): _combined(seen["phases"]) for name, seen in data["tests"].items()}
         errors = tuple((str(e["where"]), str(e["message"])) for e in data["errors"])
-        return Report(
-            int(data["exitstatus"]), tests, errors, frozenset(map(str, data["deselected"]))
-        )
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        files = {str(n): (str(f[0]), str(f[1])) for n, f in data["files"].items()}
+        return Report(int(data["exitstatus"]), tests, errors,
+                      frozenset(map(str, data["deselected"])), files)  # fmt: skip
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError):
         return None
 
 

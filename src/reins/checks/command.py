@@ -48,23 +48,23 @@ container or a VM.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import itertools
 import json
 import os
 import re
 import secrets
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path as FilePath
 
+from reins import sandbox
 from reins.checks import _pytest
 from reins.checks._common import excerpt, filled
-from reins.checks._running import Ran, clean_environment, execute
+from reins.checks._judged import Judged, run_judged
+from reins.checks._running import Ran
 from reins.checks.spec import CWD, BuiltCheck, CheckSpec, QuestFolder
 from reins.errors import JudgeError, ParamValueError
 from reins.gate.rule import Context
@@ -74,29 +74,6 @@ from reins.workspace import processes
 NAME = "command"
 BROKEN = (126, 127)
 """Exit codes of any command that mean it could not run: a judge error."""
-
-
-@functools.cache
-def isolation() -> tuple[str, ...] | None:
-    """The argv prefix that runs a program without network here, or None when none works."""
-    unshare = shutil.which("unshare")
-    if unshare is None or not sys.platform.startswith("linux"):
-        return None
-    alone = ("--pid", "--fork", "--kill-child", "--mount-proc")  # nothing it starts outlives it
-    users: list[tuple[str, ...]] = [(unshare, "-c", "-n"), (unshare, "-r", "-n")]
-    if os.geteuid() == 0:
-        users.insert(0, (unshare, "-n"))
-    candidates = [*((*c, *alone) for c in users), *users]
-    for prefix in candidates:
-        try:
-            probe = subprocess.run(
-                [*prefix, "true"], capture_output=True, timeout=10, env={"PATH": os.defpath}
-            )
-        except (OSError, subprocess.SubprocessError):
-            continue
-        if probe.returncode == 0:
-            return prefix
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,12 +186,12 @@ class Run:
                     "this rule runs in the item's workspace, and this turn has none: only "
                     "`reins loop` with a coding agent works in one",
                 )
-            ran = self._in(tree.path, ctx.key, tree.root)
+            ran = self._in(tree.path, ctx.key, unconfined=tree.sandbox == "none")
         else:
             with tempfile.TemporaryDirectory(prefix="reins-command-") as folder:
                 target = os.path.join(folder, self.file)
                 FilePath(target).write_bytes(_content(ctx.submission))
-                ran = self._run(folder, folder, target, ctx.key)
+                ran = self._run(folder, target, ctx.key, unconfined=True)
         return self._judged(ran, ctx)
 
     def shown(self, key: str) -> str:
@@ -222,18 +199,22 @@ class Run:
         words = [a.replace("{key}", key).replace("{python}", "python") for a in self.argv]
         return excerpt(" ".join(words), 160)
 
-    def _in(self, folder: str, key: str, root: str) -> Ran:
-        with tempfile.TemporaryDirectory(prefix="reins-command-") as home:
-            return self._run(folder, home, "", key, root)
+    def _in(self, folder: str, key: str, *, unconfined: bool) -> Ran:
+        return self._run(folder, "", key, unconfined=unconfined)
 
-    def _run(self, folder: str, home: str, target: str, key: str, root: str = "") -> Ran:
-        env = clean_environment(home)
+    def _run(self, folder: str, target: str, key: str, *, unconfined: bool) -> Ran:
+        """The program run in ``folder``, confined (:mod:`reins.checks._judged`); ``target``
+        is the submission's file ("" in a judge's tree)."""
+        env = {}
         if self.workspace:  # a judge's tree is reused: nothing of one run may serve the next
             env["PYTHONDONTWRITEBYTECODE"] = "1"
             env["PYTEST_ADDOPTS"] = "-p no:cacheprovider"
             env[processes.MARKER] = processes.marker(folder, secrets.token_hex(6))
         argv = self._argv(folder, target, key)
-        return execute(argv, cwd=folder, env=env, timeout=self.timeout, keep=self.keep, check=NAME)
+        run = Judged(folder, readable=tuple(sandbox.needed(argv, path=False)),
+                     network=self.network, unconfined=unconfined,
+                     require_isolation=self.require_isolation)  # fmt: skip
+        return run_judged(argv, run, timeout=self.timeout, keep=self.keep, check=NAME, env=env)
 
     def _judged(self, ran: Ran, ctx: Context) -> list[Fact] | None:
         shown = self.shown(ctx.key)
@@ -313,12 +294,7 @@ class Run:
             if which is None:
                 raise JudgeError(NAME, f"{program!r} was not found on PATH")
             found = which
-        prefix: tuple[str, ...] = ()
-        if not self.network:
-            prefix = isolation() or ()
-            if not prefix and self.require_isolation:
-                raise JudgeError(NAME, "cannot run without network on this host (no unshare)")
-        return [*prefix, found, *argv[1:]]
+        return [found, *argv[1:]]
 
 
 _BASE_CODES: dict[tuple[str, str, tuple[str, ...], str, str], int] = {}
@@ -337,7 +313,7 @@ def _base_code(run: Run, tree: JudgeTree, item: str) -> int:
 
             try:
                 with JudgeTrees.of(tree).base_tree() as folder:
-                    ran = run._in(folder, item, tree.root)
+                    ran = run._in(folder, item, unconfined=tree.sandbox == "none")
             except WorkspaceError as exc:
                 raise JudgeError(NAME, f"cannot make a clean tree of the base: {exc}") from None
             _BASE_CODES[key] = -999 if ran.timed_out else ran.code

@@ -15,10 +15,18 @@ judge's own files; never the agent's workspace) and reads the report pytest itse
 - an exit status 0 with no report (a test that exits the process) is a FAIL, never a pass, and
   anything printed counts for nothing.
 
-Rules whose ``args`` and ``timeout`` are the same read one run per judgment. pytest runs with
-plugin autoload off (``-p NAME`` in ``args`` loads one), no cache, no bytecode written, a clean
-environment, no network and a process namespace of its own where the host allows
-(:func:`reins.checks.command.isolation`). The judge's own failures, never the agent's FAIL: a
+Rules whose ``args`` and ``timeout`` are the same read one run per judgment. pytest runs in
+reins' sandbox (:mod:`reins.checks._judged`: the tree and a private ``/tmp`` writable, the
+toolchain read-only, nothing else of the host, no network), with plugin autoload off (``-p NAME``
+in ``args`` loads one), no cache, no bytecode written and a clean environment. It reads only the
+judge's configuration (``-c``: the base's pytest configuration among the judge's files, else
+none; ``--rootdir`` and ``--confcutdir`` the tree), and collects the judge's own test files by
+path (those of ``[workspace] judge`` that pytest names test files; pytest's own discovery only
+when there are none, or ``args`` names paths). A judged test must be collected from the judge's
+file its id names, with its function's code in that file: a module that stands in for it under
+its id is a FAIL. The quest's hidden tests run apart, in a tree of their own that the visible
+run never sees, and their facts carry the test's id and outcome only. The judge's own failures,
+never the agent's FAIL: a
 judge's Python without pytest, pytest's internal or usage errors (exit 3, 4), a run that wrote
 no report at the base, and a collection error for a module the environment lacks (``No module
 named 'x'`` for a module the tree does not hold) that the base has too.
@@ -26,17 +34,18 @@ named 'x'`` for a module the tree does not hold) that the base has too.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import secrets
 import sys
-import tempfile
 import threading
 from dataclasses import dataclass
 
 from reins.checks._common import excerpt, filled
+from reins.checks._judged import Judged, channel, run_judged
 from reins.checks._pytestreport import BOOT, Report, Result, read
-from reins.checks._running import Ran, clean_environment, execute
+from reins.checks._running import Ran
 from reins.checks.spec import BuiltCheck, CheckSpec
 from reins.errors import JudgeError, ParamValueError
 from reins.gate.rule import Context
@@ -44,6 +53,8 @@ from reins.values import Fact, JudgeTree
 from reins.workspace import processes
 
 NAME = "pytest"
+STOOD_IN = "stood in"
+"""The outcome of a test that passed with code not from the judge's file its id names."""
 SHOWN = 10
 """Tests named by a fact of their own; more are counted in one fact."""
 _MISSING_MODULE = re.compile(r"No module named '([^'.]+)")
@@ -107,28 +118,51 @@ class Pytest:
 
     def run_in(self, folder: str) -> Report:
         """One run in ``folder``, judged as a run at the base: its report (``reins scan``'s
-        failing tests read it).
+        failing tests read it). pytest finds the tests and configuration there itself (the
+        base is the user's, not a generator's).
 
         Raises:
             JudgeError: the run left no report, timed out, or pytest could not run.
         """
         try:
-            return self._run(folder, base=True)
+            return self._run(Judged(folder, unconfined=True), (), None, base=True)
         except _Failed as exc:
             raise JudgeError(NAME, f"{exc.fact.where}: {exc.fact.actual}") from None
 
     def _report(self, tree: JudgeTree) -> Report | Fact:
         """This judgment's run, shared by every rule with the same arguments (its report, or
-        the fact of a run that left none)."""
+        the fact of a run that left none): the visible tests in the tree, then the hidden ones
+        in a tree of their own, their results carrying no message."""
         key = (NAME, *self.args, f"{self.timeout:g}")
         found = tree.runs.get(key)
         if not isinstance(found, Report | Fact):
             try:
-                found = self._run(tree.path, base=False)
+                run = _judged(tree.path, tree)
+                found = self._run(run, self._files(tree, tree.tests), tree.config, base=False)
+                hidden = self._hidden_files(tree)
+                if hidden:
+                    from reins.workspace.judgetree import JudgeTrees
+
+                    with JudgeTrees.of(tree).built(tree.target, hidden=True) as folder:
+                        apart = self._run(_judged(folder, tree), hidden, tree.config, base=False)
+                    found = _joined(found, _unsaid(apart))
             except _Failed as exc:
                 found = exc.fact
             tree.runs[key] = found
         return found
+
+    def _files(self, tree: JudgeTree, files: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+        """What the run collects: ``files``, unless ``args`` names paths of its own."""
+        named = any(os.path.lexists(os.path.join(tree.path, a.split("::")[0]))
+                    for a in self.args if not a.startswith("-"))  # fmt: skip
+        return () if named else tuple(files)
+
+    def _hidden_files(self, tree: JudgeTree) -> tuple[str, ...]:
+        if not tree.hidden or self._files(tree, ["-"]) == ():
+            return ()
+        from reins.workspace.judgetree import TEST_FILE, JudgeTrees
+
+        return tuple(f for f in JudgeTrees.of(tree).hidden_files() if TEST_FILE.search(f))
 
     def _refuse_environment(self, tree: JudgeTree, report: Report, facts: list[Fact]) -> None:
         """Raise the judge's error when a fact comes of a collection error for a module the
@@ -154,30 +188,38 @@ class Pytest:
                 from reins.errors import WorkspaceError
                 from reins.workspace.judgetree import JudgeTrees
 
+                files = self._files(tree, [*tree.tests, *self._hidden_files(tree)])
                 try:
                     with JudgeTrees.of(tree).base_tree() as folder:
-                        _BASE_REPORTS[key] = self._run(folder, base=True)
+                        run = _judged(folder, tree)
+                        _BASE_REPORTS[key] = self._run(run, files, tree.config, base=True)
                 except WorkspaceError as exc:
                     raise JudgeError(NAME, f"cannot make a tree of the base: {exc}") from None
             return _BASE_REPORTS[key]
 
-    def _run(self, folder: str, *, base: bool) -> Report:
-        from reins.checks.command import isolation
-
-        with tempfile.TemporaryDirectory(prefix="reins-pytest-") as home:
-            path = os.path.join(home, "report.json")
-            env = clean_environment(
-                home,
-                PYTHONDONTWRITEBYTECODE="1",
-                PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
-                **{processes.MARKER: processes.marker(folder, secrets.token_hex(6))},
-            )
-            argv = [*(isolation() or ()), sys.executable, "-P", "--check-hash-based-pycs",
-                    "always", "-c", BOOT, path, folder, "-p", "no:cacheprovider",
-                    "--continue-on-collection-errors", "-q", *self.args]  # fmt: skip
-            ran = execute(argv, cwd=folder, env=env, timeout=self.timeout, keep=2000, check=NAME)
-            report = read(path)
-        return self._checked(ran, report, base=base)
+    def _run(
+        self, run: Judged, files: tuple[str, ...], config: str | None, *, base: bool
+    ) -> Report:
+        """One pytest run in ``run.folder`` collecting ``files`` (pytest's own discovery when
+        there are none), configured by the tree's ``config`` alone ("": none; None: pytest
+        finds its configuration itself, for a scan of the user's base). Each passing test not
+        collected from the judge's file its id names is a test that stood in."""
+        folder = run.folder
+        pinned = [] if config is None else [
+            "-c", os.path.join(folder, config) if config else os.devnull,
+            f"--rootdir={folder}", f"--confcutdir={folder}"]  # fmt: skip
+        env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+               processes.MARKER: processes.marker(folder, secrets.token_hex(6))}  # fmt: skip
+        with channel() as way:
+            argv = [sys.executable, "-P", "--check-hash-based-pycs", "always", "-c", BOOT,
+                    str(way.nonce_fd), str(way.report_fd), folder,
+                    *pinned, "-p", "no:cacheprovider",
+                    "--continue-on-collection-errors", "-q", *self.args,
+                    *(["--", *files] if files else [])]  # fmt: skip
+            ran = run_judged(argv, run, timeout=self.timeout, keep=2000, check=NAME, env=env,
+                             pass_fds=(way.nonce_fd, way.report_fd))  # fmt: skip
+        report = self._checked(ran, read(bytes(way.received), way.nonce), base=base)
+        return _verified(report, folder)
 
     def _checked(self, ran: Ran, report: Report | None, *, base: bool) -> Report:
         """The report, or the fact (raised as a verdict's) or judge's error of a run without."""
@@ -226,12 +268,51 @@ class Pytest:
             Fact(where=f"collecting {where}", expected="it collects", actual=message)
             for where, message in report.errors
         ]
-        bad = ("failed", "error", "xpassed")
+        bad = ("failed", "error", "xpassed", STOOD_IN)
         facts += [_fact(n, r) for n, r in report.tests.items() if r.outcome in bad]
         if not report.passed() and not facts:
             facts.append(Fact(where=self.shown, expected="at least one test runs and passes",
                               actual="no test passed (none ran, or all were skipped)"))  # fmt: skip
         return _bounded(facts)
+
+
+def _judged(folder: str, tree: JudgeTree) -> Judged:
+    """A run in ``folder`` for a judgment in ``tree``: unconfined only where its run said so."""
+    return Judged(folder, unconfined=tree.sandbox == "none")
+
+
+def _verified(report: Report, root: str) -> Report:
+    """``report`` with each passing test that was not collected from the judge's file its id
+    names under ``root`` (or whose function's code is in another file of the tree) marked as a
+    test that stood in: a module of the change answering for the judge's test."""
+    tests = dict(report.tests)
+    for name, result in report.tests.items():
+        if result.outcome != "passed":
+            continue
+        file = name.split("::", 1)[0]
+        want = os.path.normpath(os.path.join(root, file))
+        path, code = report.files.get(name, ("", ""))
+        code = os.path.normpath(code) if code else ""
+        inside = code.startswith(root.rstrip(os.sep) + os.sep)
+        if os.path.normpath(path) != want or (inside and code != want):
+            other = os.path.relpath(code if code and code != want else path or root, root)
+            tests[name] = Result(STOOD_IN, f"its code came from {other}, not the judge's {file}")
+    return dataclasses.replace(report, tests=tests)
+
+
+def _unsaid(report: Report) -> Report:
+    """The hidden tests' report as a fact may quote it: each test's outcome, and no text (what
+    the code chose to raise could quote the hidden tests)."""
+    tests = {name: Result(r.outcome) for name, r in report.tests.items()}
+    errors = tuple((where, "a hidden test file did not collect") for where, _ in report.errors)
+    return dataclasses.replace(report, tests=tests, errors=errors)
+
+
+def _joined(visible: Report, hidden: Report) -> Report:
+    """One report of the visible run and the hidden tests' own."""
+    return Report(visible.exitstatus, {**visible.tests, **hidden.tests},
+                  visible.errors + hidden.errors, visible.deselected | hidden.deselected,
+                  {**visible.files, **hidden.files})  # fmt: skip
 
 
 class _Failed(Exception):

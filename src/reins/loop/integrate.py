@@ -96,7 +96,7 @@ class Lander:
         self.integration = Integration.open(spaces.places, self.base, branch)
         hidden = hidden_folder(quest.workspace, spaces.repo)
         self.judges = JudgeTrees(spaces.places, self.base, judge=quest.workspace.judge_globs,
-                                 hidden=hidden)  # fmt: skip
+                                 hidden=hidden, sandbox=quest.workspace.sandbox)  # fmt: skip
         self.tip = self.integration.tip()
         self.moved = False
 

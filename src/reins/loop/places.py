@@ -8,12 +8,13 @@ folder, the hidden tests (:func:`reins.workspace.site.hidden_folder`) and the le
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from reins.coders.runner import Wrap
-from reins.coders.sandbox import Walls, confine
+from reins.sandbox import Policy, confine, launched
 from reins.workspace.basestore import objects_of
 from reins.workspace.repository import Repository
 from reins.workspace.spec import Workspace
@@ -30,24 +31,27 @@ def default_root(workspace: Workspace, quest: str, preferred: str | None) -> str
     return str(repo.parent / ".reins-worktrees" / quest)
 
 
-def walls_of(spaces: Workspaces, repo: Repository, hidden: str | None, ledger: str) -> Walls:
-    """What a sandboxed agent may not read: reins' folder (but for the object folders its
-    ``.git`` borrows), the user's git folder, the hidden tests, the ledger's files."""
+def walls_of(spaces: Workspaces, repo: Repository, hidden: str | None, ledger: str) -> Policy:
+    """The sandbox of the run's agents: the whole file system read-only, the network left on
+    (a model server on loopback must stay reachable), and out of sight reins' folder (but for
+    the object folders an agent's ``.git`` borrows), the user's git folder, the hidden tests
+    and the ledger's files."""
     own = [spaces.root, repo.common, repo.git_dir, *([hidden] if hidden else [])]
     ledger = os.path.abspath(ledger)
     files = [ledger + suffix for suffix in ("", "-wal", "-shm", "-journal")]
-    return Walls(tuple(own), tuple(files) if os.path.isfile(ledger) else (),
-                 (objects_of(spaces.store),))  # fmt: skip
+    return Policy(view="host", hidden=(*own, *files), shown=(objects_of(spaces.store),),
+                  network=True)  # fmt: skip
 
 
-def confined(spaces: Workspaces, walls: Walls, key: str, home: str) -> Wrap:
-    """How an agent's command line runs behind ``walls`` in item ``key``'s workspace, with
-    ``home`` for its home: the objects of the item's own store shown too."""
+def confined(spaces: Workspaces, walls: Policy, key: str, home: str) -> Wrap:
+    """How an agent's command line runs in ``walls`` in item ``key``'s workspace, writing only
+    there and to ``home``: the objects of the item's own store shown too."""
     cwd = spaces.path_of(key)
     key_store = objects_of(spaces.places.item_store(key))
-    shown = Walls(walls.hidden, walls.hidden_files, (*walls.shown, key_store))
+    policy = dataclasses.replace(walls, shown=(*walls.shown, key_store), writable=(cwd, home),
+                                 cwd=cwd)  # fmt: skip
 
     def wrap(argv: Sequence[str]) -> list[str]:
-        return confine(argv, cwd=cwd, home=home, walls=shown)
+        return confine(argv, launched(argv, policy))
 
     return wrap

@@ -35,7 +35,6 @@ from collections.abc import Callable, Sequence
 from reins.backends.process import Switch
 from reins.coders.protocol import Agent, Session, Spent
 from reins.coders.runner import AGENT_WATCHDOGS, RunEnd, run_agent
-from reins.coders.sandbox import Walls, reaped
 from reins.errors import WorkspaceError
 from reins.loop.agentturn import AgentTurn, start_of
 from reins.loop.landing import Landing
@@ -44,6 +43,7 @@ from reins.loop.places import confined, default_root, walls_of
 from reins.loop.spend import ITEM, cap_reached, item_spent
 from reins.loop.tally import Tally
 from reins.quest import Quest
+from reins.sandbox import Policy, reaped
 from reins.store.model import Attempt, Item, Usage
 from reins.store.protocol import Store
 from reins.values import Fact, Prompt
@@ -76,7 +76,7 @@ class Workshop:
         )
         self.spaces: Workspaces | None = None
         self.judges: JudgeTrees | None = None
-        self.walls = Walls()
+        self.walls = Policy(view="host", network=True)
         self.live: dict[Switch, Spent] = {}
         self.landing: Landing | None = None
         self.ahead: list[threading.Thread] = []
@@ -100,9 +100,9 @@ class Workshop:
             ConfigError: the sandbox, the repository, the base or the hidden tests are unusable.
         """
         if self.workspace.sandbox == "bwrap":
-            from reins.coders.sandbox import bwrap
+            from reins.sandbox import require
 
-            bwrap()
+            require()
         root = self.workspace.worktrees or default_root(
             self.workspace, self.quest.name, self.options.worktrees
         )
@@ -117,7 +117,7 @@ class Workshop:
         self.tally.sandbox = self.workspace.sandbox
         self.spaces = spaces
         self.judges = JudgeTrees(spaces.places, spaces.base, judge=self.workspace.judge_globs,
-                                 hidden=hidden)  # fmt: skip
+                                 hidden=hidden, sandbox=self.workspace.sandbox)  # fmt: skip
         self.walls = walls_of(spaces, repo, hidden, store.location)
         ended = processes.end_leftovers(spaces.root + os.sep)
         self.landing = Landing(spaces, self.workspace.keep)

@@ -26,9 +26,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from reins.checks._running import Ran, clean_environment, execute
-from reins.checks.command import isolation
 from reins.errors import ConfigError, JudgeError
 from reins.quest import Seed
+from reins.sandbox import isolation
 from reins.values import JSON
 from reins.workspace.site import BaseTree
 

@@ -125,6 +125,8 @@ def git(
             timeout=TIMEOUT,
         )
     except FileNotFoundError:
+        if not os.path.isdir(cwd):
+            raise WorkspaceError(f"git {shown(args)}: no folder {cwd}") from None
         raise WorkspaceError("git is not installed (not found on PATH): install git") from None
     except (OSError, subprocess.SubprocessError) as exc:
         raise WorkspaceError(f"git {shown(args)} in {cwd}: {exc}") from None

@@ -2,34 +2,41 @@
 
 A judge's tree is the base commit, checked out from the base store; the recorded patch (the
 submission's, byte for byte) applied to it; the judge's own files (``[workspace] judge``) put
-back as the base has them, whatever the patch did to them; and the quest's hidden tests copied
-in. Nothing else: not the agent's workspace, its ignored files, its ``.git``, nor anything a
-process the agent left could write (the agent's whole process tree has ended before the change
-is taken, and under the sandbox the agent cannot reach reins' folder). So the verdict is a
-function of the recorded patch, and every PASS reproduces from it on a fresh clone.
+back as the base has them, whatever the patch did to them. Nothing else: not the agent's
+workspace, its ignored files, its ``.git``, nor anything a process the agent left could write.
+The quest's hidden tests are not in it: they are judged apart, in a tree of their own
+(:meth:`JudgeTrees.built` with ``hidden``) that the visible tests' run never sees. So the
+verdict is a function of the recorded patch, and every PASS reproduces from it on a fresh clone.
 
-What building a tree finds in the patch is returned as FAIL facts on the tree: each judge's
-file the patch changes (``reins:judge-owned``), each symbolic link that points out of the tree
-(``reins:link``: the judge would read a file the patch does not hold), a patch that does not
-apply (``reins:change``). A hidden test's path is overwritten without a fact: a fact would name
-it, and its name must reach no prompt.
+What building a tree finds in the patch is returned as FAIL facts on the tree (see
+:mod:`reins.workspace.treefacts`): each judge's file the patch changes (``reins:judge-owned``),
+each link that leads out of the tree as the kernel would follow it (``reins:link``), a module
+at the top named like one of Python's own (``reins:shadow``), a file where the hidden tests go
+(``reins:hidden``), a patch that does not apply (``reins:change``).
 
 The trees are a pool under ``root/.reins/judge``: a judgment takes the first tree no other
-thread or process holds (an ``flock`` each) and resets it in place, so only the files that
-differ from the last use are written.
+thread or process holds (an ``flock`` each) and resets it in place. Nothing in a pooled tree is
+trusted: the tree reins computes for a judgment comes from a fresh index of the base (never a
+cached one), and the folder is reset to it by git, which rewrites every file whose state on disk
+differs from what its index recorded and removes every file the index does not hold. The index
+itself is reins' own only if its bytes are what reins last wrote there (a digest kept in this
+process); else the tree is checked out whole again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 import os
+import re
 import shutil
 import threading
 from collections.abc import Iterator, Sequence
 
 from reins.errors import WorkspaceError
 from reins.values import Fact, JudgeTree
+from reins.workspace import hidden_tests, treefacts
 from reins.workspace.basestore import DONE, objects_of, seal
 from reins.workspace.change import CHANGE_RULE
 from reins.workspace.git import git
@@ -37,49 +44,124 @@ from reins.workspace.globs import Globs
 from reins.workspace.places import Hold, Places, locked
 
 JUDGE_RULE = "reins:judge-owned"
-CLEAN = ".clean"  # beside a tree's index: the tree it was cleaned to, as no judgment left it
+LINK_RULE = treefacts.LINK_RULE
+CLEAN = ".clean"  # beside a tree's index: the tree it was cleaned to (a free tree to take first)
 # Trees being cleaned by this process, per judge's folder: a judgment waits for one of them
 # rather than check out a new tree.
 _CLEANERS: dict[str, int] = {}
 _CLEANING = threading.Condition()
-LINK_RULE = "reins:link"
-NAMED = 20
-"""Facts of one kind named one by one; more are counted in one fact."""
+# What reins last wrote to each tree's index, by the index's path: an index whose bytes differ
+# was not written by this process (a crash, another run, an unconfined agent) and is not used.
+_INDEXES: dict[str, str] = {}
+_INDEXES_LOCK = threading.Lock()
+TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$")
+"""pytest's own names of test files: the judge's files that match are what its runs collect."""
+CONFIGS = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml",
+           "tox.ini", "setup.cfg")  # fmt: skip
+"""pytest's configuration files, in the order pytest 9 looks for them in a folder."""
 
 
 class JudgeTrees:
-    """The judge's trees of a quest whose items start from ``base``."""
+    """The judge's trees of a quest whose items start from ``base``; ``sandbox`` is the run's
+    setting (the judge is confined wherever it can be; ``none`` lets it run unconfined where
+    bubblewrap cannot run at all)."""
 
     def __init__(
-        self, places: Places, base: str, *, judge: Sequence[str] = (), hidden: str | None = None
+        self,
+        places: Places,
+        base: str,
+        *,
+        judge: Sequence[str] = (),
+        hidden: str | None = None,
+        sandbox: str = "bwrap",
     ) -> None:
-        self.places, self.base, self.hidden = places, base, hidden
+        self.places, self.base, self.hidden, self.sandbox = places, base, hidden, sandbox
         self.globs = Globs.of(judge)
         self.store = places.base_store(base)
         self._judge_store = os.path.join(places.judge, "store.git")
+        self._tests: tuple[str, ...] | None = None
+        self._base_tree: str | None = None
+        self._config: str | None = None
 
     @classmethod
     def of(cls, tree: JudgeTree) -> JudgeTrees:
-        """The trees a check in ``tree`` may take one of (a tree of the base, to compare)."""
-        return cls(Places(tree.root), tree.base, hidden=tree.hidden)
+        """The trees a check in ``tree`` may take one of (a tree of the base, to compare; the
+        tree of the hidden tests)."""
+        made = cls(Places(tree.root), tree.base, hidden=tree.hidden, sandbox=tree.sandbox)
+        made._tests, made._config = tree.tests, tree.config
+        return made
 
     @contextlib.contextmanager
     def tree(self, patch: str | None, *, branch: str) -> Iterator[JudgeTree]:
-        """A tree of the base with ``patch`` applied, held while the block runs.
+        """A tree of the base with ``patch`` applied, held while the block runs (the hidden
+        tests are not in it).
 
         Raises:
             WorkspaceError: git failed on the base itself (reins' fault, not the patch's).
         """
         with self._slot() as (path, index):
-            facts = self._build(path, index, patch)
-            yield JudgeTree(path, self.base, branch, self.places.root, self.hidden, facts)
+            self._judge_store = self._store()
+            target, facts, changed = self.base_tree_id(), list[Fact](), list[str]()
+            os.makedirs(path, exist_ok=True)  # git applies a patch "in" it (reading no file)
+            if patch:
+                target, facts, changed = self._judged(index + ".next", patch, path)
+            self._reset(path, index, target)
+            yield JudgeTree(path, self.base, branch, self.places.root, self.hidden, tuple(facts),
+                            changed=tuple(changed), target=target, sandbox=self.sandbox,
+                            tests=self.tests(), config=self.config())  # fmt: skip
 
     @contextlib.contextmanager
     def base_tree(self) -> Iterator[str]:
         """The folder of a tree of the base alone (with the hidden tests), held meanwhile."""
-        with self._slot() as (path, index):
-            self._build(path, index, None)
+        with self.built(self.base_tree_id(), hidden=True) as path:
             yield path
+
+    @contextlib.contextmanager
+    def built(self, target: str, *, hidden: bool) -> Iterator[str]:
+        """The folder of a tree holding the git tree ``target`` (and, with ``hidden``, the
+        hidden tests), held meanwhile: the hidden tests' own run takes one."""
+        with self._slot() as (path, index):
+            self._judge_store = self._store()
+            self._reset(path, index, target)
+            if hidden and self.hidden:
+                hidden_tests.place(self.hidden, path)
+            yield path
+
+    def base_tree_id(self) -> str:
+        """The git tree of the base commit."""
+        if self._base_tree is None:
+            out = git([f"--git-dir={self.store}", "rev-parse", f"{self.base}^{{tree}}"],
+                      cwd=self.places.own).stdout  # fmt: skip
+            self._base_tree = out.decode().strip()
+        return self._base_tree
+
+    def tests(self) -> tuple[str, ...]:
+        """The judge's own test files at the base, by path from the top, sorted."""
+        if self._tests is None:
+            args = [f"--git-dir={self.store}", "ls-tree", "-r", "-z", "--name-only", self.base]
+            out = git(args, cwd=self.places.own).stdout.decode("utf-8", "surrogateescape")
+            names = [n for n in out.split("\0") if n]
+            self._tests = tuple(n for n in names if self.globs.match(n) and TEST_FILE.search(n))
+        return self._tests
+
+    def config(self) -> str:
+        """The base's pytest configuration file among the judge's files ("" for none): the
+        first of pytest's own names the base holds at its top that configures pytest."""
+        if self._config is None:
+            self._config = ""
+            for name in CONFIGS:
+                if not self.globs.match(name):
+                    continue
+                shown = git([f"--git-dir={self.store}", "show", f"{self.base}:{name}"],
+                            cwd=self.places.own, check=False)  # fmt: skip
+                if shown.returncode == 0 and _configures(name, shown.stdout):
+                    self._config = name
+                    break
+        return self._config
+
+    def hidden_files(self) -> list[str]:
+        """The hidden tests' files, by path from the top of a tree (links not followed)."""
+        return hidden_tests.files(self.hidden) if self.hidden else []
 
     def make_ahead(
         self, count: int, *, after: Sequence[threading.Thread] = ()
@@ -159,12 +241,14 @@ class JudgeTrees:
         return None
 
     def _clean(self, hold: Hold, path: str, index: str) -> None:
+        """Reset a tree after its judgment, off the turn's path: what the tests wrote goes now,
+        so the next judgment's reset finds less to do (it proves the tree again all the same)."""
         try:
-            held = self._git(index, ["write-tree"])  # what the judgment's tree was reset to
-            self._git(index, ["read-tree", "-u", "--reset", held.decode().strip()], tree=path)
-            self._git(index, ["clean", "--quiet", "-ffdx"], tree=path)
-            _note(index + CLEAN, held.decode().strip())
-        except Exception:  # not noted clean: the next judgment resets it whole
+            if _trusted(index):
+                held = self._git(index, ["write-tree"]).decode().strip()
+                self._reset(path, index, held)
+                _note(index + CLEAN, held)
+        except Exception:  # the next judgment resets it whole
             pass
         finally:
             hold.release()
@@ -180,30 +264,17 @@ class JudgeTrees:
         tree: str | None = None,
         stdin: bytes | None = None,
         check: bool = True,
-        failed: bool = False,
     ) -> bytes:
-        """``git ARGS`` on the judge's store with ``index`` (and ``tree`` as work tree): its
-        output, or (``failed``) ``b"failed"`` when it failed and nothing when it did not."""
+        """``git ARGS`` on the judge's store with ``index`` (and ``tree`` as work tree)."""
         head = [f"--git-dir={self._judge_store}"] + ([f"--work-tree={tree}"] if tree else [])
         env = {"GIT_INDEX_FILE": index}
         cwd = tree or self.places.judge
-        done = git([*head, *args], cwd=cwd, env=env, stdin=stdin, check=check)
-        if failed:
-            return b"failed" if done.returncode else b""
-        return done.stdout
-
-    def _base_index(self) -> str:
-        """An index of the base (made once per base), which each judgment copies."""
-        path = os.path.join(self.places.judge, f"base-{self.base}.index")
-        if not os.path.isfile(path):
-            making = f"{path}.{threading.get_ident()}"
-            self._git(making, ["read-tree", self.base])
-            os.replace(making, path)
-        return path
+        return git([*head, *args], cwd=cwd, env=env, stdin=stdin, check=check).stdout
 
     def _store(self) -> str:
         """The judge's store: it holds the blobs of the patches judged, borrowing the base's
         objects; no agent's repository borrows from it (an answer must not be read there)."""
+        seal(self.store)  # once a judgment (an unconfined agent could have written to it)
         path = os.path.join(self.places.judge, "store.git")
         if not os.path.isfile(os.path.join(path, DONE)):
             with locked(self.places.lock_file):
@@ -212,80 +283,104 @@ class JudgeTrees:
                     git(["init", "--quiet", "--bare", "--template=", path], cwd=self.places.own)
                     with open(os.path.join(path, DONE), "w", encoding="ascii") as f:
                         f.write(self.base + "\n")
-        seal(path)  # once a judgment (an unconfined agent could have written to it meanwhile)
+        seal(path)
         alternates = os.path.join(path, "objects", "info", "alternates")
         if not os.path.isfile(alternates):
             with open(alternates, "w", encoding="utf-8") as f:
                 f.write(objects_of(self.store) + "\n")
         return path
 
-    def _build(self, path: str, index: str, patch: str | None) -> tuple[Fact, ...]:
-        """Make the tree at ``path`` the judged one: its content is worked out in an index of
-        its own first (the base, the patch applied, the judge's files put back, links out of
-        the tree dropped), then the folder is reset to it in place, so that only the files
-        that differ from its last judgment are written."""
+    def _reset(self, path: str, index: str, target: str) -> None:
+        """Make the folder ``path`` hold exactly the git tree ``target``, proven by git: every
+        file whose state on disk differs from what the index recorded is written again, every
+        file the index does not hold removed. An index reins did not write last is dropped
+        first, so every file is written (a forged index could vouch for a forged file)."""
         if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
             os.unlink(path)
         os.makedirs(path, exist_ok=True)
-        seal(self.store)
-        self._judge_store = self._store()
-        target, facts = self.base, list[Fact]()
-        if patch:
-            target, facts = self._judged(index + ".next", patch, path)
-        clean = _taken(index + CLEAN)
-        merge = ["read-tree", "-u", "-m", clean or "", target]
-        if (
-            clean is None
-            or not os.path.isfile(index)
-            or self._git(index, merge, tree=path, check=False, failed=True)
-        ):  # clean at that tree, the files that differ changed; else a reset of every file
-            self._git(index, ["read-tree", "-u", "--reset", target], tree=path)
-            self._git(index, ["clean", "--quiet", "-ffdx"], tree=path)
-        if self.hidden:
-            shutil.copytree(self.hidden, path, symlinks=True, dirs_exist_ok=True)
-        return tuple(facts)
-
-    def _judged(self, index: str, patch: str, path: str) -> tuple[str, list[Fact]]:
-        """The tree to judge (the base, ``patch`` applied, then the judge's files and the links
-        out of the tree taken out of it), and the facts of what was taken out."""
-        data = patch.encode("utf-8", "surrogatepass")
-        shutil.copyfile(self._base_index(), index)  # the base's index, read once: a copy
+        if not _trusted(index):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(index)
         try:
+            self._git(index, ["read-tree", "-u", "--reset", target], tree=path)
+        except WorkspaceError:  # a folder in the way of a file, or the like: start over
+            shutil.rmtree(path, ignore_errors=True)
+            os.makedirs(path)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(index)
+            self._git(index, ["read-tree", "-u", "--reset", target], tree=path)
+        self._git(index, ["clean", "--quiet", "-ffdx"], tree=path)
+        _remember(index)
+
+    def _judged(self, index: str, patch: str, path: str) -> tuple[str, list[Fact], list[str]]:
+        """The tree to judge (the base, ``patch`` applied, then the judge's files and the links
+        out of the tree taken out of it), the facts of what was found, and the paths the patch
+        touches. The index starts from the base's commit every time: no cache is trusted."""
+        data = patch.encode("utf-8", "surrogatepass")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(index)
+        try:
+            self._git(index, ["read-tree", self.base])
             # git wants a work tree even for --cached; the folder's files are not read
             apply = ["apply", "--cached", "--binary", "--whitespace=nowarn", "-"]
             self._git(index, apply, tree=path, stdin=data)
             listed = self._git(index, ["apply", "--numstat", "-z", "-"], tree=path, stdin=data)
-            paths = _numstat_paths(listed)
-            facts = [*self._links(index, paths, path, data), *self._judge_files(index, paths, path)]
-            return self._git(index, ["write-tree"], tree=path).decode().strip(), facts
-        except WorkspaceError as exc:  # a patch git cannot apply, or make a tree of
+        except WorkspaceError as exc:  # a patch git cannot apply
             said = str(exc).rsplit("failed: ", 1)[-1]
             fact = Fact(where="the change", expected="a patch that applies to the base",
                         actual=said, rule=CHANGE_RULE)  # fmt: skip
-            return self.base, [fact]
+            return self.base_tree_id(), [fact], []
+        paths = _numstat_paths(listed)
+        entries = self._entries(index)
+        present = [p for p in paths if p in entries]
+        facts = [*self._links(index, entries, present, path), *self._shadows(index, present),
+                 *self._judge_files(index, paths, path)]  # fmt: skip
+        if self.hidden and treefacts.hidden_clashes(self.hidden_files(), set(entries)):
+            facts.append(treefacts.hidden_fact())
+        return self._git(index, ["write-tree"], tree=path).decode().strip(), facts, paths
 
-    def _links(self, index: str, paths: list[str], path: str, data: bytes) -> list[Fact]:
-        """A fact for each link the patch made that points out of the tree (then dropped)."""
-        found = []
-        listing = ["ls-files", "-s", "-z", "--", *paths]
-        maybe = paths and b" 120000" in data  # a link's mode: most patches make none
-        entries = self._git(index, listing, tree=path) if maybe else b""
-        for entry in entries.decode("utf-8", "surrogateescape").split("\0"):
+    def _entries(self, index: str) -> dict[str, tuple[str, str]]:
+        """Every entry of ``index``: path → (mode, object)."""
+        out = self._git(index, ["ls-files", "-s", "-z"]).decode("utf-8", "surrogateescape")
+        found = {}
+        for entry in out.split("\0"):
             head, _, name = entry.partition("\t")
-            if not head.startswith("120000 "):
-                continue
-            target = self._git(index, ["cat-file", "blob", head.split()[1]]).decode(
-                "utf-8", "surrogateescape"
-            )
-            inside = os.path.normpath(os.path.join("/tree", os.path.dirname(name), target))
-            if os.path.isabs(target) or not inside.startswith("/tree/"):
-                found.append(name)
+            if name:
+                mode, obj, _stage = head.split()
+                found[name] = (mode, obj)
+        return found
+
+    def _links(
+        self, index: str, entries: dict[str, tuple[str, str]], paths: list[str], path: str
+    ) -> list[Fact]:
+        """A fact for each link the patch made that leads out of the tree, chains of links
+        (the base's among them) followed as the kernel follows them; each is dropped."""
+        if not any(entries[p][0] == "120000" for p in paths):
+            return []
+        links = {
+            name: self._git(index, ["cat-file", "blob", obj]).decode("utf-8", "surrogateescape")
+            for name, (mode, obj) in entries.items()
+            if mode == "120000"
+        }
+        found: list[str] = []
+        while out := [p for p in treefacts.escaping(links, paths) if p not in found]:
+            found += out  # dropping one link can change where another leads: again until none
+            for name in out:
+                del links[name]
         if found:
             gone = "".join(f"{name}\0" for name in found).encode("utf-8", "surrogateescape")
             remove = ["update-index", "--force-remove", "-z", "--stdin"]
             self._git(index, remove, tree=path, stdin=gone)
-        return _named(found, LINK_RULE, "a link to a file inside the repository",
-                      "a symbolic link out of the tree")  # fmt: skip
+        return treefacts.link_facts(found)
+
+    def _shadows(self, index: str, present: list[str]) -> list[Fact]:
+        """A fact for each module the patch adds at the top named like one of Python's own."""
+        named = treefacts.shadows(present)
+        if not named:
+            return []
+        listing = ["ls-tree", "-r", "-z", "--name-only", self.base, "--", *named]
+        old = set(self._git(index, listing).decode("utf-8", "surrogateescape").split("\0"))
+        return treefacts.shadow_facts([p for p in named if p not in old])
 
     def _judge_files(self, index: str, paths: list[str], path: str) -> list[Fact]:
         """A fact for each judge's file the patch changed; each is put back as the base has it
@@ -302,8 +397,43 @@ class JudgeTrees:
             self._git(index, remove, tree=path, stdin=gone)
         if base:
             self._git(index, ["update-index", "-z", "--index-info"], tree=path, stdin=base)
-        return _named(owned, JUDGE_RULE, "unchanged: it is the judge's ([workspace] judge)",
-                      "changed by the agent's patch")  # fmt: skip
+        return treefacts.named(owned, JUDGE_RULE,
+                               "unchanged: it is the judge's ([workspace] judge)",
+                               "changed by the agent's patch")  # fmt: skip
+
+
+def _configures(name: str, text: bytes) -> bool:
+    """Whether the file ``name`` holding ``text`` configures pytest (the files shared with other
+    tools only when they have pytest's section)."""
+    sections = {"pyproject.toml": (b"[tool.pytest",), "tox.ini": (b"[pytest]",),
+                "setup.cfg": (b"[tool:pytest]",)}  # fmt: skip
+    wanted = sections.get(name)
+    return wanted is None or any(w in text for w in wanted)
+
+
+def _digest(path: str) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def _remember(index: str) -> None:
+    """Note what reins just wrote to ``index``."""
+    digest = _digest(index)
+    with _INDEXES_LOCK:
+        if digest is None:
+            _INDEXES.pop(index, None)
+        else:
+            _INDEXES[index] = digest
+
+
+def _trusted(index: str) -> bool:
+    """Whether ``index`` holds what this process last wrote there."""
+    with _INDEXES_LOCK:
+        known = _INDEXES.get(index)
+    return known is not None and known == _digest(index)
 
 
 def _note(path: str, tree: str) -> None:
@@ -312,31 +442,20 @@ def _note(path: str, tree: str) -> None:
     os.replace(path + ".tmp", path)
 
 
-def _taken(path: str) -> str | None:
-    """The tree a clean note names, the note taken away (the tree is about to change)."""
-    try:
-        with open(path, encoding="ascii") as f:
-            tree = f.read().strip()
-        os.unlink(path)
-    except (OSError, UnicodeDecodeError):
-        return None
-    return tree or None
-
-
 def _numstat_paths(out: bytes) -> list[str]:
-    """The paths ``git apply --numstat -z`` lists (``added<TAB>deleted<TAB>path`` each)."""
-    paths = []
-    for entry in out.decode("utf-8", "surrogateescape").split("\0"):
-        parts = entry.split("\t", 2)
-        if len(parts) == 3 and parts[2]:
+    """The paths ``git apply --numstat -z`` lists: ``added<TAB>deleted<TAB>path`` each, or for
+    a rename ``added<TAB>deleted<TAB>`` then the old and the new path as fields of their own."""
+    fields = out.decode("utf-8", "surrogateescape").split("\0")
+    paths: list[str] = []
+    i = 0
+    while i < len(fields):
+        parts = fields[i].split("\t", 2)
+        i += 1
+        if len(parts) != 3:
+            continue
+        if parts[2]:
             paths.append(parts[2])
-    return paths
-
-
-def _named(paths: list[str], rule: str, expected: str, actual: str) -> list[Fact]:
-    facts = [Fact(where=f"file {name}", expected=expected, actual=actual, rule=rule)
-             for name in paths[:NAMED]]  # fmt: skip
-    if len(paths) > NAMED:
-        more = f"{len(paths) - NAMED} more files like these"
-        facts.append(Fact(where="the change", expected=expected, actual=more, rule=rule))
-    return facts
+        elif i + 1 < len(fields):  # a rename or copy: both names follow
+            paths += [fields[i], fields[i + 1]]
+            i += 2
+    return list(dict.fromkeys(paths))

