@@ -160,7 +160,8 @@ class Pytest:
     def _hidden_files(self, tree: JudgeTree) -> tuple[str, ...]:
         if not tree.hidden or self._files(tree, ["-"]) == ():
             return ()
-        from reins.workspace.judgetree import TEST_FILE, JudgeTrees
+        from reins.workspace.judgetree import JudgeTrees
+        from reins.workspace.treefacts import TEST_FILE
 
         return tuple(f for f in JudgeTrees.of(tree).hidden_files() if TEST_FILE.search(f))
 

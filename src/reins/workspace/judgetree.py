@@ -26,17 +26,15 @@ process); else the tree is checked out whole again.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import itertools
 import os
-import re
 import shutil
 import threading
 from collections.abc import Iterator, Sequence
 
 from reins.errors import WorkspaceError
 from reins.values import Fact, JudgeTree
-from reins.workspace import hidden_tests, treefacts
+from reins.workspace import hidden_tests, treefacts, treeindex
 from reins.workspace.basestore import DONE, objects_of, seal
 from reins.workspace.change import CHANGE_RULE
 from reins.workspace.git import git
@@ -50,15 +48,6 @@ CLEAN = ".clean"  # beside a tree's index: the tree it was cleaned to (a free tr
 # rather than check out a new tree.
 _CLEANERS: dict[str, int] = {}
 _CLEANING = threading.Condition()
-# What reins last wrote to each tree's index, by the index's path: an index whose bytes differ
-# was not written by this process (a crash, another run, an unconfined agent) and is not used.
-_INDEXES: dict[str, str] = {}
-_INDEXES_LOCK = threading.Lock()
-TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$")
-"""pytest's own names of test files: the judge's files that match are what its runs collect."""
-CONFIGS = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml",
-           "tox.ini", "setup.cfg")  # fmt: skip
-"""pytest's configuration files, in the order pytest 9 looks for them in a folder."""
 
 
 class JudgeTrees:
@@ -101,10 +90,9 @@ class JudgeTrees:
         """
         with self._slot() as (path, index):
             self._judge_store = self._store()
-            target, facts, changed = self.base_tree_id(), list[Fact](), list[str]()
             os.makedirs(path, exist_ok=True)  # git applies a patch "in" it (reading no file)
-            if patch:
-                target, facts, changed = self._judged(index + ".next", patch, path)
+            target, facts, changed = (self._judged(index + ".next", patch, path) if patch
+                                      else (self.base_tree_id(), [], []))  # fmt: skip
             self._reset(path, index, target)
             yield JudgeTree(path, self.base, branch, self.places.root, self.hidden, tuple(facts),
                             changed=tuple(changed), target=target, sandbox=self.sandbox,
@@ -141,7 +129,9 @@ class JudgeTrees:
             args = [f"--git-dir={self.store}", "ls-tree", "-r", "-z", "--name-only", self.base]
             out = git(args, cwd=self.places.own).stdout.decode("utf-8", "surrogateescape")
             names = [n for n in out.split("\0") if n]
-            self._tests = tuple(n for n in names if self.globs.match(n) and TEST_FILE.search(n))
+            self._tests = tuple(
+                n for n in names if self.globs.match(n) and treefacts.TEST_FILE.search(n)
+            )
         return self._tests
 
     def config(self) -> str:
@@ -149,12 +139,12 @@ class JudgeTrees:
         first of pytest's own names the base holds at its top that configures pytest."""
         if self._config is None:
             self._config = ""
-            for name in CONFIGS:
+            for name in treefacts.CONFIGS:
                 if not self.globs.match(name):
                     continue
                 shown = git([f"--git-dir={self.store}", "show", f"{self.base}:{name}"],
                             cwd=self.places.own, check=False)  # fmt: skip
-                if shown.returncode == 0 and _configures(name, shown.stdout):
+                if shown.returncode == 0 and treefacts.configures(name, shown.stdout):
                     self._config = name
                     break
         return self._config
@@ -244,7 +234,7 @@ class JudgeTrees:
         """Reset a tree after its judgment, off the turn's path: what the tests wrote goes now,
         so the next judgment's reset finds less to do (it proves the tree again all the same)."""
         try:
-            if _trusted(index):
+            if treeindex.trusted(index):
                 held = self._git(index, ["write-tree"]).decode().strip()
                 self._reset(path, index, held)
                 _note(index + CLEAN, held)
@@ -298,7 +288,7 @@ class JudgeTrees:
         if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
             os.unlink(path)
         os.makedirs(path, exist_ok=True)
-        if not _trusted(index):
+        if not treeindex.trusted(index):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(index)
         try:
@@ -310,7 +300,7 @@ class JudgeTrees:
                 os.unlink(index)
             self._git(index, ["read-tree", "-u", "--reset", target], tree=path)
         self._git(index, ["clean", "--quiet", "-ffdx"], tree=path)
-        _remember(index)
+        treeindex.remember(index)
 
     def _judged(self, index: str, patch: str, path: str) -> tuple[str, list[Fact], list[str]]:
         """The tree to judge (the base, ``patch`` applied, then the judge's files and the links
@@ -324,13 +314,15 @@ class JudgeTrees:
             # git wants a work tree even for --cached; the folder's files are not read
             apply = ["apply", "--cached", "--binary", "--whitespace=nowarn", "-"]
             self._git(index, apply, tree=path, stdin=data)
-            listed = self._git(index, ["apply", "--numstat", "-z", "-"], tree=path, stdin=data)
+            # what the patch changed, as git's objects say (a rename is its two paths)
+            diff = ["diff-index", "--cached", "--no-renames", "--name-only", "-z", self.base]
+            listed = self._git(index, diff, tree=path)
         except WorkspaceError as exc:  # a patch git cannot apply
             said = str(exc).rsplit("failed: ", 1)[-1]
             fact = Fact(where="the change", expected="a patch that applies to the base",
                         actual=said, rule=CHANGE_RULE)  # fmt: skip
             return self.base_tree_id(), [fact], []
-        paths = _numstat_paths(listed)
+        paths = [p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p]
         entries = self._entries(index)
         present = [p for p in paths if p in entries]
         facts = [*self._links(index, entries, present, path), *self._shadows(index, present),
@@ -402,60 +394,7 @@ class JudgeTrees:
                                "changed by the agent's patch")  # fmt: skip
 
 
-def _configures(name: str, text: bytes) -> bool:
-    """Whether the file ``name`` holding ``text`` configures pytest (the files shared with other
-    tools only when they have pytest's section)."""
-    sections = {"pyproject.toml": (b"[tool.pytest",), "tox.ini": (b"[pytest]",),
-                "setup.cfg": (b"[tool:pytest]",)}  # fmt: skip
-    wanted = sections.get(name)
-    return wanted is None or any(w in text for w in wanted)
-
-
-def _digest(path: str) -> str | None:
-    try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
-    except OSError:
-        return None
-
-
-def _remember(index: str) -> None:
-    """Note what reins just wrote to ``index``."""
-    digest = _digest(index)
-    with _INDEXES_LOCK:
-        if digest is None:
-            _INDEXES.pop(index, None)
-        else:
-            _INDEXES[index] = digest
-
-
-def _trusted(index: str) -> bool:
-    """Whether ``index`` holds what this process last wrote there."""
-    with _INDEXES_LOCK:
-        known = _INDEXES.get(index)
-    return known is not None and known == _digest(index)
-
-
 def _note(path: str, tree: str) -> None:
     with open(path + ".tmp", "w", encoding="ascii") as f:
         f.write(tree + "\n")
     os.replace(path + ".tmp", path)
-
-
-def _numstat_paths(out: bytes) -> list[str]:
-    """The paths ``git apply --numstat -z`` lists: ``added<TAB>deleted<TAB>path`` each, or for
-    a rename ``added<TAB>deleted<TAB>`` then the old and the new path as fields of their own."""
-    fields = out.decode("utf-8", "surrogateescape").split("\0")
-    paths: list[str] = []
-    i = 0
-    while i < len(fields):
-        parts = fields[i].split("\t", 2)
-        i += 1
-        if len(parts) != 3:
-            continue
-        if parts[2]:
-            paths.append(parts[2])
-        elif i + 1 < len(fields):  # a rename or copy: both names follow
-            paths += [fields[i], fields[i + 1]]
-            i += 2
-    return list(dict.fromkeys(paths))

@@ -1,13 +1,15 @@
-"""What building a judge's tree finds in a patch, read from the tree's entries, never from the
-patch's text: links that lead out of the tree, modules that stand in for the standard library,
-files where the judge's hidden tests go.
+"""What building a judge's tree reads of a patch and finds in it.
 
-Each finding is a FAIL fact (a try used): a change that cannot be judged as it stands is the
-change's fault, never the judge's.
+It reads the paths the patch touches (as git lists them, never its diff text), the judge's test
+files and pytest configuration of the base; it finds, in the tree's entries, the links that
+lead out of the tree, modules that stand in for the standard library, and files where the
+judge's hidden tests go. Each finding is a FAIL fact (a try used): a change that cannot be
+judged as it stands is the change's fault, never the judge's.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from collections import deque
 from collections.abc import Iterable
@@ -28,6 +30,22 @@ STARTUP = frozenset(
 )  # fmt: skip
 """The judge's own modules besides the standard library: a module of these names at the top of
 the tree would stand in for one the judge imports later."""
+
+
+TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$")
+"""pytest's own names of test files: the judge's files that match are what its runs collect."""
+CONFIGS = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml",
+           "tox.ini", "setup.cfg")  # fmt: skip
+"""pytest's configuration files, in the order pytest 9 looks for them in a folder."""
+
+
+def configures(name: str, text: bytes) -> bool:
+    """Whether the file ``name`` holding ``text`` configures pytest (the files shared with other
+    tools only when they have pytest's section)."""
+    sections = {"pyproject.toml": (b"[tool.pytest",), "tox.ini": (b"[pytest]",),
+                "setup.cfg": (b"[tool:pytest]",)}  # fmt: skip
+    wanted = sections.get(name)
+    return wanted is None or any(w in text for w in wanted)
 
 
 def escaping(links: dict[str, str], changed: Iterable[str]) -> list[str]:
