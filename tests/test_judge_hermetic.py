@@ -23,7 +23,7 @@ from reins.checks._judged import Judged, policy
 from reins.gate.rule import Context
 from reins.sandbox import reins_package
 from reins.values import Fact, JudgeTree
-from tests.kit.codingkit import Judging, checkout_state, make_repo, object_files
+from tests.kit.codingkit import Judging, checkout_state, git, make_repo, object_files
 
 WRONG = "def add(a, b):\n    return a - b\n"
 RIGHT = "def add(a, b):\n    return a + b\n"
@@ -344,3 +344,18 @@ def test_a_change_that_takes_the_hidden_tests_place_is_a_fact_and_nothing_is_wri
     assert [f.rule for f in facts] == ["reins:hidden"]
     assert "test_more" not in words(facts)
     assert sorted(os.listdir(Path(tree.path) / "tests")) == ["test_calc.py"]
+
+
+def test_a_new_link_that_turns_an_old_one_outward_is_a_fact(tmp_path: Path) -> None:
+    # The base's y -> x/.. leads nowhere (no x); the change adds x -> ., and y now leads to ..
+    repo = make_repo(tmp_path / "p", {"calc.py": WRONG, "tests/test_calc.py": TESTS})
+    os.symlink("x/..", repo / "y")
+    git(repo, "add", "y")
+    git(repo, "commit", "-q", "-m", "a link")
+    judging = Judging(repo, tmp_path / "root", judge=["tests/**"])
+    try:
+        tree = tree_with_links(judging, {"x": "."}, {})
+        assert [(f.rule, f.where) for f in tree.facts] == [("reins:link", "file y")]
+        assert not os.path.lexists(os.path.join(tree.path, "y"))
+    finally:
+        judging.close()

@@ -9,16 +9,19 @@ a ``/`` is relative to the quest folder, any other is looked up on ``PATH``.
 
 With ``workspace = true`` the program runs in the judge's tree of a coding item instead: the
 base with the recorded patch applied and the judge's own files from the base, a tree reins
-built (``{dir}`` is that tree; there is no submission file). Its HOME and TMPDIR are a
-temporary folder, and Python writes no bytecode and pytest no cache there.
+built (``{dir}`` is that tree; there is no submission file). Python writes no bytecode and
+pytest no cache there.
 
-- The environment is clean: ``PATH``, ``LANG=C.UTF-8``, and ``HOME``/``TMPDIR`` set to the
-  folder; no other variable of the judge (so no secret) reaches the program.
-- No network, as far as the host allows: on Linux the program runs in a new network namespace
-  (``unshare -n`` as root, else an unprivileged user namespace ``unshare -c -n``), and a
-  process namespace of its own, so nothing it starts outlives it. Where neither works (no
-  ``unshare``, user namespaces disabled, not Linux) it runs with the host's network;
-  ``require_isolation = true`` makes that the judge's failure instead.
+- The program runs in reins' sandbox (:mod:`reins.checks._judged`): the toolchain (system
+  folders, the interpreter's, the program's own folder) read-only, its folder and a private
+  ``/tmp`` (its HOME and TMPDIR) writable, nothing else of the host (not reins' folder, the
+  ledger, the user's repository or HOME), reins' own package hidden, no network (``network =
+  true`` gives it the host's), a process namespace of its own. Where bubblewrap cannot run at
+  all, a judge's tree refuses unless the run said ``--sandbox none``; a file's check then runs
+  in namespaces of its own where ``unshare`` works (``require_isolation = true`` refuses where
+  the network cannot be cut), with a temporary HOME, on the host's file system.
+- The environment is clean: ``PATH``, ``LANG=C.UTF-8``, ``HOME`` and ``TMPDIR``; no other
+  variable of the judge (so no secret) reaches the program.
 - Output is captured and capped (the last ``output_chars`` characters of each stream are kept).
 - An exit code outside ``pass_codes`` is a fact with the tail of the output; so is running past
   ``timeout`` seconds (the whole process group is killed): an infinite loop is the submission's
@@ -40,9 +43,6 @@ judge's failure (:class:`~reins.errors.JudgeError`, no try used), never the gene
 An exit code is all this check reads. For tests, prefer the ``pytest`` check, which reads
 pytest's own report: an exit status 0 with no test run, or printed text that looks like a
 pass, is no pass there.
-
-Not a sandbox: the program can read what the judge's user can read. Run untrusted code in a
-container or a VM.
 """
 
 from __future__ import annotations

@@ -58,8 +58,11 @@ from reins.workspace.workspaces import Workspaces
 
 SANDBOX_META = "workspace.sandbox"
 UNCONFINED = (
-    "coding agents run UNCONFINED (--sandbox none): each can read and write all you can, "
-    "and the verdicts hold only against what it could not reach"
+    "coding agents run UNCONFINED (--sandbox none): each can read and write all you can; the "
+    "judge still runs their code confined and proves its own trees before each judgment"
+)
+JUDGE_UNCONFINED = (
+    "the judge runs the code under test UNCONFINED too: bubblewrap cannot run here ({})"
 )
 
 
@@ -129,7 +132,11 @@ class Workshop:
         self.ahead = [*made, *self.judges.make_ahead(self.options.concurrency, after=made)]
         notes = [f"workspaces in {spaces.root}, from base {spaces.base[:12]}"]
         if self.workspace.sandbox == "none":
+            from reins.sandbox import why_not
+
             notes.append(UNCONFINED)
+            if reason := why_not():
+                notes.append(JUDGE_UNCONFINED.format(reason))
         if ended:
             notes.append(f"ended {len(ended)} process(es) a crashed run left running")
         if tidied:

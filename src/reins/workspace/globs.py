@@ -48,6 +48,12 @@ class Globs:
         return self._regex.fullmatch(path) is not None
 
 
+def escape(text: str) -> str:
+    """``text`` as a pattern that matches itself alone: each ``*``, ``?`` and ``[`` in a set of
+    its own (an item's path, written into a pattern, is no pattern of the item's making)."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
+
+
 def check(pattern: str) -> str | None:
     """Why ``pattern`` is not usable, or None."""
     if not pattern.strip() or pattern.strip("/") == "":

@@ -1,8 +1,10 @@
-"""The quest's hidden tests (``[workspace] hidden``): listed and put into a judge's tree of
-their own without following a link on either side."""
+"""The files of a judge's tree that reins puts in and takes out itself: the quest's hidden
+tests (``[workspace] hidden``), listed and put in without following a link on either side, and
+a whole tree wiped whatever a judged run left in it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 
@@ -40,3 +42,18 @@ def place(hidden: str, tree: str) -> None:
             os.symlink(os.readlink(source), target)
         else:
             shutil.copyfile(source, target, follow_symlinks=False)
+
+
+def wipe(folder: str) -> None:
+    """Remove ``folder`` and everything in it, then make it again, empty: folders a judged run
+    made unreadable or unwritable are opened up first (never through a link)."""
+    with contextlib.suppress(OSError):
+        os.chmod(folder, 0o700)
+    for top, dirs, _files in os.walk(folder, followlinks=False):
+        for name in dirs:
+            path = os.path.join(top, name)
+            if not os.path.islink(path):
+                with contextlib.suppress(OSError):
+                    os.chmod(path, 0o700)
+    shutil.rmtree(folder, ignore_errors=True)  # what stays in the way fails makedirs
+    os.makedirs(folder)

@@ -293,13 +293,12 @@ class JudgeTrees:
                 os.unlink(index)
         try:
             self._git(index, ["read-tree", "-u", "--reset", target], tree=path)
-        except WorkspaceError:  # a folder in the way of a file, or the like: start over
-            shutil.rmtree(path, ignore_errors=True)
-            os.makedirs(path)
+            self._git(index, ["clean", "--quiet", "-ffdx"], tree=path)
+        except WorkspaceError:  # what a judged run left in the way (a folder it made unreadable)
+            hidden_tests.wipe(path)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(index)
             self._git(index, ["read-tree", "-u", "--reset", target], tree=path)
-        self._git(index, ["clean", "--quiet", "-ffdx"], tree=path)
         treeindex.remember(index)
 
     def _judged(self, index: str, patch: str, path: str) -> tuple[str, list[Fact], list[str]]:
@@ -315,17 +314,19 @@ class JudgeTrees:
             apply = ["apply", "--cached", "--binary", "--whitespace=nowarn", "-"]
             self._git(index, apply, tree=path, stdin=data)
             # what the patch changed, as git's objects say (a rename is its two paths)
-            diff = ["diff-index", "--cached", "--no-renames", "--name-only", "-z", self.base]
-            listed = self._git(index, diff, tree=path)
+            diff = ["diff-index", "--cached", "--no-renames", "-z", self.base]
+            changes = treefacts.changes(self._git(index, diff, tree=path))
         except WorkspaceError as exc:  # a patch git cannot apply
             said = str(exc).rsplit("failed: ", 1)[-1]
             fact = Fact(where="the change", expected="a patch that applies to the base",
                         actual=said, rule=CHANGE_RULE)  # fmt: skip
             return self.base_tree_id(), [fact], []
-        paths = [p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p]
-        entries = self._entries(index)
-        present = [p for p in paths if p in entries]
-        facts = [*self._links(index, entries, present, path), *self._shadows(index, present),
+        paths = [c.path for c in changes]
+        added = [c.path for c in changes if c.status == "A"]
+        linked = any(c.mode == "120000" for c in changes)
+        entries = self._entries(index) if linked or self.hidden else {}
+        facts = [*(self._links(index, entries, path) if linked else []),
+                 *treefacts.shadow_facts(treefacts.shadows(added)),
                  *self._judge_files(index, paths, path)]  # fmt: skip
         if self.hidden and treefacts.hidden_clashes(self.hidden_files(), set(entries)):
             facts.append(treefacts.hidden_fact())
@@ -342,20 +343,17 @@ class JudgeTrees:
                 found[name] = (mode, obj)
         return found
 
-    def _links(
-        self, index: str, entries: dict[str, tuple[str, str]], paths: list[str], path: str
-    ) -> list[Fact]:
-        """A fact for each link the patch made that leads out of the tree, chains of links
-        (the base's among them) followed as the kernel follows them; each is dropped."""
-        if not any(entries[p][0] == "120000" for p in paths):
-            return []
+    def _links(self, index: str, entries: dict[str, tuple[str, str]], path: str) -> list[Fact]:
+        """A fact for each link of the tree that leads out of it, once the patch made or changed
+        one (a new link can turn an old one's path outward), links followed as the kernel
+        follows them, chains included; each is dropped."""
         links = {
             name: self._git(index, ["cat-file", "blob", obj]).decode("utf-8", "surrogateescape")
             for name, (mode, obj) in entries.items()
             if mode == "120000"
         }
         found: list[str] = []
-        while out := [p for p in treefacts.escaping(links, paths) if p not in found]:
+        while out := treefacts.escaping(links, sorted(links)):
             found += out  # dropping one link can change where another leads: again until none
             for name in out:
                 del links[name]
@@ -364,15 +362,6 @@ class JudgeTrees:
             remove = ["update-index", "--force-remove", "-z", "--stdin"]
             self._git(index, remove, tree=path, stdin=gone)
         return treefacts.link_facts(found)
-
-    def _shadows(self, index: str, present: list[str]) -> list[Fact]:
-        """A fact for each module the patch adds at the top named like one of Python's own."""
-        named = treefacts.shadows(present)
-        if not named:
-            return []
-        listing = ["ls-tree", "-r", "-z", "--name-only", self.base, "--", *named]
-        old = set(self._git(index, listing).decode("utf-8", "surrogateescape").split("\0"))
-        return treefacts.shadow_facts([p for p in named if p not in old])
 
     def _judge_files(self, index: str, paths: list[str], path: str) -> list[Fact]:
         """A fact for each judge's file the patch changed; each is put back as the base has it

@@ -91,7 +91,12 @@ def base_tree(workspace: Workspace, *, root: str, base: str) -> Iterator[BaseTre
 
     spaces = Workspaces.open(workspace, root=root, base=base)
     hidden = hidden_folder(workspace, spaces.repo)
-    trees = JudgeTrees(spaces.places, spaces.base, judge=workspace.judge_globs, hidden=hidden,
-                        sandbox=workspace.sandbox)
+    trees = JudgeTrees(
+        spaces.places,
+        spaces.base,
+        judge=workspace.judge_globs,
+        hidden=hidden,
+        sandbox=workspace.sandbox,
+    )
     with trees.base_tree() as path:
         yield BaseTree(os.path.realpath(path), spaces.base, spaces.store)

@@ -13,6 +13,7 @@ import re
 import sys
 from collections import deque
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from reins.values import Fact
 
@@ -46,6 +47,28 @@ def configures(name: str, text: bytes) -> bool:
                 "setup.cfg": (b"[tool:pytest]",)}  # fmt: skip
     wanted = sections.get(name)
     return wanted is None or any(w in text for w in wanted)
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One path a patch changed: its mode after the patch (``000000`` when deleted) and git's
+    status letter (``A`` added, ``M`` modified, ``D`` deleted, ``T`` type changed)."""
+
+    path: str
+    mode: str
+    status: str
+
+
+def changes(raw: bytes) -> list[Change]:
+    """The changes ``git diff-index -z --no-renames`` lists
+    (``:old new old-object new-object STATUS`` then the path, each ended by a NUL)."""
+    fields = raw.decode("utf-8", "surrogateescape").split("\0")
+    found = []
+    for head, path in zip(fields[::2], fields[1::2], strict=False):
+        parts = head.lstrip(":").split()
+        if len(parts) == 5 and path:
+            found.append(Change(path, parts[1], parts[4][:1]))
+    return found
 
 
 def escaping(links: dict[str, str], changed: Iterable[str]) -> list[str]:
