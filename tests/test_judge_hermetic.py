@@ -359,3 +359,35 @@ def test_a_new_link_that_turns_an_old_one_outward_is_a_fact(tmp_path: Path) -> N
         assert not os.path.lexists(os.path.join(tree.path, "y"))
     finally:
         judging.close()
+
+
+def test_a_folder_the_agent_replaced_by_a_link_is_judged_not_an_error(
+    judging: Judging, tmp_path: Path
+) -> None:
+    # tests/ made a link to the top: git would not stage "beyond a symbolic link", which made
+    # the whole change a generation error (no try used) where it must be judged.
+    import shutil
+
+    from reins.workspace.change import take
+
+    judging.spaces.prepare("add", judging.spaces.base)
+    work = Path(judging.spaces.path_of("add"))
+    shutil.rmtree(work / "tests")
+    os.symlink(".", work / "tests")
+    patch = take(judging.spaces, "add", judging.spaces.base, message="turn").patch.decode()
+    held = judging.judges.tree(patch, branch="reins/add")
+    judging._held.append(held)
+    tree = held.__enter__()
+    facts = verdict(tree, tmp_path)
+    assert ("reins:judge-owned", "file tests/test_calc.py") in {(f.rule, f.where) for f in facts}
+    assert any(f.actual.startswith("failed: assert 0 == 4") for f in facts)
+
+
+def test_a_fact_quotes_only_the_first_line_of_an_exception_the_code_chose(
+    judging: Judging, tmp_path: Path
+) -> None:
+    # What the code raises is the code's text, not the test's: a lookup table's worth of it
+    # must not ride into the next prompt.
+    raises = "def add(a, b):\n    raise ValueError('first line' + '\\n' + 'x' * 5000)\n"
+    [fact] = verdict(judging.tree("add", {"calc.py": raises}), tmp_path)
+    assert fact.actual == "failed: ValueError: first line"

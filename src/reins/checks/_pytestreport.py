@@ -34,6 +34,7 @@ import pytest  # first: nothing in the tree can stand in for pytest or its plugi
 
 sys.path.insert(0, tree)
 CUT = 1500
+SAID = 300
 
 
 def said(report):
@@ -41,7 +42,10 @@ def said(report):
         return str(report.longrepr[2]).removeprefix("Skipped: ")[:CUT]  # (path, line, reason)
     crash = getattr(report.longrepr, "reprcrash", None)
     if crash is not None and crash.message:
-        return crash.message[:CUT]  # the exception and, for an assert, what it compared
+        text = crash.message
+        if text.startswith(("assert ", "AssertionError")):
+            return text[:CUT]  # the test's own assertion, and what it compared
+        return text.split("\n", 1)[0][:SAID]  # an exception the code chose: its first line
     lines = [ln for ln in str(report.longrepr or "").splitlines() if ln.startswith("E ")]
     return ("\n".join(lines[:20]) or str(report.longrepr or ""))[:CUT]
 

@@ -70,8 +70,15 @@ def take(
     if len(listed) > spec.max_files or size > spec.max_bytes:
         shown = f"{len(listed)} files, {size} bytes"
         return _refused(shown, "", spec.max_files, spec.max_bytes)
-    if listed:  # only the paths listed: git walks the workspace once, not twice
-        paths = "".join(f"{p}\0" for p in listed).encode("utf-8", "surrogateescape")
+    # a file under a folder the agent replaced by a link (or a file) is gone: git add would
+    # refuse the whole change ("beyond a symbolic link"), so its entry is dropped first
+    gone = [p for p in listed if _beyond_link(ws.path_of(key), p)]
+    if gone:
+        names = "".join(f"{p}\0" for p in gone).encode("utf-8", "surrogateescape")
+        ws.run(key, ["update-index", "--force-remove", "-z", "--stdin"], stdin=names)
+    kept = [p for p in listed if p not in set(gone)]
+    if kept:  # only the paths listed: git walks the workspace once, not twice
+        paths = "".join(f"{p}\0" for p in kept).encode("utf-8", "surrogateescape")
         # --ignore-errors: a file the agent made unreadable is left out, not the whole change
         add = ["add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"]
         ws.run(key, add, stdin=paths)
@@ -115,6 +122,16 @@ def _listed(ws: Workspaces, key: str, most: int) -> list[str] | None:
     out, over = capped([*head, *args], cwd=ws.path_of(key), env=env, limit=(most + 1) * 4097)
     paths = list(dict.fromkeys(p for p in out.decode("utf-8", "surrogateescape").split("\0") if p))
     return None if over or len(paths) > most else paths
+
+
+def _beyond_link(folder: str, path: str) -> bool:
+    """Whether a folder on the way to ``path`` is a link or a file in ``folder`` now."""
+    parts = path.split("/")[:-1]
+    for n in range(1, len(parts) + 1):
+        step = os.path.join(folder, *parts[:n])
+        if os.path.islink(step) or not os.path.isdir(step):
+            return os.path.lexists(step)
+    return False
 
 
 def _size(folder: str, paths: list[str]) -> int:
