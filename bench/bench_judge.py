@@ -12,8 +12,8 @@ tree from the recorded patch and run the pack's two pytest rules (``bench/judge_
 checked out in a git worktree; "now" is this checkout. Both run the same worker, one process a
 round each, interleaved (before, now, before, now, …) on the same machine, so that the load
 of the moment weighs on both. Two projects: the coding pack as shipped, and the same with
-10,000 more small files. Medians of every turn of every round; the goal is now at most 1.10 times before.
-Figures go to ``bench/JUDGE.md``.
+10,000 more small files. Medians of every turn of every round; the goal: now at most 1.10
+times before. Figures go to ``bench/JUDGE.md``.
 """
 
 from __future__ import annotations
