@@ -44,7 +44,7 @@ def test_every_registered_check_loads_under_its_name(name: str) -> None:
 
 
 def test_an_unknown_check_lists_the_known_ones() -> None:
-    with pytest.raises(ConfigError, match="Known: absent, ai, anchored, command"):
+    with pytest.raises(ConfigError, match="Known: absent, ai, anchored, changed_files, command"):
         spec_of("anchord")
 
 

@@ -44,6 +44,7 @@ STANDARD: dict[str, str] = {
     "json_path": "reins.checks.jsonpath:JSON_PATH",
     "command": "reins.checks.command:COMMAND",
     "pytest": "reins.checks.pytestrun:PYTEST",
+    "changed_files": "reins.checks.changes:CHANGED_FILES",
     "ai": "reins.checks.ai:AI",
     "python": "reins.checks.python:PYTHON",
 }
