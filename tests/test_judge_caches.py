@@ -14,7 +14,7 @@ import pytest
 
 from reins.errors import JudgeError
 from tests.kit.codingkit import Judging, make_repo
-from tests.test_judge_hermetic import RIGHT, TESTS, WRONG, verdict
+from tests.kit.judgekit import RIGHT, TESTS, WRONG, verdict
 
 
 @pytest.fixture
@@ -81,7 +81,7 @@ def test_nothing_a_judged_run_writes_is_seen_by_the_next(judging: Judging, tmp_p
 
 
 @pytest.fixture
-def without_bubblewrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def without_bubblewrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A PATH on which bubblewrap (and unshare) cannot be found, git still can."""
     import shutil
 

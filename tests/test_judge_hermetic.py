@@ -14,20 +14,15 @@ import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from reins.checks import BASE, spec_of, validate
 from reins.checks._judged import Judged, policy
-from reins.gate.rule import Context
 from reins.sandbox import reins_package
 from reins.values import Fact, JudgeTree
 from tests.kit.codingkit import Judging, checkout_state, git, make_repo, object_files
+from tests.kit.judgekit import RIGHT, TESTS, WRONG, verdict
 
-WRONG = "def add(a, b):\n    return a - b\n"
-RIGHT = "def add(a, b):\n    return a + b\n"
-TESTS = "from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n"
 SECRET = "zebra-42-do-not-leak"
 HIDDEN = f"from calc import add\n\n\ndef test_secret():\n    assert add(40, 2) == 42, {SECRET!r}\n"
 
@@ -42,16 +37,6 @@ def judging(project: Path, tmp_path: Path) -> Iterator[Judging]:
     judging = Judging(project, tmp_path / "root", judge=["tests/**"])
     yield judging
     judging.close()
-
-
-def verdict(tree: JudgeTree, tmp_path: Path, **params: Any) -> list[Fact]:
-    """Every fact of a judgment by a ``pytest`` rule (``tests/test_calc.py::test_add`` by
-    default): reins' own facts of the tree first."""
-    spec = spec_of("pytest")
-    params = params or {"tests": ["tests/test_calc.py::test_add"]}
-    check = spec.build(validate(spec, {**params, BASE: str(tmp_path)}))
-    found = check(Context(key="add", submission="", workspace=tree))
-    return [*tree.facts, *(found or [])]
 
 
 def words(facts: list[Fact]) -> str:

@@ -7,6 +7,7 @@ other layer: ``import reins.backends.base`` must not load sqlite3, the store or 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
@@ -142,6 +143,20 @@ class JudgeTree:
     hidden: str | None = None
     facts: tuple[Fact, ...] = ()
     runs: dict[tuple[str, ...], object] = field(default_factory=dict, compare=False)
+    changed: tuple[str, ...] = ()
+    """every path the recorded patch touches (both names of a rename), exactly as git has them"""
+    target: str = ""
+    """the git tree reins computed for the judgment (base, patch, judge's files), which
+    ``path`` was proven to hold"""
+    sandbox: str = "bwrap"
+    """the run's ``--sandbox``: ``none`` lets the judge run unconfined where bubblewrap cannot
+    run at all (it is confined wherever it can be, whatever the agent's setting)"""
+    tests: tuple[str, ...] = ()
+    """the judge's own test files at the base (``[workspace] judge`` and pytest's file names),
+    by path from the top: what pytest collects"""
+    config: str = ""
+    """the base's pytest configuration file among the judge's files (path from the top; "" for
+    none): the only configuration pytest reads"""
 
 
 def readable_json(value: object) -> str:
@@ -158,3 +173,40 @@ def readable_json(value: object) -> str:
     except UnicodeEncodeError:
         return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
     return text
+
+
+# What a terminal must never receive raw: the C0 controls but newline and tab (ESC starts a
+# cursor move, a title or a clipboard write; CR overwrites a line), DEL, the C1 controls (an
+# 8-bit terminal reads U+009B as CSI), lone surrogates (a surrogateescape stream writes one as
+# a raw byte) and every format character (category Cf: bidi overrides and isolates,
+# zero-widths, tag characters) that makes a text read otherwise than it is. Cf is listed as of
+# Unicode 15.1 (Python 3.11 knows 14.0); tests/test_printable.py checks it against unicodedata.
+_UNPRINTABLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2"
+    "\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ud800-\udfff\ufeff\ufff9-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0001\U000e0020-\U000e007f]"
+)
+
+
+def _escape(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    if code < 0x20:
+        return f"\\x{code:02x}"
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    high, low = divmod(code - 0x10000, 0x400)  # as JSON writes it: a surrogate pair
+    return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: newlines and tabs kept, every other control or format
+    character written as a visible escape (``\\x1b``, ``\\u009b``, ``\\u202e``).
+
+    Whatever a generator wrote reaches people's terminals (``reins log``, a fact's ``actual``, a
+    patch, an error quoting it); the CLI writes everything through this. Every escape but a C0
+    control's is JSON's own, and JSON never holds a C0 control raw, so a JSON document comes out
+    as a document of the same value. Backslashes are left as they are: a text that holds
+    ``\\x1b`` as four characters reads the same as one holding ESC, but both are harmless.
+    """
+    return _UNPRINTABLE.sub(_escape, text)

@@ -143,7 +143,9 @@ class Pytest:
                 if hidden:
                     from reins.workspace.judgetree import JudgeTrees
 
-                    with JudgeTrees.of(tree).built(tree.target, hidden=True) as folder:
+                    with JudgeTrees.of(tree).built(
+                        tree.target, hidden=True, lender=tree.path
+                    ) as folder:
                         apart = self._run(_judged(folder, tree), hidden, tree.config, base=False)
                     found = _joined(found, _unsaid(apart))
             except _Failed as exc:

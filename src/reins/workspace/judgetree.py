@@ -15,12 +15,9 @@ at the top named like one of Python's own (``reins:shadow``), a file where the h
 (``reins:hidden``), a patch that does not apply (``reins:change``).
 
 The trees are a pool under ``root/.reins/judge``: a judgment takes the first tree no other
-thread or process holds (an ``flock`` each) and resets it in place. Nothing in a pooled tree is
-trusted: the tree reins computes for a judgment comes from a fresh index of the base (never a
-cached one), and the folder is reset to it by git, which rewrites every file whose state on disk
-differs from what its index recorded and removes every file the index does not hold. The index
-itself is reins' own only if its bytes are what reins last wrote there (a digest kept in this
-process); else the tree is checked out whole again.
+holds (an ``flock`` each) and resets it in place. Nothing there is trusted: the judged tree is
+computed from a fresh index of the proven base store into a fresh object folder, and git resets
+the folder to it (:mod:`reins.workspace.treeindex`, :mod:`reins.workspace.storeproof`).
 """
 
 from __future__ import annotations
@@ -34,7 +31,7 @@ from collections.abc import Iterator, Sequence
 
 from reins.errors import WorkspaceError
 from reins.values import Fact, JudgeTree
-from reins.workspace import hidden_tests, treefacts, treeindex
+from reins.workspace import hidden_tests, storeproof, treefacts, treeindex
 from reins.workspace.basestore import DONE, objects_of, seal
 from reins.workspace.change import CHANGE_RULE
 from reins.workspace.git import git
@@ -42,7 +39,6 @@ from reins.workspace.globs import Globs
 from reins.workspace.places import Hold, Places, locked
 
 JUDGE_RULE = "reins:judge-owned"
-LINK_RULE = treefacts.LINK_RULE
 CLEAN = ".clean"  # beside a tree's index: the tree it was cleaned to (a free tree to take first)
 # Trees being cleaned by this process, per judge's folder: a judgment waits for one of them
 # rather than check out a new tree.
@@ -71,6 +67,8 @@ class JudgeTrees:
         self._tests: tuple[str, ...] | None = None
         self._base_tree: str | None = None
         self._config: str | None = None
+        self._base_objects = objects_of(self.store)
+        self._lent: dict[str, str] = {}  # a slot's objects → the judgment's it borrows
 
     @classmethod
     def of(cls, tree: JudgeTree) -> JudgeTrees:
@@ -90,6 +88,9 @@ class JudgeTrees:
         """
         with self._slot() as (path, index):
             self._judge_store = self._store()
+            storeproof.fresh(
+                storeproof.slot_objects(index)
+            )  # what the judgment writes, and reads back, is its own
             os.makedirs(path, exist_ok=True)  # git applies a patch "in" it (reading no file)
             target, facts, changed = (self._judged(index + ".next", patch, path) if patch
                                       else (self.base_tree_id(), [], []))  # fmt: skip
@@ -105,12 +106,20 @@ class JudgeTrees:
             yield path
 
     @contextlib.contextmanager
-    def built(self, target: str, *, hidden: bool) -> Iterator[str]:
+    def built(self, target: str, *, hidden: bool, lender: str | None = None) -> Iterator[str]:
         """The folder of a tree holding the git tree ``target`` (and, with ``hidden``, the
-        hidden tests), held meanwhile: the hidden tests' own run takes one."""
+        hidden tests), held meanwhile: the hidden tests' own run takes one. ``target``'s
+        objects are the base's, or those of the judgment in the tree ``lender`` (held)."""
         with self._slot() as (path, index):
             self._judge_store = self._store()
-            self._reset(path, index, target)
+            objects = storeproof.slot_objects(index)
+            storeproof.fresh(objects)
+            if lender:
+                self._lent[objects] = lender + ".objects"
+            try:
+                self._reset(path, index, target)
+            finally:
+                self._lent.pop(objects, None)
             if hidden and self.hidden:
                 hidden_tests.place(self.hidden, path)
             yield path
@@ -138,16 +147,15 @@ class JudgeTrees:
         """The base's pytest configuration file among the judge's files ("" for none): the
         first of pytest's own names the base holds at its top that configures pytest."""
         if self._config is None:
-            self._config = ""
-            for name in treefacts.CONFIGS:
-                if not self.globs.match(name):
-                    continue
-                shown = git([f"--git-dir={self.store}", "show", f"{self.base}:{name}"],
-                            cwd=self.places.own, check=False)  # fmt: skip
-                if shown.returncode == 0 and treefacts.configures(name, shown.stdout):
-                    self._config = name
-                    break
+            owned = [n for n in treefacts.CONFIGS if self.globs.match(n)]
+            self._config = next((n for n in owned if treefacts.configures(n, self._shown(n))), "")
         return self._config
+
+    def _shown(self, name: str) -> bytes | None:
+        """The file ``name`` at the top of the base, or None."""
+        shown = git([f"--git-dir={self.store}", "show", f"{self.base}:{name}"],
+                    cwd=self.places.own, check=False)  # fmt: skip
+        return shown.stdout if shown.returncode == 0 else None
 
     def hidden_files(self) -> list[str]:
         """The hidden tests' files, by path from the top of a tree (links not followed)."""
@@ -257,14 +265,21 @@ class JudgeTrees:
     ) -> bytes:
         """``git ARGS`` on the judge's store with ``index`` (and ``tree`` as work tree)."""
         head = [f"--git-dir={self._judge_store}"] + ([f"--work-tree={tree}"] if tree else [])
-        env = {"GIT_INDEX_FILE": index}
+        objects = storeproof.slot_objects(
+            index
+        )  # the slot's own, fresh each judgment; then the base's
+        borrowed = [*([self._lent[objects]] if objects in self._lent else []), self._base_objects]
+        env = {"GIT_INDEX_FILE": index, "GIT_OBJECT_DIRECTORY": objects,
+               "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(borrowed)}  # fmt: skip
         cwd = tree or self.places.judge
         return git([*head, *args], cwd=cwd, env=env, stdin=stdin, check=check).stdout
 
     def _store(self) -> str:
-        """The judge's store: it holds the blobs of the patches judged, borrowing the base's
-        objects; no agent's repository borrows from it (an answer must not be read there)."""
+        """The judge's store (its configuration; the objects of each judgment are a folder of
+        the judgment's own, borrowing the base's), after the base store is proven whole: no
+        agent's repository borrows from either (an answer must not be read there)."""
         seal(self.store)  # once a judgment (an unconfined agent could have written to it)
+        storeproof.prove(self.store)
         path = os.path.join(self.places.judge, "store.git")
         if not os.path.isfile(os.path.join(path, DONE)):
             with locked(self.places.lock_file):
@@ -274,10 +289,6 @@ class JudgeTrees:
                     with open(os.path.join(path, DONE), "w", encoding="ascii") as f:
                         f.write(self.base + "\n")
         seal(path)
-        alternates = os.path.join(path, "objects", "info", "alternates")
-        if not os.path.isfile(alternates):
-            with open(alternates, "w", encoding="utf-8") as f:
-                f.write(objects_of(self.store) + "\n")
         return path
 
     def _reset(self, path: str, index: str, target: str) -> None:

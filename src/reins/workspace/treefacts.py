@@ -40,9 +40,11 @@ CONFIGS = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyprojec
 """pytest's configuration files, in the order pytest 9 looks for them in a folder."""
 
 
-def configures(name: str, text: bytes) -> bool:
-    """Whether the file ``name`` holding ``text`` configures pytest (the files shared with other
-    tools only when they have pytest's section)."""
+def configures(name: str, text: bytes | None) -> bool:
+    """Whether the file ``name`` holding ``text`` (None: no such file) configures pytest (the
+    files shared with other tools only when they have pytest's section)."""
+    if text is None:
+        return False
     sections = {"pyproject.toml": (b"[tool.pytest",), "tox.ini": (b"[pytest]",),
                 "setup.cfg": (b"[tool:pytest]",)}  # fmt: skip
     wanted = sections.get(name)
