@@ -24,15 +24,8 @@ from dataclasses import dataclass, field
 
 BOOT = r"""
 import json, os, sys
-nonce_fd, report_fd, tree = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-del sys.argv[1:4]
-with os.fdopen(nonce_fd, "rb") as f:
-    nonce = f.read(64).decode("ascii")
-os.set_inheritable(report_fd, False)  # no process a test starts holds the report's pipe
-out = os.fdopen(report_fd, "w", encoding="utf-8")
 import pytest  # first: nothing in the tree can stand in for pytest or its plugins
 
-sys.path.insert(0, tree)
 CUT = 1500
 SAID = 300
 
@@ -50,35 +43,47 @@ def said(report):
     return ("\n".join(lines[:20]) or str(report.longrepr or ""))[:CUT]
 
 
-class Recorder:
-    def __init__(self):
-        self.tests, self.errors, self.deselected, self.files = {}, [], [], {}
+def recorder(nonce, out):
+    # the plugin that writes the report: the nonce and the pipe are its own, in no module name
 
-    def pytest_itemcollected(self, item):
-        code = getattr(getattr(item, "function", None), "__code__", None)
-        self.files[item.nodeid] = [str(item.path), getattr(code, "co_filename", "")]
+    class Recorder:
+        def __init__(self):
+            self.tests, self.errors, self.deselected, self.files = {}, [], [], {}
 
-    def pytest_collectreport(self, report):
-        if report.failed:
-            self.errors.append({"where": report.nodeid, "message": said(report)})
+        def pytest_itemcollected(self, item):
+            code = getattr(getattr(item, "function", None), "__code__", None)
+            self.files[item.nodeid] = [str(item.path), getattr(code, "co_filename", "")]
 
-    def pytest_deselected(self, items):
-        self.deselected.extend(item.nodeid for item in items)
+        def pytest_collectreport(self, report):
+            if report.failed:
+                self.errors.append({"where": report.nodeid, "message": said(report)})
 
-    def pytest_runtest_logreport(self, report):
-        seen = self.tests.setdefault(report.nodeid, {"phases": {}})
-        xfail = getattr(report, "wasxfail", None) is not None
-        text = said(report) if report.outcome != "passed" else ""
-        seen["phases"][report.when] = [report.outcome, xfail, text]
+        def pytest_deselected(self, items):
+            self.deselected.extend(item.nodeid for item in items)
 
-    def pytest_sessionfinish(self, session, exitstatus):
-        data = {"nonce": nonce, "exitstatus": int(exitstatus), "tests": self.tests,
-                "errors": self.errors, "deselected": self.deselected, "files": self.files}
-        json.dump(data, out)
-        out.close()
+        def pytest_runtest_logreport(self, report):
+            seen = self.tests.setdefault(report.nodeid, {"phases": {}})
+            xfail = getattr(report, "wasxfail", None) is not None
+            text = said(report) if report.outcome != "passed" else ""
+            seen["phases"][report.when] = [report.outcome, xfail, text]
+
+        def pytest_sessionfinish(self, session, exitstatus):
+            data = {"nonce": nonce, "exitstatus": int(exitstatus), "tests": self.tests,
+                    "errors": self.errors, "deselected": self.deselected, "files": self.files}
+            json.dump(data, out)
+            out.close()
+
+    return Recorder()
 
 
-sys.exit(int(pytest.main(sys.argv[1:], plugins=[Recorder()])))
+nonce_fd, report_fd, tree = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+del sys.argv[1:4]
+os.set_inheritable(report_fd, False)  # no process a test starts holds the report's pipe
+with os.fdopen(nonce_fd, "rb") as f:
+    plugin = recorder(f.read(64).decode("ascii"), os.fdopen(report_fd, "w", encoding="utf-8"))
+del nonce_fd, report_fd, f
+sys.path.insert(0, tree)
+sys.exit(int(pytest.main(sys.argv[1:], plugins=[plugin])))
 """
 
 
