@@ -16,13 +16,24 @@ TINY_REF = "tests.kit:TINY"
 
 
 def reins(
-    *args: str, input: str | bytes | None = None, env: Mapping[str, str] | None = None
+    *args: str,
+    input: str | bytes | None = None,
+    env: Mapping[str, str] | None = None,
+    color: bool = False,
 ) -> Result:
     """``reins ARGS`` in this process and folder, through click's CliRunner: ``exit_code``, and
     ``stdout`` and ``stderr`` apart. An exception the CLI does not turn into an exit code fails
-    the test with its traceback. The one invoker every helper of the kit goes through."""
+    the test with its traceback. The one invoker every helper of the kit goes through.
+
+    ``color`` writes as to a terminal: click then keeps the ANSI sequences it strips from a pipe.
+    """
     return CliRunner().invoke(
-        make_group(), list(args), input=input, env=dict(env or {}), catch_exceptions=False
+        make_group(),
+        list(args),
+        input=input,
+        env=dict(env or {}),
+        catch_exceptions=False,
+        color=color,
     )
 
 
@@ -32,10 +43,10 @@ class Cli:
 
     ``cli("submit", "-k", "a", input="bad")`` returns click's ``Result``: ``exit_code``, and
     ``stdout`` and ``stderr`` apart (``output`` holds both). Per call, ``input`` is stdin,
-    ``quest`` replaces the default ``--quest`` (``None``: no ``--quest`` at all) and ``env``
-    adds environment variables. ``ledger``, when set, is given as ``--ledger`` to every call;
-    ``driver`` is ``REINS_DRIVER``. An exception the CLI does not turn into an exit code fails
-    the test with its traceback (``catch_exceptions=False``).
+    ``quest`` replaces the default ``--quest`` (``None``: no ``--quest`` at all), ``env``
+    adds environment variables and ``color`` writes as to a terminal. ``ledger``, when set, is
+    given as ``--ledger`` to every call; ``driver`` is ``REINS_DRIVER``. An exception the CLI
+    does not turn into an exit code fails the test with its traceback (``catch_exceptions=False``).
     """
 
     folder: Path
@@ -49,6 +60,7 @@ class Cli:
         input: str | bytes | None = None,
         quest: str | EllipsisType | None = ...,
         env: Mapping[str, str] | None = None,
+        color: bool = False,
     ) -> Result:
         chosen = self.quest if quest is ... else quest
         argv = [
@@ -57,4 +69,5 @@ class Cli:
             *args,
         ]
         with contextlib.chdir(self.folder):
-            return reins(*argv, input=input, env={"REINS_DRIVER": self.driver, **(env or {})})
+            environment = {"REINS_DRIVER": self.driver, **(env or {})}
+            return reins(*argv, input=input, env=environment, color=color)

@@ -38,8 +38,9 @@ Exit codes (:class:`reins.errors.Exit`, the one table; the README's is checked a
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 import click
 
@@ -180,12 +181,92 @@ def emit_json(value: Shape | Sequence[Shape]) -> None:
 
 
 def fail(message: str, code: Exit) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
+    from reins.values import printable  # for_quest fails here before any group runs
+
+    click.echo(f"error: {printable(message)}", err=True)
     sys.exit(code)
 
 
+class Printable:
+    """A text stream that writes what it is given as :func:`reins.values.printable` text to
+    ``stream``; the rest (``isatty``, ``fileno``, ``encoding``, its binary ``buffer``, on which
+    MCP speaks) is the stream's own."""
+
+    def __init__(self, stream: TextIO) -> None:
+        from reins.values import printable
+
+        self.stream = stream
+        self.printable = printable
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):  # click asks a stream whether it is binary by write(b"")
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self.stream.write(self.printable(text))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def raw(stream: TextIO) -> TextIO:
+    """The stream under a :class:`Printable` one: for a writer that sends control sequences of
+    its own (the loop's status line, redrawn in place) and makes its texts printable itself."""
+    return stream.stream if isinstance(stream, Printable) else stream
+
+
+@contextmanager
+def printable_streams() -> Iterator[None]:
+    """While a command runs, ``sys.stdout`` and ``sys.stderr`` write printable text only.
+
+    What a generator wrote reaches the terminal in many texts (a log, a fact, a prompt, a
+    review, an error quoting it); filtering the two streams, not each text, leaves no command
+    and no line to forget.
+    """
+    saved = sys.stdout, sys.stderr
+    undo = [_utf8(s) for s in saved if s is not None]
+    # None under pythonw; already Printable when a command runs a group of its own.
+    if sys.stdout is not None and not isinstance(sys.stdout, Printable):
+        sys.stdout = cast(TextIO, Printable(sys.stdout))
+    if sys.stderr is not None and not isinstance(sys.stderr, Printable):
+        sys.stderr = cast(TextIO, Printable(sys.stderr))
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+        for done in undo:
+            done()
+
+
+def _utf8(stream: TextIO) -> Callable[[], object]:
+    """Make an ASCII ``stream`` UTF-8 for the while, and return the undo.
+
+    click writes UTF-8 on the buffer of a stream whose encoding is ASCII, past the stream
+    itself, and so past a :class:`Printable` over it; once UTF-8, click writes to it.
+    """
+    import codecs
+    import io
+
+    if not isinstance(stream, io.TextIOWrapper):
+        return lambda: None
+    encoding, errors = stream.encoding, stream.errors
+    if codecs.lookup(encoding).name != "ascii":
+        return lambda: None
+    stream.reconfigure(encoding="utf-8", errors="replace")
+    return lambda: stream.reconfigure(encoding=encoding, errors=errors)
+
+
 class ReinsGroup(SuggestingGroup):
-    """A click group that maps ReinsError to a message on stderr and its exit code."""
+    """A click group that maps ReinsError to a message on stderr and its exit code, and whose
+    commands write printable text only (:func:`printable_streams`)."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        # Around click's own main: its usage errors, help and exits are written through too.
+        with printable_streams():
+            return super().main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> Any:
         from reins.errors import Exit, ReinsError

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reins.cli.app import Env, pass_env
+from reins.cli.app import Env, pass_env, raw
 from reins.cli.loopflags import LoopFlags, agent_options
 from reins.cli.work import json_option
 from reins.errors import Exit
@@ -243,7 +243,7 @@ def _reporter(as_json: bool) -> Reporter:
     if as_json:
         return JsonReporter(sys.stdout, err)
     if err.isatty():
-        return TtyReporter(err, err)
+        return TtyReporter(err, raw(err))  # it redraws its line itself (reins.loop.progress)
     return LineReporter(err, err)
 
 

@@ -99,7 +99,9 @@ def serve(
     else:
         mode = "read-only" if read_only else "actions on" if quest is not None else "no quest"
         click.echo(f"reins serve: {url}  ({store.location}, {mode}; Ctrl-C stops)")
-    server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    # No colours: their control sequences would reach the terminal escaped (printable_streams).
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="off", use_colors=False
     )
+    server = uvicorn.Server(config)
     server.run(sockets=[sock])

@@ -29,7 +29,7 @@ from reins.loop.lines import (
     summary_text,
     turn_line,
 )
-from reins.values import readable_json
+from reins.values import printable, readable_json
 
 REDRAW = 0.1  # seconds between redraws of the status line
 BATCH_LINGER = 2.0  # seconds a batch's progress line stays before the status line comes back
@@ -150,7 +150,11 @@ class LineReporter(NullReporter):
 
 
 class TtyReporter(NullReporter):
-    """A status line redrawn in place on a terminal (``err``); the summary on ``out``."""
+    """A status line redrawn in place on a terminal (``err``); the summary on ``out``.
+
+    ``err`` takes the control sequences that redraw the line, so the CLI hands over the
+    terminal itself, not its printable stream: every text written there is made printable here.
+    """
 
     def __init__(self, out: TextIO, err: TextIO) -> None:
         self.out = out
@@ -165,7 +169,7 @@ class TtyReporter(NullReporter):
         self._drawn = now
         # A line wider than the terminal would wrap, and \r could no longer redraw it.
         width = shutil.get_terminal_size().columns
-        self.err.write("\r\x1b[2K" + status_line(status)[: max(width - 1, 20)])
+        self.err.write("\r\x1b[2K" + printable(status_line(status))[: max(width - 1, 20)])
         self.err.flush()
         self._shown = True
 
@@ -190,14 +194,14 @@ class TtyReporter(NullReporter):
             self.note(batch_line(event))
             return
         width = shutil.get_terminal_size().columns
-        self.err.write("\r\x1b[2K" + batch_line(event)[: max(width - 1, 20)])
+        self.err.write("\r\x1b[2K" + printable(batch_line(event))[: max(width - 1, 20)])
         self.err.flush()
         self._shown = True
         self._drawn = time.monotonic() + BATCH_LINGER  # the next redraws leave it be a while
 
     def note(self, text: str) -> None:
         self._clear()
-        self.err.write(f"note: {text}\n")
+        self.err.write(f"note: {printable(text)}\n")
         self.err.flush()
 
     def finish(self, summary: Summary) -> None:
