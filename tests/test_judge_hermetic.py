@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from reins.checks import BASE, spec_of, validate
 from reins.checks._judged import Judged, policy
+from reins.gate.rule import Context
 from reins.sandbox import reins_package
 from reins.values import Fact, JudgeTree
 from tests.kit.codingkit import Judging, checkout_state, git, make_repo, object_files
@@ -376,3 +378,22 @@ def test_a_fact_quotes_only_the_first_line_of_an_exception_the_code_chose(
     raises = "def add(a, b):\n    raise ValueError('first line' + '\\n' + 'x' * 5000)\n"
     [fact] = verdict(judging.tree("add", {"calc.py": raises}), tmp_path)
     assert fact.actual == "failed: ValueError: first line"
+
+
+def test_a_program_the_change_plants_under_the_judge_s_program_name_is_never_run(
+    judging: Judging, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The command check finds its program on reins' own PATH, "." first here: never in the tree
+    # the judged code wrote, where a python3 that exits 0 waits.
+
+    monkeypatch.setenv("PATH", "." + os.pathsep + os.environ["PATH"])
+    monkeypatch.chdir(tmp_path)
+    planted = {"python3": "#!/bin/sh\nexit 0\n", "bin/python3": "#!/bin/sh\nexit 0\n"}
+    tree = judging.tree("add", planted)
+    for name in planted:
+        os.chmod(os.path.join(tree.path, name), 0o755)
+    spec = spec_of("command")
+    params = {"run": ["python3", "-c", "import sys; sys.exit(3)"], "workspace": True}
+    check = spec.build(validate(spec, {**params, BASE: str(tmp_path)}))
+    [fact] = check(Context(key="add", submission="", workspace=tree))
+    assert fact.actual.startswith("exit code 3")

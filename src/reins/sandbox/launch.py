@@ -42,8 +42,8 @@ def needed(argv: Sequence[str], *, path: bool = True) -> list[str]:
             parts = file.split(os.sep)
             if "node_modules" in parts:
                 found.append(os.sep.join(parts[: parts.index("node_modules") + 1]))
-            if os.path.basename(folder) == "bin":  # a virtual environment's: its packages too
-                found.append(os.path.dirname(folder))
+            if os.path.basename(folder) in ("bin", "shims"):  # a virtual environment's
+                found.append(os.path.dirname(folder))  # packages too; pyenv's shims need pyenv
     for folder in os.environ.get("PATH", "").split(os.pathsep) if path else ():
         if os.path.isabs(folder) and os.path.isdir(folder):
             found.append(os.path.realpath(folder))
