@@ -115,14 +115,20 @@ def link_facts(names: list[str]) -> list[Fact]:
 
 def shadows(added: Iterable[str]) -> list[str]:
     """The paths among ``added`` that make a module at the top of the tree named like one of
-    the standard library or of the judge's own (``json.py``, ``pytest/``): the tree is on the
-    judged run's import path, so it would stand in for the judge's own module."""
+    the standard library or of the judge's own (``json.py``, ``pytest/__init__.py``): the tree
+    is on the judged run's import path, so it would stand in for the judge's own module. A
+    folder of data (``test/``, ``html/``) is no module and no fact."""
     names = sys.stdlib_module_names | STARTUP
     found = []
     for path in added:
-        top, _, rest = path.partition("/")
-        module = top.removesuffix(".py") if not rest else top
-        if (rest or top.endswith(".py")) and module in names:
+        parts = path.split("/")
+        if len(parts) == 1 and path.endswith(".py"):
+            module = path.removesuffix(".py")
+        elif len(parts) == 2 and parts[1] == "__init__.py":
+            module = parts[0]
+        else:
+            continue
+        if module in names:
             found.append(path)
     return found
 
