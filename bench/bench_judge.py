@@ -39,9 +39,11 @@ from bench.machine import cpu_model  # noqa: E402
 BASELINE = "a3301ee"
 """The last commit before the confined judge (issue 37)."""
 PROJECTS = (("the coding pack", 0), ("the pack + 10,000 files", 10_000))
+Row = tuple[str, float, float, float, float, float]
+"""A project; a later judged turn before, now, their ratio; a process's first one before, now."""
 
 
-def turns_of(src: Path, files: int, turns: int) -> list[float]:
+def turns_of(src: Path, files: int, turns: int) -> tuple[float, list[float]]:
     with tempfile.TemporaryDirectory(prefix="reins-bench-judge-") as folder:
         env = {**os.environ, "PYTHONPATH": str(src)}
         done = subprocess.run(
@@ -50,7 +52,8 @@ def turns_of(src: Path, files: int, turns: int) -> list[float]:
         )  # fmt: skip
     if done.returncode:
         raise SystemExit(f"judge_worker ({src}) failed:\n{done.stderr[-3000:]}")
-    return [float(s) for s in json.loads(done.stdout.strip().splitlines()[-1])]
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    return float(said["first"]), [float(s) for s in said["turns"]]
 
 
 def main() -> int:
@@ -64,16 +67,20 @@ def main() -> int:
                     args.baseline], check=True)  # fmt: skip
     try:
         sides = {"before": worktree / "src", "now": REPO / "src"}
-        rows = []
+        rows: list[Row] = []
         for name, files in PROJECTS:
             seen: dict[str, list[float]] = {side: [] for side in sides}
+            firsts: dict[str, list[float]] = {side: [] for side in sides}
             for _ in range(rounds):
                 for side, src in sides.items():
-                    seen[side] += turns_of(src, files, turns)
+                    first, later = turns_of(src, files, turns)
+                    firsts[side].append(first)
+                    seen[side] += later
             before, now = (statistics.median(seen[s]) * 1000 for s in ("before", "now"))
-            rows.append((name, before, now, now / before))
-            print(f"{name}: before {before:.0f} ms, now {now:.0f} ms, {now / before:.2f}×",
-                  flush=True)  # fmt: skip
+            cold = [statistics.median(firsts[s]) * 1000 for s in ("before", "now")]
+            rows.append((name, before, now, now / before, *cold))
+            print(f"{name}: before {before:.0f} ms, now {now:.0f} ms, {now / before:.2f}×; "
+                  f"first judgment {cold[0]:.0f} → {cold[1]:.0f} ms", flush=True)  # fmt: skip
     finally:
         subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(worktree)],
                        check=False)  # fmt: skip
@@ -82,7 +89,7 @@ def main() -> int:
     return 0
 
 
-def write(rows: list[tuple[str, float, float, float]], baseline: str, turns: int, n: int) -> None:
+def write(rows: list[Row], baseline: str, turns: int, n: int) -> None:
     load = os.getloadavg()[0]
     lines = [
         "# The confined judge per judged turn (`bench_judge.py`, issue 37)",
@@ -91,9 +98,13 @@ def write(rows: list[tuple[str, float, float, float]], baseline: str, turns: int
         f"load average {load:.1f} at the end. Before: `{baseline}`; {n} rounds × {turns} turns "
         "a side, interleaved; medians.",
         "",
-        "| project | before | now (confined) | now / before |",
-        "|---|---:|---:|---:|",
-        *(f"| {name} | {b:.0f} ms | {c:.0f} ms | {r:.2f}× |" for name, b, c, r in rows),
+        "| project | a judged turn, before | now (confined) | now / before "
+        "| a process's first judgment, before | now |",
+        "|---|---:|---:|---:|---:|---:|",
+        *(
+            f"| {name} | {b:.0f} ms | {c:.0f} ms | {r:.2f}× | {fb:.0f} ms | {fc:.0f} ms |"
+            for name, b, c, r, fb, fc in rows
+        ),
         "",
     ]
     (HERE / "JUDGE.md").write_text("\n".join(lines), encoding="utf-8")

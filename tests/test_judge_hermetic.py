@@ -396,5 +396,6 @@ def test_a_program_the_change_plants_under_the_judge_s_program_name_is_never_run
     spec = spec_of("command")
     params = {"run": ["python3", "-c", "import sys; sys.exit(3)"], "workspace": True}
     check = spec.build(validate(spec, {**params, BASE: str(tmp_path)}))
-    [fact] = check(Context(key="add", submission="", workspace=tree))
-    assert fact.actual.startswith("exit code 3")
+    found = check(Context(key="add", submission="", workspace=tree))
+    assert isinstance(found, list) and len(found) == 1, found
+    assert found[0].actual.startswith("exit code 3")
