@@ -1,5 +1,5 @@
-"""The values every layer passes: JSON, a prompt, a completion, a fact, a judge's tree. Nothing of
-reins imported.
+"""The values every layer passes: JSON, a prompt, a completion, a fact, a judge's tree; and text
+made printable for a terminal. Nothing of reins imported.
 
 They sit at the bottom so that a backend, a store or a gate can name them without loading any
 other layer: ``import reins.backends.base`` must not load sqlite3, the store or turn.md.
