@@ -23,7 +23,7 @@ def test_a_python_quest_lists_what_its_prepare_refuses_with_its_coaching() -> No
     assert beside["json-shape"].coaching == EMAILS.coaching["json-shape"]
     assert beside["reins:submission"].by == "reins"
     # a text quest has no workspace: none of the workspace's facts can come
-    assert not {"reins:change", "reins:judge-owned", "reins:link"} & set(beside)
+    assert not {"reins:change", "reins:judge-owned", "reins:link", "reins:shadow"} & set(beside)
     # a rule of the catalog is listed once, in the catalog, even with coaching
     assert not {e.id for e in EMAILS.judge.catalog()} & set(beside)
     text = rules("-q", "emails")
@@ -38,7 +38,14 @@ def test_a_coding_quest_lists_the_workspace_s_own_facts() -> None:
     assert made.exit_code == 0, made.output
     listed = reins("-q", "play", "rules", "--json")
     rows = {r["id"]: r for r in json.loads(listed.stdout)}
-    for own in ("reins:submission", "reins:change", "reins:judge-owned", "reins:link"):
+    for own in (
+        "reins:submission",
+        "reins:change",
+        "reins:judge-owned",
+        "reins:link",
+        "reins:shadow",
+        "reins:hidden",
+    ):
         assert rows[own]["raised_by"] == "reins" and rows[own]["level"] == "FAIL"
     assert rows["only-textkit"]["raised_by"] == "gate" and rows["only-textkit"]["coaching"]
     # its land rules (land.md): what `reins land` judges after each merge, with their coaching,

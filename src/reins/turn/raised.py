@@ -5,7 +5,9 @@ checklist: a quest's ``prepare`` refuses a submission it cannot read with a rule
 (``json-shape``, say; the quest names it where it gives it coaching), and reins itself refuses a
 submission too large or not UTF-8 (``reins:submission``) and, for a quest with a workspace, a
 change over its caps or that does not apply (``reins:change``), a change to a path the judge
-owns (``reins:judge-owned``) and a link out of the tree (``reins:link``). Last come a coding
+owns (``reins:judge-owned``), a link out of the tree (``reins:link``), a module named like one
+of Python's own (``reins:shadow``) and a file in the hidden tests' place (``reins:hidden``).
+Last come a coding
 quest's land rules, which ``reins land`` judges after each merge (and the gate, on a land
 item). Each comes with the coaching the next prompt carries after a FAIL of it, if any.
 """
@@ -23,7 +25,12 @@ OWN: dict[str, tuple[bool, str]] = {
     SUBMISSION_RULE: (False, "a submission over its size limit, or not UTF-8 text"),
     "reins:change": (True, "a change over its caps (files, bytes), or a patch that does not apply"),
     "reins:judge-owned": (True, "a change to a path the judge owns ([workspace] judge)"),
-    "reins:link": (True, "a symbolic link in the change that points out of the tree"),
+    "reins:link": (
+        True,
+        "a symbolic link that leads out of the tree, followed as the system would",
+    ),
+    "reins:shadow": (True, "a module added at the top named like one of Python's own (json.py)"),
+    "reins:hidden": (True, "a file or link where a folder of the judge's hidden tests goes"),
 }
 
 # what reins' readers of quest documents refuse in their prepare, by rule id
