@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 DEFAULT_JUDGE = (
     "conftest.py",
+    "pytest.toml",
+    ".pytest.toml",
     "pytest.ini",
     ".pytest.ini",
     "tox.ini",
