@@ -107,16 +107,16 @@ def test_a_sandboxed_agent_writes_only_its_workspace_and_home_and_reads_no_answe
     said = log[-1].submission or ""
     assert item.state is State.PASS, said
     assert log[-1].notes.sandbox == "bwrap"
+    # Writes outside, in the checkout and to reins.toml land, if anywhere, in the agent's
+    # private /tmp (this test's folders are under /tmp, made there empty as the folders of its
+    # mounts): the host's files are checked below.
     for line in (
-        "write outside: denied (OSError)",
-        "write in the checkout: denied (OSError)",
         "move the user's main: denied (CalledProcessError)",
         "delete the user's objects: denied (FileNotFoundError)",
         "read the ledger: denied (OperationalError)",
         "see other workspaces: denied (PermissionError)",
         "write home: allowed",
         "write the real home: denied (OSError)",
-        "write reins.toml: denied (OSError)",
         "write /tmp: allowed",
         "git commit in its own repository: allowed",
         "history: ['mine', 'first']",  # its own commit and the base: no other branch

@@ -54,6 +54,15 @@ def test_the_workspace_table_becomes_the_quest_s_workspace(tmp_path: Path) -> No
     )
 
 
+def test_read_paths_are_the_quest_folder_s_and_a_tilde_is_the_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    q = folder(tmp_path, '[workspace]\nread = ["../data", "~/notes.txt", "/etc/hosts"]\n')
+    assert load_folder(q).workspace.read == (
+        str(tmp_path / "data"), str(tmp_path / "home" / "notes.txt"), "/etc/hosts")  # fmt: skip
+
+
 def test_the_defaults_are_the_quest_folder_its_head_and_reins_branches(tmp_path: Path) -> None:
     work = load_folder(folder(tmp_path, "[workspace]\n")).workspace
     assert work == Workspace(repo=str(tmp_path / "q"))

@@ -1,7 +1,8 @@
 """quest.toml's ``[workspace]`` table → a :class:`~reins.workspace.spec.Workspace`.
 
 Each value is checked where it is written: a bad one is a DocumentError at its line. Folders
-(``repo``, ``worktrees``, ``hidden``) are relative to the quest folder, and made absolute here,
+(``repo``, ``worktrees``, ``hidden``, each of ``read``) are relative to the quest folder (``~``
+is the HOME in ``read``), and made absolute here,
 so the quest means the same repository from whatever folder a command runs.
 """
 
@@ -16,7 +17,7 @@ from reins.workspace.spec import Workspace, WorkspaceValueError, check_field
 
 TABLE = "workspace"
 KEYS = tuple(f.name for f in fields(Workspace))
-KINDS: dict[str, type] = {"judge": list, "max_files": int, "max_bytes": int}
+KINDS: dict[str, type] = {"judge": list, "read": list, "max_files": int, "max_bytes": int}
 
 
 class Doc(Protocol):
@@ -46,5 +47,7 @@ def read_workspace(doc: Doc, folder: Path) -> Workspace | None:
     for key in ("repo", "worktrees", "hidden"):
         if key in values:
             values[key] = str((folder / values[key]).resolve())
+    if "read" in values:
+        values["read"] = [str((folder / Path(p).expanduser()).resolve()) for p in values["read"]]
     values.setdefault("repo", str(folder))
     return Workspace(**values)

@@ -1,9 +1,10 @@
 """Where a coding run works, and what its sandboxed agents may not see.
 
 The workspaces go beside the ledger, unless that lies in the repository's checkout
-(:func:`default_root`); a sandboxed agent meets walls around reins' folder, the user's git
-folder, the hidden tests (:func:`reins.workspace.site.hidden_folder`) and the ledger's files
-(:func:`walls_of`), and runs behind them in its item's workspace (:func:`confined`).
+(:func:`default_root`); a sandboxed agent sees its item's workspace and its toolchain, and
+nothing of reins' folder, the user's repository, the hidden tests
+(:func:`reins.workspace.site.hidden_folder`) or the ledger's files (:func:`walls_of`,
+:func:`confined`).
 """
 
 from __future__ import annotations
@@ -32,15 +33,24 @@ def default_root(workspace: Workspace, quest: str, preferred: str | None) -> str
 
 
 def walls_of(spaces: Workspaces, repo: Repository, hidden: str | None, ledger: str) -> Policy:
-    """The sandbox of the run's agents: the whole file system read-only, the network left on
-    (a model server on loopback must stay reachable), and out of sight reins' folder (but for
-    the object folders an agent's ``.git`` borrows), the user's git folder, the hidden tests
-    and the ledger's files."""
+    """The sandbox of the run's agents: reads denied but for the toolchain (the system folders,
+    and per launch the agent's own program, interpreter and ``PATH``: see :func:`confined`) and
+    the quest's ``[workspace] read``; the network left on (a model server on loopback must stay
+    reachable). Out of sight even where a read path would show them: reins' folder (but for
+    the object folders an agent's ``.git`` borrows), the user's git folder, the hidden tests and
+    the ledger's files."""
     own = [spaces.root, repo.common, repo.git_dir, *([hidden] if hidden else [])]
     ledger = os.path.abspath(ledger)
     files = [ledger + suffix for suffix in ("", "-wal", "-shm", "-journal")]
-    return Policy(view="host", hidden=(*own, *files), shown=(objects_of(spaces.store),),
-                  network=True)  # fmt: skip
+    return Policy(view="toolchain", readable=spaces.workspace.read, hidden=(*own, *files),
+                  shown=(objects_of(spaces.store),), network=True)  # fmt: skip
+
+
+def seen_by_agents(walls: Policy) -> str:
+    """What a run's agents can see, in one line for the person."""
+    extra = f"; read: {', '.join(walls.readable)}" if walls.readable else ""
+    return ("agents see their workspace, an empty HOME and a private /tmp, and read-only the "
+            f"system folders and their own program and interpreter{extra}")  # fmt: skip
 
 
 def confined(spaces: Workspaces, walls: Policy, key: str, home: str) -> Wrap:

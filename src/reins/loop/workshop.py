@@ -39,7 +39,7 @@ from reins.errors import WorkspaceError
 from reins.loop.agentturn import AgentTurn, start_of
 from reins.loop.landing import Landing
 from reins.loop.options import LoopOptions
-from reins.loop.places import confined, default_root, walls_of
+from reins.loop.places import confined, default_root, seen_by_agents, walls_of
 from reins.loop.spend import ITEM, cap_reached, item_spent
 from reins.loop.tally import Tally
 from reins.quest import Quest
@@ -131,6 +131,8 @@ class Workshop:
         made = spaces.make_ahead(self.options.concurrency + 1)
         self.ahead = [*made, *self.judges.make_ahead(self.options.concurrency, after=made)]
         notes = [f"workspaces in {spaces.root}, from base {spaces.base[:12]}"]
+        if self.workspace.sandbox == "bwrap":
+            notes.append(seen_by_agents(self.walls))
         if self.workspace.sandbox == "none":
             from reins.sandbox import why_not
 

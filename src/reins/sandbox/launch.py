@@ -27,29 +27,44 @@ def launched(argv: Sequence[str], policy: Policy) -> Policy:
 
 
 def needed(argv: Sequence[str], *, path: bool = True) -> list[str]:
-    """The folders a launch needs to see: the folder of each file ``argv`` names (a program, a
-    script; a folder named as an argument is data, not shown), the folder of what a link
-    points to (``node_modules/.bin/claude`` is one), a whole ``node_modules`` on either path
-    (a program installed by npm reads its siblings), a script's interpreter (its ``#!`` line,
-    through ``env`` too) with its virtual environment, and (``path``) the folders on ``PATH``."""
+    """What a launch needs to see: for each file ``argv`` names and each script's interpreter
+    (its ``#!`` line, through ``env`` too; the file a link points to as well), the whole
+    installation it lies in (a ``node_modules``, a virtual environment or pyenv's root, from
+    its ``bin`` or ``shims`` folder), else for a binary program its folder (libraries beside
+    it), else the file alone (a script, or data the command line hands over: not the project
+    folder around it, where the ledger and the results are); a folder named is not shown; and
+    (``path``) the folders on ``PATH``."""
     found = []
-    for arg in [*argv, *_interpreters(argv)]:
+    programs = [*argv[:1], *_interpreters(argv)]
+    for arg in [*programs, *argv[1:]]:
         if not (os.path.isabs(arg) and os.path.isfile(arg)):
             continue
         for file in dict.fromkeys([arg, os.path.realpath(arg)]):
             folder = os.path.dirname(file)
-            found.append(folder)
             parts = file.split(os.sep)
-            if "node_modules" in parts:
-                found.append(os.sep.join(parts[: parts.index("node_modules") + 1]))
-            if os.path.basename(folder) in ("bin", "shims"):  # a virtual environment's
-                found.append(os.path.dirname(folder))  # packages too; pyenv's shims need pyenv
+            if "node_modules" in parts:  # a program installed by npm reads its siblings
+                found += [folder, os.sep.join(parts[: parts.index("node_modules") + 1])]
+            elif os.path.basename(folder) in ("bin", "shims"):  # a virtual environment's
+                found += [folder, os.path.dirname(folder)]  # packages; pyenv's shims, pyenv
+            elif arg in programs and not _text(file):
+                found.append(folder)
+            else:
+                found.append(file)
     for folder in os.environ.get("PATH", "").split(os.pathsep) if path else ():
         if os.path.isabs(folder) and os.path.isdir(folder):
             found.append(os.path.realpath(folder))
             if os.path.basename(folder) in ("bin", "shims"):  # pyenv's shims need pyenv
                 found.append(os.path.dirname(os.path.realpath(folder)))
     return list(dict.fromkeys(found))
+
+
+def _text(path: str) -> bool:
+    """Whether the file ``path`` is a script (a ``#!`` line) rather than a binary program."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) == b"#!"
+    except OSError:
+        return False
 
 
 def _interpreters(argv: Sequence[str]) -> list[str]:

@@ -65,6 +65,8 @@ class Workspace:
             only (tests the agent never sees), at the same paths.
         max_files: the most files one change may touch.
         max_bytes: the most bytes one change may bring (its files, and its patch).
+        read: folders and files a sandboxed agent may read besides its workspace and its
+            toolchain (for quest.toml, relative to the quest folder; ``~`` is your HOME).
     """
 
     repo: str = "."
@@ -78,6 +80,7 @@ class Workspace:
     hidden: str | None = None
     max_files: int = MAX_FILES
     max_bytes: int = MAX_BYTES
+    read: tuple[str, ...] = ()
 
     @property
     def judge_globs(self) -> tuple[str, ...]:
@@ -89,6 +92,7 @@ class Workspace:
             check_field(f.name, getattr(self, f.name))
         if self.judge is not None:  # a list from TOML or a caller: kept as a tuple, a value
             object.__setattr__(self, "judge", tuple(self.judge))
+        object.__setattr__(self, "read", tuple(self.read))
 
 
 def check_field(name: str, value: object) -> None:
@@ -100,6 +104,13 @@ def check_field(name: str, value: object) -> None:
     if name in ("max_files", "max_bytes"):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise WorkspaceValueError(name, f"expected a whole number above 0, not {value!r:.60}")
+        return
+    if name == "read":
+        if isinstance(value, str) or not isinstance(value, tuple | list):
+            raise WorkspaceValueError(name, 'expected a list of paths, as ["../data"]')
+        for path in value:
+            if not isinstance(path, str) or not path.strip() or "\0" in path:
+                raise WorkspaceValueError(name, f"expected a path, not {path!r:.60}")
         return
     if name == "judge":
         if value is None:
