@@ -59,7 +59,8 @@ def test_read_paths_are_the_quest_folder_s_and_a_tilde_is_the_home(
 ) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     q = folder(tmp_path, '[workspace]\nread = ["../data", "~/notes.txt", "/etc/hosts"]\n')
-    assert load_folder(q).workspace.read == (
+    work = load_folder(q).workspace
+    assert work is not None and work.read == (
         str(tmp_path / "data"), str(tmp_path / "home" / "notes.txt"), "/etc/hosts")  # fmt: skip
 
 
