@@ -155,12 +155,16 @@ class Pytest:
 
     def _files(self, tree: JudgeTree, files: tuple[str, ...] | list[str]) -> tuple[str, ...]:
         """What the run collects: ``files``, unless ``args`` names paths of its own."""
-        named = any(os.path.lexists(os.path.join(tree.path, a.split("::")[0]))
-                    for a in self.args if not a.startswith("-"))  # fmt: skip
-        return () if named else tuple(files)
+        return () if self._names_paths(tree) else tuple(files)
+
+    def _names_paths(self, tree: JudgeTree) -> bool:
+        """Whether ``args`` names paths to collect (a file or folder of the tree)."""
+        return any(os.path.lexists(os.path.join(tree.path, a.split("::")[0]))
+                   for a in self.args if not a.startswith("-"))  # fmt: skip
 
     def _hidden_files(self, tree: JudgeTree) -> tuple[str, ...]:
-        if not tree.hidden or self._files(tree, ["-"]) == ():
+        """The hidden tests' files their own run collects (none when ``args`` names paths)."""
+        if not tree.hidden or self._names_paths(tree):
             return ()
         from reins.workspace.judgetree import JudgeTrees
         from reins.workspace.treefacts import TEST_FILE
