@@ -28,10 +28,9 @@ open(key + ".txt", "w").write(key)
 
 
 @pytest.fixture
-def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in ("REINS_QUEST", "REINS_LEDGER", "REINS_MODEL"):
-        monkeypatch.delenv(name, raising=False)
+def here(tmp_path: Path) -> Path:
+    """The test's folder: the autouse ``clean_environment`` made it the working folder, with no
+    ``REINS_*`` variable."""
     return tmp_path
 
 

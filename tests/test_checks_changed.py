@@ -246,12 +246,7 @@ print("Wrote textkit.slugify, and a note.")
 """
 
 
-def test_an_agent_s_file_outside_textkit_with_a_quoted_name_is_no_pass(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    for name in ("REINS_QUEST", "REINS_LEDGER", "REINS_MODEL"):
-        monkeypatch.delenv(name, raising=False)
+def test_an_agent_s_file_outside_textkit_with_a_quoted_name_is_no_pass(tmp_path: Path) -> None:
     assert cli("new", "--pack", "coding", "play").exit_code == 0
     assert cli("-q", "play", "scan").exit_code == 0
     script = agent(tmp_path / "agent.py", QUOTING_AGENT)

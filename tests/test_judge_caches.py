@@ -120,14 +120,11 @@ def test_without_bubblewrap_the_judge_refuses_unless_the_run_said_sandbox_none(
 
 @pytest.mark.usefixtures("without_bubblewrap")
 def test_without_bubblewrap_a_run_refuses_and_sandbox_none_says_the_judge_is_unconfined_too(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     from reins.errors import Exit
     from tests.kit.codingkit import FILE_HOLDS_KEY, agent, cli, quest_repo
 
-    monkeypatch.chdir(tmp_path)
-    for name in ("REINS_QUEST", "REINS_LEDGER", "REINS_MODEL"):
-        monkeypatch.delenv(name, raising=False)
     quest_repo(tmp_path / "q", ["k"], FILE_HOLDS_KEY)
     assert cli("-q", "q", "scan").exit_code == 0
     writes = agent(tmp_path / "a.py", "import os\nk = os.path.basename(os.getcwd())\n"

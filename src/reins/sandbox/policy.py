@@ -82,10 +82,6 @@ class Policy:
     def may_write(self, path: str) -> bool:
         """Whether the program can write ``path`` on the host (scratch folders are its own)."""
         path = os.path.abspath(path)
-        if any(below(path, s) for s, _ in self.scratch) and not any(
-            below(path, w) for w in self.writable
-        ):
-            return False
         return any(below(path, w) for w in self.writable)
 
 
