@@ -429,4 +429,7 @@ def served(cli: Cli, tmp_path: Path) -> Iterator[str]:
 
 @pytest.mark.slow  # `reins serve` in its own process
 def test_serve(served: str) -> None:
-    assert list(json.loads(served)) == ["url", "port", "read_only", "token"]
+    doc = json.loads(served)
+    assert list(doc) == ["url", "port", "read_only", "token"]
+    # On loopback too: the link a person opens carries the token every action needs.
+    assert doc["token"] and doc["url"].endswith(f"/?token={doc['token']}")

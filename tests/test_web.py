@@ -2,8 +2,8 @@
 
 Pages read through the Store protocol; actions go through the human lane and record the same
 turns as the CLI; a state-changing request without the CSRF token, from another origin, to a
-read-only server, or off loopback without the access token is refused and writes nothing; and
-everything a generator wrote is escaped on every page.
+read-only server, or without the access token (tests/test_web_access.py) is refused and writes
+nothing; and everything a generator wrote is escaped on every page.
 """
 
 from __future__ import annotations
@@ -128,8 +128,7 @@ def test_a_post_without_the_csrf_token_is_refused_and_writes_nothing(ledger: Led
 
 def test_off_loopback_every_request_needs_the_token(ledger: Ledger) -> None:
     guard = Guard.for_host("0.0.0.0")
-    assert guard.token is not None
-    web = client(ledger.store, guard=guard, base_url="http://192.0.2.7:8765")
+    web = client(ledger.store, guard=guard, base_url="http://192.0.2.7:8765", with_token=False)
     for path in ("/", "/items", "/review", "/api/pulse", "/item?key=a", "/static/reins.js"):
         assert web.get(path).status_code == 401, path
     assert web.get("/", params={"token": "wrong"}).status_code == 401
@@ -138,21 +137,22 @@ def test_off_loopback_every_request_needs_the_token(ledger: Ledger) -> None:
     # The printed link sets a cookie and takes the token out of the address.
     opened = web.get("/items", params={"token": guard.token, "state": "REVIEW"})
     assert opened.status_code == 303 and opened.headers["location"] == "/items?state=REVIEW"
-    assert "reins_token" in opened.headers["set-cookie"]
+    assert f"{guard.cookie}=" in opened.headers["set-cookie"]
     assert "httponly" in opened.headers["set-cookie"].lower()
     assert web.get("/items?state=REVIEW").status_code == 200  # the cookie carries it
-    bearer = client(ledger.store, guard=guard, base_url="http://192.0.2.7:8765")
+    bearer = client(ledger.store, guard=guard, base_url="http://192.0.2.7:8765", with_token=False)
     auth = {"authorization": f"Bearer {guard.token}"}
     assert bearer.get("/", headers=auth).status_code == 200
 
 
 def test_on_loopback_a_foreign_host_name_is_refused(ledger: Ledger) -> None:
     """A site that points its own name at 127.0.0.1 (DNS rebinding) reads nothing."""
-    assert client(ledger.store, base_url="http://rebind.example:8765").get("/").status_code == 421
+    rebound = client(ledger.store, base_url="http://rebind.example:8765", with_token=False)
+    assert rebound.get("/").status_code == 421
     for host in ("http://localhost:8765", "http://[::1]:8765", LOCAL):
         assert client(ledger.store, base_url=host).get("/").status_code == 200, host
-    with_token = Guard.for_host("127.0.0.1", token=True)
-    assert client(ledger.store, guard=with_token).get("/").status_code == 401
+    reading_too = Guard.for_host("127.0.0.1", token_to_read=True)
+    assert client(ledger.store, guard=reading_too, with_token=False).get("/").status_code == 401
 
 
 def test_read_only_offers_no_action_and_refuses_every_post(ledger: Ledger) -> None:

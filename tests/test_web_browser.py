@@ -74,9 +74,10 @@ def test_the_dashboard_follows_a_loop_and_settles_the_review_queue(
     from playwright.sync_api import expect
 
     ledger = make_ledger(tmp_path)
-    with served(ledger) as url:
+    with served(ledger) as dashboard:
+        url = dashboard.url
         page = browser.new_page()
-        page.goto(url)
+        page.goto(dashboard.link)  # the link `reins serve` printed: its cookie carries the token
         expect(page.locator('#live [data-count="TODO"]')).to_have_text(str(len(KEYS)))
         page.evaluate("window.notReloaded = true")
 

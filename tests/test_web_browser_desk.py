@@ -85,8 +85,10 @@ def test_a_reviewer_decides_ten_by_keys_undoes_one_and_finds_one_by_a_word(
 
     name = "phone" if size == PHONE else "desktop"
     ledger = review_ledger(tmp_path)
-    with served(ledger) as url:
+    with served(ledger) as dashboard:
+        url = dashboard.url
         page = browser.new_page()
+        page.goto(dashboard.link)  # the printed link: its cookie carries the access token
         page.set_viewport_size(size)
         page.goto(f"{url}review")
         assert page.locator("article.waiting.current").count() == 0  # none until j

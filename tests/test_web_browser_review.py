@@ -61,10 +61,17 @@ def test_the_review_queue_answers_to_keys(browser: BrowserContext, tmp_path: Pat
     from playwright.sync_api import expect
 
     ledger = queued_ledger(tmp_path)
-    with served(ledger) as url:
+    with served(ledger) as dashboard:
+        url = dashboard.url
         page = browser.new_page()
         page.set_viewport_size(DESKTOP)
+        # Before the printed link is opened, the queue is shown to read, with no action to take.
         page.goto(f"{url}review")
+        expect(page.locator("#token-missing")).to_contain_text("open the link")
+        expect(page.locator("form.act")).to_have_count(0)
+        page.goto(dashboard.link)  # its cookie carries the access token
+        page.goto(f"{url}review")
+        expect(page.locator("form.act").first).to_be_visible()
         expect(page.locator("#keys")).to_contain_text("next / previous item")
         # No item is current on load: a key meant for one cannot land on another.
         assert page.locator("article.waiting.current").count() == 0
@@ -235,9 +242,11 @@ def test_no_page_scrolls_sideways(
     report = tmp_path / "report.html"
     reins(ledger, "report", "--html", str(report))
     name = "phone" if size == PHONE else "desktop"
-    with served(ledger, quest="tests.kit.quests:WORDY") as url:
+    with served(ledger, quest="tests.kit.quests:WORDY") as dashboard:
+        url = dashboard.url
         page = browser.new_page()
         page.set_viewport_size(size)
+        page.goto(dashboard.link)  # the printed link: its cookie carries the access token
         pages = {
             "board": url,
             "items": f"{url}items",

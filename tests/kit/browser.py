@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -105,10 +106,18 @@ def start_loop(script: str, ledger: Path) -> subprocess.Popen[str]:
     )
 
 
+@dataclass(frozen=True)
+class Dashboard:
+    """A dashboard ``reins serve`` started: ``url``, its address; ``link``, the link it printed,
+    which carries the access token (open it first to act, as a person does)."""
+
+    url: str
+    link: str
+
+
 @contextmanager
-def served(ledger: Path, *extra: str, quest: str = "tests.kit:TINY") -> Iterator[str]:
-    """``reins serve`` on a free port in its own process (its user: ``pat``); yields the URL
-    it printed."""
+def served(ledger: Path, *extra: str, quest: str = "tests.kit:TINY") -> Iterator[Dashboard]:
+    """``reins serve`` on a free port in its own process (its user: ``pat``)."""
     argv = [sys.executable, "-m", "reins.cli", "--quest", quest]
     proc = subprocess.Popen(
         [*argv, "--ledger", str(ledger), "serve", "--port", "0", *extra],
@@ -121,9 +130,11 @@ def served(ledger: Path, *extra: str, quest: str = "tests.kit:TINY") -> Iterator
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()
-        found = re.search(r"(http://\S+)", first)
-        assert found is not None, first + (proc.stderr.read() if proc.stderr else "")
-        yield found.group(1)
+        found = re.search(r"((http://\S+/)\?token=\S+)", first)
+        if found is None:  # its stderr says why, once it ended (a running server's never ends)
+            proc.kill()
+            raise AssertionError(f"no link with a token in {first!r}: {proc.communicate()[1]}")
+        yield Dashboard(url=found.group(2), link=found.group(1))
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=30)

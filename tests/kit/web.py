@@ -9,6 +9,8 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from starlette.applications import Starlette
+
 from reins import Quest
 from reins.store.protocol import Store
 from reins.testing.harness import StoreHarness
@@ -64,17 +66,25 @@ def client(
     read_only: bool = False,
     base_url: str = LOCAL,
     undo_window: float = UNDO_WINDOW,
+    with_token: bool = True,
 ) -> TestClient:
     """A client on the dashboard over ``store``; actions are by ``web-user`` unless a form
-    names someone."""
+    names someone. ``with_token``: the client opened the link the server prints first, as the
+    person's browser does (its cookie carries the access token); without it, it is any other
+    local process: it may read pages on loopback, never act."""
+    guard = guard or Guard.for_host("127.0.0.1")
     app = create_app(
-        store,
-        quest,
-        guard or Guard.for_host("127.0.0.1"),
-        read_only=read_only,
-        by="web-user",
-        undo_window=undo_window,
+        store, quest, guard, read_only=read_only, by="web-user", undo_window=undo_window
     )
+    web = client_of(app, base_url)
+    if with_token:
+        opened = web.get("/", params={"token": guard.token})
+        assert opened.status_code == 303, opened.text
+    return web
+
+
+def client_of(app: Starlette, base_url: str = LOCAL) -> TestClient:
+    """A client on ``app`` (the dashboard, or its routes alone) that follows no redirect."""
     return TestClient(app, base_url=base_url, follow_redirects=False)
 
 

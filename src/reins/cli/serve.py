@@ -50,7 +50,7 @@ def listen_hint(exc: OSError) -> str:
     "--token",
     "want_token",
     is_flag=True,
-    help="Require an access token on loopback too (always required on any other address).",
+    help="Require the access token to read pages on loopback too (actions always need it).",
 )
 @by_option
 @json_option
@@ -61,9 +61,10 @@ def serve(
     """Serve the dashboard: board, items, timelines, review queue (127.0.0.1 by default).
 
     Board, items, each item's timeline and the review queue, live while loops record.
-    Bound to 127.0.0.1 by default. On any other address the access token printed at start
-    is required (open the printed link once; a cookie carries it on). Every action a page
-    posts carries a CSRF token. Accept and Reject record the same turns as `reins resolve`.
+    Bound to 127.0.0.1 by default. Open the link printed at start once: it carries the access
+    token (a cookie carries it on), which every action needs, and on any other address every
+    page too. Every action a page posts carries a CSRF token as well. Accept and Reject record
+    the same turns as `reins resolve`.
     """
     try:
         import uvicorn
@@ -84,7 +85,7 @@ def serve(
 
         results = env.results_path
         publish = lambda: say_refused(export(store, results))  # noqa: E731
-    guard = Guard.for_host(host, token=want_token)
+    guard = Guard.for_host(host, token_to_read=want_token)
     app = create_app(store, quest, guard, read_only=read_only, by=by, publish=publish)
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
@@ -93,7 +94,7 @@ def serve(
         raise ConfigError(f"serve: cannot listen on {host}:{port}: {listen_hint(exc)}") from None
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    url = f"http://{shown}:{bound}/" + (f"?token={guard.token}" if guard.token else "")
+    url = f"http://{shown}:{bound}/?token={guard.token}"
     if as_json:
         emit_json(Serving(url, bound, read_only, guard.token))
     else:

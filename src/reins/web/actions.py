@@ -24,7 +24,7 @@ from reins.quest import Quest
 from reins.store.model import AttemptKind, State
 from reins.store.protocol import Store
 from reins.web.desk import CLAIM_TTL
-from reins.web.security import CSRF_FIELD, CSRF_HEADER, Guard
+from reins.web.security import CSRF_FIELD, CSRF_HEADER, Guard, signed_in
 from reins.web.words import DECIDED, state_text
 
 Fields = dict[str, str]
@@ -58,7 +58,7 @@ class Acting(Protocol):
     def read(self, fn: Callable[[], str]) -> Awaitable[str]: ...
 
 
-Problem = Callable[[int, str], Response]
+Problem = Callable[[Request, int, str], Response]
 
 
 class Actions:
@@ -84,16 +84,21 @@ class Actions:
         return await self.act(request, self.released)
 
     async def form(self, request: Request) -> Fields | Response:
-        """The posted form, once its CSRF token and origin are checked (else the refusal)."""
+        """The posted form, once its access token, CSRF token and origin are checked (else the
+        refusal)."""
         site = self.site
+        if not signed_in(request):
+            # The dashboard's guard refuses such a post before it comes here; this holds should
+            # the app ever be served without it: nothing is recorded, by any name, unsigned.
+            return self.problem(request, 401, "refused: this needs the dashboard's access token")
         body = (await request.body()).decode("utf-8", "replace")
         fields = dict(parse_qsl(body, keep_blank_values=True))
         given = fields.get(CSRF_FIELD) or request.headers.get(CSRF_HEADER)
         origin = request.headers.get("origin")
         if not site.guard.csrf_ok(given, origin=origin, host=request.headers.get("host")):
-            return self.problem(403, "refused: the form's CSRF token is missing or wrong")
+            return self.problem(request, 403, "refused: the form's CSRF token is missing or wrong")
         if not site.can_act or site.quest is None:
-            return self.problem(403, "refused: this dashboard is read-only")
+            return self.problem(request, 403, "refused: this dashboard is read-only")
         return fields
 
     async def act(self, request: Request, action: Callable[[Quest, Fields], str]) -> Response:
@@ -113,12 +118,14 @@ class Actions:
         try:
             target = await site.read(run)
         except NotFound as exc:
-            return self.problem(404, str(exc))
+            return self.problem(request, 404, str(exc))
         except ReinsError as exc:
-            return self.problem(409, str(exc))
+            return self.problem(request, 409, str(exc))
         return RedirectResponse(target, status_code=303)
 
     def who(self, fields: Fields) -> str:
+        """The person an action names: the form's "by", else the server's. A form reaches here
+        only with the access token (:meth:`form`), so no one without it can name anybody."""
         return fields.get("by", "").strip() or self.site.by
 
     def resolved(self, quest: Quest, fields: Fields) -> str:

@@ -8,6 +8,7 @@ human lane's functions, exactly as ``reins resolve`` and ``reins reopen`` call t
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -44,7 +45,7 @@ from reins.web.desk import CLAIM_TTL, UNDO_WINDOW
 from reins.web.listing import listing, read_filter
 from reins.web.queue import queue, rejudge_preview
 from reins.web.render import STATIC, render
-from reins.web.security import TOKEN_COOKIE, Guard
+from reins.web.security import Guard, signed_in
 from reins.web.timeline import timeline
 
 T = TypeVar("T")
@@ -62,6 +63,14 @@ HEADERS = {
 REVIEW_PAGE = 20
 DECIDED_PAGE = 50
 REJUDGE_PAGE = 50  # items re-judged per preview page: each may run AI or command checks
+NO_TOKEN = (
+    "refused: this needs the dashboard's access token. Open the link `reins serve` printed "
+    "when it started (it sets a cookie in this browser), or send `Authorization: Bearer TOKEN`."
+)
+STALE_LINK = (
+    "refused: this link's token is not this server's (each start makes a new one). Open the "
+    "link `reins serve` printed when it started."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +100,11 @@ class Site:
 
 
 class GuardMiddleware(BaseHTTPMiddleware):
-    """The Host check, the access token (and its one-time link), and the security headers."""
+    """The Host check, the access token (and its one-time link), and the security headers.
+
+    A request that reads may go without the token where the guard allows it (on loopback);
+    ``request.state.signed_in`` then tells the pages not to offer actions it could not take.
+    """
 
     def __init__(self, app: object, guard: Guard) -> None:
         super().__init__(app)  # type: ignore[arg-type]
@@ -103,16 +116,21 @@ class GuardMiddleware(BaseHTTPMiddleware):
             return _secured(PlainTextResponse("unknown host", status_code=421))
         given = request.query_params.get("token")
         bearer = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        if not guard.admits(
-            cookie=request.cookies.get(TOKEN_COOKIE), bearer=bearer or None, query=given
-        ):
-            return _secured(PlainTextResponse("a token is required", status_code=401))
-        if given is not None and guard.token is not None:
+        carried = guard.admits(
+            cookie=request.cookies.get(guard.cookie), bearer=bearer or None, query=given
+        )
+        if given is not None and not carried:
+            # A link of an earlier start (each start makes a new token) says so, not "view only".
+            return _secured(PlainTextResponse(STALE_LINK, status_code=401))
+        if not carried and guard.needs_token(request.method):
+            return _secured(PlainTextResponse(NO_TOKEN, status_code=401))
+        request.state.signed_in = carried  # what security.signed_in reads
+        if given is not None:
             # The token leaves the address bar (and history) at once; the cookie carries it on.
             rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
             target = request.url.path + (f"?{urlencode(rest)}" if rest else "")
             response: Response = RedirectResponse(target, status_code=303)
-            response.set_cookie(TOKEN_COOKIE, guard.token, httponly=True, samesite="strict")
+            response.set_cookie(guard.cookie, guard.token, httponly=True, samesite="strict")
             return _secured(response)
         return _secured(await call_next(request))
 
@@ -122,11 +140,16 @@ def _secured(response: Response) -> Response:
     return response
 
 
-def _page(site: Site, template: str, status: int = 200, **context: object) -> HTMLResponse:
+def _page(
+    site: Site, request: Request, template: str, status: int = 200, **context: object
+) -> HTMLResponse:
+    # Without the access token an action would be refused: the page offers none, and says why.
+    token_missing = site.can_act and not signed_in(request)
     html = render(
         template,
         csrf=site.guard.csrf,
-        can_act=site.can_act,
+        can_act=site.can_act and not token_missing,
+        token_missing=token_missing,
         read_only=site.read_only,
         quest=None if site.quest is None else site.quest.name,
         allowed=None if site.quest is None else site.quest.max_tries,
@@ -140,8 +163,8 @@ def _page(site: Site, template: str, status: int = 200, **context: object) -> HT
     return HTMLResponse(html, status_code=status)
 
 
-def _problem(site: Site, status: int, message: str) -> HTMLResponse:
-    return _page(site, "problem.html", status, message=message, title="error")
+def _problem(site: Site, request: Request, status: int, message: str) -> HTMLResponse:
+    return _page(site, request, "problem.html", status, message=message, title="error")
 
 
 def create_app(
@@ -171,7 +194,7 @@ def create_app(
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     if not read_only:
-        actions = Actions(site, lambda status, message: _problem(site, status, message))
+        actions = Actions(site, functools.partial(_problem, site))
         routes += [
             Route("/review/resolve", actions.resolve, methods=["POST"]),
             Route("/review/undo", actions.undo, methods=["POST"]),
@@ -207,10 +230,10 @@ class Pages:
         site = self.site
         found = await site.read(lambda: board(site.store, site.quest))
         if request.query_params.get("fragment"):
-            return _page(site, "_board.html", board=found, title="board")
+            return _page(site, request, "_board.html", board=found, title="board")
         # The quest's own figures read every item: counted once per page load, not redrawn live.
         own = await site.read(lambda: own_figures(site.store, site.quest))
-        return _page(site, "board.html", board=found, own=own, title="board")
+        return _page(site, request, "board.html", board=found, own=own, title="board")
 
     async def pulse(self, request: Request) -> Response:
         site = self.site
@@ -221,11 +244,10 @@ class Pages:
         try:
             wanted = read_filter(request.query_params)
         except ConfigError as exc:
-            return _problem(site, 400, f"bad filter: {exc}")
+            return _problem(site, request, 400, f"bad filter: {exc}")
         found = await site.read(lambda: listing(site.store, wanted))
-        return _page(
-            site, "items.html", listing=found, states=[s.value for s in State], title="items"
-        )
+        states = [s.value for s in State]
+        return _page(site, request, "items.html", listing=found, states=states, title="items")
 
     async def item(self, request: Request) -> Response:
         site = self.site
@@ -233,8 +255,8 @@ class Pages:
         try:
             found = await site.read(lambda: timeline(site.store, site.quest, key))
         except NotFound as exc:
-            return _problem(site, 404, str(exc))
-        return _page(site, "item.html", timeline=found, title=key)
+            return _problem(site, request, 404, str(exc))
+        return _page(site, request, "item.html", timeline=found, title=key)
 
     async def review(self, request: Request) -> Response:
         site = self.site
@@ -242,11 +264,11 @@ class Pages:
         try:
             wanted = PageQuery.parse(given, base=PageQuery(limit=REVIEW_PAGE))
         except ConfigError as exc:
-            return _problem(site, 400, f"bad filter: {exc}")
+            return _problem(site, request, 400, f"bad filter: {exc}")
         found = await site.read(lambda: queue(site.store, site.quest, wanted))
         said = request.query_params.get
         return _page(
-            site, "review.html", queue=found, done=said("done"), undo=said("undo"),
+            site, request, "review.html", queue=found, done=said("done"), undo=said("undo"),
             turn=said("turn"), title="review",
         )  # fmt: skip
 
@@ -254,30 +276,32 @@ class Pages:
         site = self.site
         before = request.query_params.get("before", "")
         if before and not (before.isascii() and before.isdigit()):
-            return _problem(site, 400, f"bad cursor: before must be a whole number, not {before!r}")
+            return _problem(
+                site, request, 400, f"bad cursor: before must be a whole number, not {before!r}"
+            )
         today = datetime.now(UTC).strftime("%Y-%m-%dT00:00:00")  # the ledger's stamps are UTC
         found = await site.read(
             lambda: decisions(site.store, site.quest, int(before) if before else None,
                               DECIDED_PAGE, today)
         )  # fmt: skip
-        return _page(site, "decided.html", decided=found, title="decided")
+        return _page(site, request, "decided.html", decided=found, title="decided")
 
     async def rejudge(self, request: Request) -> Response:
         site, quest = self.site, self.site.quest
         if quest is None:
-            return _problem(site, 409, "a re-judge preview needs the quest (--quest)")
+            return _problem(site, request, 409, "a re-judge preview needs the quest (--quest)")
         # A preview runs the gate (AI and command checks included) and records nothing, so a
         # GET carries no CSRF token; what a browser says of its origin keeps another site (an
         # <img> on any page, or another port of this host) from setting it off.
         if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
-            return _problem(site, 403, "a re-judge preview runs only from this dashboard")
+            return _problem(site, request, 403, "a re-judge preview runs only from this dashboard")
         try:
             wanted = read_filter(request.query_params)
         except ConfigError as exc:
-            return _problem(site, 400, f"bad filter: {exc}")
+            return _problem(site, request, 400, f"bad filter: {exc}")
         # Of the filter, the preview reads the state and the cursor only.
         page = PageQuery(
             state=wanted.state, after=wanted.after, limit=min(wanted.limit, REJUDGE_PAGE)
         )
         found = await site.read(lambda: rejudge_preview(site.store, quest, page))
-        return _page(site, "rejudge.html", preview=found, filter=wanted, title="re-judge")
+        return _page(site, request, "rejudge.html", preview=found, filter=wanted, title="re-judge")

@@ -1,7 +1,10 @@
 """Who may use the dashboard: the access token, the CSRF token, and the Host check.
 
-- **Token**: bound to anything but loopback, every request must carry the token printed at
-  start (a ``?token=`` link once, which sets a cookie; or an ``Authorization: Bearer`` header).
+- **Token**: made at every start and printed as a ``?token=`` link, opened once, which sets a
+  cookie (or sent as an ``Authorization: Bearer`` header). Every request that changes state must
+  carry it, on loopback too: any local process can reach a loopback port and read a page's CSRF
+  token, so only the token shows a request comes from someone given the printed link.
+  Bound to anything but loopback (or asked with ``--token``), reading needs it too.
 - **CSRF**: every state-changing request carries this process's CSRF token (a hidden form
   field or an ``X-CSRF-Token`` header) and, if the browser sent one, an Origin of this server.
   The token lives only in pages this server rendered, which another site cannot read.
@@ -15,11 +18,16 @@ import hmac
 import ipaddress
 import secrets
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
 
 TOKEN_COOKIE = "reins_token"
 CSRF_FIELD = "csrf"
 CSRF_HEADER = "x-csrf-token"
+READING_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})  # change no state
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 
 
@@ -40,24 +48,37 @@ def _same(a: str | None, b: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Guard:
-    """This server's secrets: ``token`` (None: no token needed) and ``csrf``."""
+    """This server's secrets: the access ``token`` and the ``cookie`` that carries it, and the
+    ``csrf`` token. ``token_to_read``: pages need the token too, not only actions."""
 
-    token: str | None
+    token: str
     csrf: str
+    cookie: str
     loopback: bool
+    token_to_read: bool
 
     @classmethod
-    def for_host(cls, host: str, *, token: bool = False) -> Guard:
-        """A guard for a server bound to ``host``: a token is made when ``token`` is asked or
-        the host is not loopback (then it is required)."""
+    def for_host(cls, host: str, *, token_to_read: bool = False) -> Guard:
+        """A guard for a server bound to ``host``. Off loopback, reading needs the token too."""
         loopback = is_loopback(host)
-        made = secrets.token_urlsafe(24) if token or not loopback else None
-        return cls(made, secrets.token_urlsafe(24), loopback)
+        # Cookies are shared by every port of a host: a cookie name of this server's own keeps
+        # two dashboards on one machine from overwriting each other's token.
+        cookie = f"{TOKEN_COOKIE}_{secrets.token_hex(4)}"
+        return cls(
+            token=secrets.token_urlsafe(24),
+            csrf=secrets.token_urlsafe(24),
+            cookie=cookie,
+            loopback=loopback,
+            token_to_read=token_to_read or not loopback,
+        )
+
+    def needs_token(self, method: str) -> bool:
+        """Whether a request of ``method`` must carry the access token: one that changes state
+        always; one that reads when :attr:`token_to_read`."""
+        return self.token_to_read or method.upper() not in READING_METHODS
 
     def admits(self, *, cookie: str | None, bearer: str | None, query: str | None) -> bool:
-        """Whether a request carries the access token (always, when none is needed)."""
-        if self.token is None:
-            return True
+        """Whether a request carries the access token."""
         return any(_same(given, self.token) for given in (cookie, bearer, query))
 
     def host_ok(self, host_header: str | None) -> bool:
@@ -75,3 +96,9 @@ class Guard:
         if origin is None:
             return True  # older browsers and scripts send none: the token alone decides
         return urlsplit(origin).netloc == (host or "")
+
+
+def signed_in(request: Request) -> bool:
+    """Whether the dashboard's guard found the access token on ``request`` (false where no
+    guard looked: an app served without it acts for no one)."""
+    return getattr(request.state, "signed_in", False) is True

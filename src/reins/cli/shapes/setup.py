@@ -107,9 +107,10 @@ class Uninstalled(Plain):
 
 @dataclass(frozen=True, slots=True)
 class Serving(Plain):
-    """``serve``: where the dashboard listens, and its access token (None on loopback)."""
+    """``serve``: where the dashboard listens (``url``: the link that carries the token), and
+    its access token, on every address."""
 
     url: str
     port: int
     read_only: bool
-    token: str | None
+    token: str
