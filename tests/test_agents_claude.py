@@ -78,6 +78,8 @@ def test_fail_then_facts_then_pass_through_claude_code_on_the_coding_pack(
     with SQLiteStore.open(here / "play.reins.db") as led:
         item, log = led.snapshot("slugify")
     assert item.state is State.PASS
+    # Under the default sandbox: no network but reins' proxy, which let its model through.
+    assert log[-1].notes.sandbox == "bwrap" and log[-1].notes.refused == 0
     # Three requests a run (Read, Edit, the answer), each 1000 + 200 + 100 in, 50 out; the
     # CLI's own cost at its list price ($5/M in, $25/M out, $0.5/M cache read, $6.25/M write).
     usage = log[-1].usage

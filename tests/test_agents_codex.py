@@ -86,6 +86,8 @@ def test_fail_then_facts_then_pass_through_codex_on_the_coding_pack(
     usage = log[-1].usage
     assert (usage.backend, usage.input_tokens, usage.output_tokens) == ("codex", 2600, 100)
     assert usage.cost is None
+    # Under bubblewrap Codex had no network but reins' proxy, which let its model through.
+    assert log[-1].notes.refused == (0 if sandbox == "bwrap" else None)
     assert log[-1].submission and log[-1].submission.startswith("Fixed textkit.slugify.")
     assert KEY.encode() not in (here / "play.reins.db").read_bytes()
     assert KEY not in out.output + out.stderr
@@ -118,19 +120,28 @@ def test_a_failed_turn_is_a_generation_error_quoting_codex(here: Path, codex: st
     assert error.startswith("codex: ") and "scripted error 400" in error and KEY not in error
 
 
-def test_an_unreachable_server_is_killed_at_once_not_waited_on(here: Path, codex: str) -> None:
-    """Codex retries forever ("Reconnecting…") when nothing listens: reins kills it."""
+@pytest.mark.parametrize("sandbox", ["none", "bwrap"])
+def test_an_unreachable_server_is_killed_at_once_not_waited_on(
+    here: Path, codex: str, sandbox: str
+) -> None:
+    """Codex retries forever ("Reconnecting…") when nothing listens: reins kills it. Under the
+    sandbox its proxy answers for the server that is not there, and Codex gives up at once."""
     quest_repo(here / "q", ["k"], FILE_HOLDS_KEY)
     assert cli("-q", "q", "scan").exit_code == 0
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))
-        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    out = cli("-q", "q", "loop", "--model", spec(url, codex), "--set-aside-after", "1")
+        port = sock.getsockname()[1]
+    model = spec(f"http://127.0.0.1:{port}", codex)
+    out = cli("-q", "q", "loop", "--model", model, "--set-aside-after", "1", "--sandbox", sandbox)
     assert out.exit_code == Exit.SET_ASIDE, out.output + out.stderr
     with SQLiteStore.open(here / "q.reins.db") as led:
         item, log = led.snapshot("k")
     assert item.tries == 0 and [a.kind for a in log] == [AttemptKind.GENERATION_ERROR]
-    assert "codex: the model server is unreachable (Reconnecting" in (log[0].error or "")
+    said = {
+        "none": "codex: the model server is unreachable (Reconnecting",
+        "bwrap": f"502 Bad Gateway: reins: cannot connect to 127.0.0.1:{port}",
+    }[sandbox]
+    assert said in (log[0].error or ""), log[0].error
     assert survivors(str(here)) == [] and running(codex) == []
 
 

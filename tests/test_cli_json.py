@@ -65,6 +65,11 @@ ATTEMPT = [
     "batch",
     "list_cost",
     "answer",
+    "branch",
+    "commit",
+    "sandbox",
+    "refused",
+    "refused_to",
 ]
 SUBMITTED = [
     "key",

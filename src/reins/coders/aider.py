@@ -125,7 +125,9 @@ class AiderAgent:
         text = f"{prompt.system}\n\n{prompt.user}" if prompt.system else prompt.user
         # a wide "terminal": aider wraps what it prints at COLUMNS, final message included
         env = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "10000"}
-        return Launch(argv=tuple(argv), stdin=text, env=env, pass_env=self.pass_env, files=files)
+        where = (clis.reach(self.base_url),) if self.base_url else clis.provider_host(self.model)
+        return Launch(argv=tuple(argv), stdin=text, env=env, pass_env=self.pass_env, files=files,
+                      network=where)  # fmt: skip
 
     def parser(self) -> AiderParser:
         return AiderParser(self.name, self.model)

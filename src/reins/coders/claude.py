@@ -48,6 +48,8 @@ QUIET = {
 # The model the table prices a run at when the name it reports is not in the table (an alias,
 # a model newer than the table): the CLI's default, an estimate until the CLI's own total.
 DEFAULT_MODEL = "claude-opus-4-5"
+ANTHROPIC = "api.anthropic.com"
+"""Where Claude Code's model is unless ``?base_url`` says otherwise."""
 
 
 def list_price(model: str) -> Price:
@@ -115,7 +117,8 @@ class ClaudeCodeAgent:
             argv += ["--permission-mode", "acceptEdits", "--allowedTools", *self.allow]
         prompt = session.prompt
         text = f"{prompt.system}\n\n{prompt.user}" if prompt.system else prompt.user
-        return Launch(argv=tuple(argv), stdin=text, env=env, pass_env=KEYS)
+        where = clis.reach(self.base_url) if self.base_url else f"{ANTHROPIC}:443"
+        return Launch(argv=tuple(argv), stdin=text, env=env, pass_env=KEYS, network=(where,))
 
     def parser(self) -> ClaudeParser:
         return ClaudeParser(self.name, self.model, self.price)

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from reins.backends.prices import Price, lookup
 from reins.coders.protocol import Spent
 from reins.errors import ConfigError
+from reins.sandbox.allow import of_url
 
 CACHE_READ, CACHE_WRITE = 0.1, 1.25
 """A cache read's and a cache write's share of the input price set by ``?price_in``."""
@@ -120,6 +121,34 @@ def base_url(agent: str, value: str) -> str:
     if not url.startswith(("http://", "https://")) or any(c in url for c in "\"'\\ \n"):
         raise ConfigError(f"agent {agent}: base_url {value!r} is not an http:// or https:// URL")
     return url
+
+
+PROVIDER_HOSTS = {
+    "openai": "api.openai.com",
+    "anthropic": "api.anthropic.com",
+    "gemini": "generativelanguage.googleapis.com",
+    "openrouter": "openrouter.ai",
+    "deepseek": "api.deepseek.com",
+    "groq": "api.groq.com",
+    "mistral": "api.mistral.ai",
+}
+"""The API host of each provider a model name may start with (``openai/gpt-4.1``): what a
+sandboxed agent of that model may reach without the quest naming it."""
+
+
+def reach(url: str) -> str:
+    """The ``host:port`` an agent at model server ``url`` must reach (a checked base URL)."""
+    return str(of_url(url))
+
+
+def provider_host(model: str) -> tuple[str, ...]:
+    """The API host of a model's provider, as its name says (``anthropic/…``, ``claude-…``,
+    ``gpt-…``), with HTTPS's port; () when the name does not say."""
+    prefix = model.split("/", 1)[0] if "/" in model else None
+    if prefix is None:
+        prefix = "anthropic" if model.startswith("claude") else "openai"
+    host = PROVIDER_HOSTS.get(prefix)
+    return (f"{host}:443",) if host else ()
 
 
 def whole(agent: str, options: Mapping[str, str], key: str, default: int) -> int:

@@ -12,7 +12,9 @@ A non-zero exit code is a generation error (no try used) quoting the end of its 
 ``ARGS`` are split as a shell would (quotes, backslashes), but no shell runs; a ``PROGRAM``
 with a ``/`` is relative to the folder reins started in, any other is found on ``PATH``.
 Options: ``?env=NAME,NAME`` passes those variables of reins' environment through (an API
-key: by name, never logged); the rest of the environment is clean.
+key: by name, never logged); the rest of the environment is clean. ``?network=HOST:PORT,…``
+names where the program's model is: under reins' sandbox it reaches only those and the hosts
+the quest allows (``[workspace] network``), through reins' egress proxy.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import ClassVar
 
 from reins.coders.protocol import Ending, Event, Launch, Session, Spent
 from reins.errors import ConfigError
+from reins.sandbox.allow import entry
 
 MESSAGE_CAP = 16_000
 
@@ -36,6 +39,7 @@ class CmdAgent:
     name = "cmd"
     options: ClassVar[dict[str, str]] = {
         "env": "variables of reins' environment passed to the program, by name (comma-separated)",
+        "network": "hosts (host:port) the program may reach under the sandbox (comma-separated)",
     }
 
     def __init__(self, model: str, options: dict[str, str]) -> None:
@@ -61,6 +65,8 @@ class CmdAgent:
             if not name.isidentifier():
                 raise ConfigError(f"agent cmd: env {name!r} is not a variable name")
         self.pass_env = tuple(names)
+        hosts = [h.strip() for h in options.get("network", "").split(",") if h.strip()]
+        self.network = tuple(str(entry(h, where="agent cmd: network")) for h in hosts)
 
     def __repr__(self) -> str:
         return f"CmdAgent({shlex.join(self.argv)!r})"
@@ -68,7 +74,7 @@ class CmdAgent:
     def launch(self, session: Session) -> Launch:
         prompt = session.prompt
         text = f"{prompt.system}\n\n{prompt.user}" if prompt.system else prompt.user
-        return Launch(argv=self.argv, stdin=text, pass_env=self.pass_env)
+        return Launch(argv=self.argv, stdin=text, pass_env=self.pass_env, network=self.network)
 
     def parser(self) -> CmdParser:
         return CmdParser()

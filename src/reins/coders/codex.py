@@ -122,6 +122,7 @@ class CodexAgent:
             env={"CODEX_HOME": os.path.join(session.home, ".codex")},
             pass_env=(self.key_env,),
             files={".codex/config.toml": self.config()},
+            network=(clis.reach(self.base_url),),
         )
 
     def parser(self) -> CodexParser:

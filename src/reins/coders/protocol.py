@@ -79,6 +79,9 @@ class Launch:
         pass_env: names of variables copied from reins' own environment when they are set (an
             API key). Their values are never logged, recorded or put in an error.
         files: files to write below ``home`` before the run, relative path → text (a config).
+        network: where the agent's model is (``host:port`` or ``host``, as its base URL or
+            provider says): under reins' sandbox the agent reaches only these and the hosts
+            the quest allows (``[workspace] network``), through reins' egress proxy.
     """
 
     argv: tuple[str, ...]
@@ -86,6 +89,7 @@ class Launch:
     env: Mapping[str, str] = field(default_factory=dict)
     pass_env: tuple[str, ...] = ()
     files: Mapping[str, str] = field(default_factory=dict)
+    network: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ runner of every program generator (:func:`reins.backends.process.watched`).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from reins.backends.process import Lines, Switch, Watch, Watchdogs, watched
@@ -47,8 +47,9 @@ AGENT_GIT = {
 
 Guard = Callable[[Spent], "str | None"]
 """Called with a run's usage so far after each usage event: the reason to kill it, or None."""
-Wrap = Callable[[Sequence[str]], list[str]]
-"""Turns the agent's argument vector into the one that runs it confined (bubblewrap)."""
+Wrap = Callable[[Launch], list[str]]
+"""Turns the agent's launch into the argument vector that runs it confined (bubblewrap, which
+lets it reach only what its :attr:`~reins.coders.protocol.Launch.network` and the quest name)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +78,7 @@ async def run_agent(
     try:
         launch = agent.launch(session)
         env = _environment(session, launch)
-        argv = list(launch.argv) if wrap is None else wrap(list(launch.argv))
+        argv = list(launch.argv) if wrap is None else wrap(launch)
     except Exception as exc:  # an adapter's own failure is the generator's
         return RunEnd("", Spent(), error=f"{agent.name}: cannot launch: {exc}")
     meter = _Meter(agent.name, agent.parser(), guard)

@@ -17,7 +17,8 @@ from reins.workspace.spec import Workspace, WorkspaceValueError, check_field
 
 TABLE = "workspace"
 KEYS = tuple(f.name for f in fields(Workspace))
-KINDS: dict[str, type] = {"judge": list, "read": list, "max_files": int, "max_bytes": int}
+KINDS: dict[str, type] = {"judge": list, "read": list, "network": list, "max_files": int,
+                          "max_bytes": int}  # fmt: skip
 
 
 class Doc(Protocol):

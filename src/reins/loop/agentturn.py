@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from reins.sandbox.egress import Refusals
 from reins.store.model import Attempt, Usage
 from reins.values import Fact
 from reins.workspace.judgetree import JudgeTrees
@@ -26,7 +27,8 @@ class AgentTurn:
 
     ``refused`` is the fact of a change refused before judging (over its caps): a FAIL with
     no gate run. ``judges`` builds the judge's tree the gate runs in; ``limit`` is the size a
-    submission of this workspace may have."""
+    submission of this workspace may have; ``refusals`` what the agent's egress proxy refused
+    (None: the agent was not confined)."""
 
     submission: Submission | None
     error: str | None
@@ -40,6 +42,7 @@ class AgentTurn:
     judges: JudgeTrees | None = None
     sandbox: str | None = None
     limit: int = 0
+    refusals: Refusals | None = None
 
 
 def start_of(

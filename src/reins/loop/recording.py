@@ -107,13 +107,16 @@ class Recorder:
         for its size, or its generation error.
 
         The attempt notes the item's branch, the commit of this turn's work, the base, the
-        sandbox it ran in and where the patch lies in the submission as recorded (the span the
-        export and a retry read it at); its usage is what the agent's stream reported (a
-        killed agent's too)."""
+        sandbox it ran in, the connections its proxy refused, and where the patch lies in the
+        submission as recorded (the span the export and a retry read it at); its usage is what
+        the agent's stream reported (a killed agent's too)."""
         notes = DRIVER.notes(seed=prompt.seed, escalated_by=cause, model=made.model)
+        refusals = made.refusals
         notes = dataclasses.replace(
-            notes, branch=made.branch, commit=made.commit, base=made.base, sandbox=made.sandbox
-        )
+            notes, branch=made.branch, commit=made.commit, base=made.base, sandbox=made.sandbox,
+            refused=refusals.count if refusals is not None else None,
+            refused_to=", ".join(refusals.destinations) if refusals and refusals.count else None,
+        )  # fmt: skip
         origin = Origin(
             policy=self.policy,
             prompt_digest=prompt.digest(),

@@ -34,16 +34,18 @@ from collections.abc import Callable, Sequence
 
 from reins.backends.process import Switch
 from reins.coders.protocol import Agent, Session, Spent
-from reins.coders.runner import AGENT_WATCHDOGS, RunEnd, run_agent
+from reins.coders.runner import AGENT_WATCHDOGS, RunEnd, Wrap, run_agent
 from reins.errors import WorkspaceError
 from reins.loop.agentturn import AgentTurn, start_of
 from reins.loop.landing import Landing
 from reins.loop.options import LoopOptions
-from reins.loop.places import confined, default_root, seen_by_agents, walls_of
+from reins.loop.places import confined, default_root, seen_by_agents, unconfined, walls_of
 from reins.loop.spend import ITEM, cap_reached, item_spent
 from reins.loop.tally import Tally
 from reins.quest import Quest
-from reins.sandbox import Policy, reaped
+from reins.sandbox import Policy
+from reins.sandbox.allow import Allowance
+from reins.sandbox.egress import Refusals
 from reins.store.model import Attempt, Item, Usage
 from reins.store.protocol import Store
 from reins.values import Fact, Prompt
@@ -58,8 +60,9 @@ from reins.workspace.workspaces import Workspaces
 
 SANDBOX_META = "workspace.sandbox"
 UNCONFINED = (
-    "coding agents run UNCONFINED (--sandbox none): each can read and write all you can; the "
-    "judge still runs their code confined and proves its own trees before each judgment"
+    "coding agents run UNCONFINED (--sandbox none): each can read, write and reach all you "
+    "can; the judge still runs their code confined and proves its own trees before each "
+    "judgment"
 )
 JUDGE_UNCONFINED = (
     "the judge runs the code under test UNCONFINED too: bubblewrap cannot run here ({})"
@@ -80,6 +83,7 @@ class Workshop:
         self.spaces: Workspaces | None = None
         self.judges: JudgeTrees | None = None
         self.walls = Policy(view="host", network=True)
+        self.allowed = Allowance.of(self.workspace.network)
         self.live: dict[Switch, Spent] = {}
         self.landing: Landing | None = None
         self.ahead: list[threading.Thread] = []
@@ -132,7 +136,7 @@ class Workshop:
         self.ahead = [*made, *self.judges.make_ahead(self.options.concurrency, after=made)]
         notes = [f"workspaces in {spaces.root}, from base {spaces.base[:12]}"]
         if self.workspace.sandbox == "bwrap":
-            notes.append(seen_by_agents(self.walls))
+            notes.append(seen_by_agents(self.walls, self.allowed))
         if self.workspace.sandbox == "none":
             from reins.sandbox import why_not
 
@@ -186,7 +190,8 @@ class Workshop:
         home = spaces.places.home(item.key)
         shutil.rmtree(home, ignore_errors=True)
         os.makedirs(home)
-        outcome, budget = await self._run(agent, prompt, item.key, home, item_spent(log))
+        outcome, budget, refusals = await self._run(agent, prompt, item.key, home,
+                                                    item_spent(log))  # fmt: skip
         shutil.rmtree(home, ignore_errors=True)
         usage = _usage(agent.name, outcome)
         try:
@@ -195,9 +200,11 @@ class Workshop:
             )
         except (WorkspaceError, OSError) as exc:
             error = outcome.error or f"workspace: {exc}"
-            return dataclasses.replace(blank, error=error, usage=usage, budget=budget)
+            return dataclasses.replace(blank, error=error, usage=usage, budget=budget,
+                                       refusals=refusals)  # fmt: skip
         commit, submission, refused, carried = made
-        ran = dataclasses.replace(blank, usage=usage, commit=commit, model=outcome.model)
+        ran = dataclasses.replace(blank, usage=usage, commit=commit, model=outcome.model,
+                                  refusals=refusals)  # fmt: skip
         if outcome.error is not None:
             return dataclasses.replace(ran, error=outcome.error, budget=budget)
         limit = self.workspace.max_bytes + carried + 4 * MESSAGE_CAP + 4096
@@ -237,7 +244,7 @@ class Workshop:
 
     async def _run(
         self, agent: Agent, prompt: Prompt, key: str, home: str, before: Spent
-    ) -> tuple[RunEnd, str | None]:
+    ) -> tuple[RunEnd, str | None, Refusals | None]:
         assert self.spaces is not None
         cwd = self.spaces.path_of(key)
         session = Session(prompt=prompt, cwd=cwd, home=home, sandbox=self.workspace.sandbox,
@@ -256,15 +263,21 @@ class Workshop:
                     self.stop(reason)
             return reason
 
-        walled = self.workspace.sandbox == "bwrap"
-        wrap = confined(self.spaces, self.walls, key, home) if walled else reaped
+        wrap: Wrap = unconfined
+        egress = None
+        if self.workspace.sandbox == "bwrap":  # its only way out: a proxy of its own
+            wrap, egress = confined(self.spaces, self.walls, key, home, self.allowed)
         try:
+            if egress is not None:
+                await egress.start()
             outcome = await run_agent(agent, session, limits=self.limits, guard=guard,
                                       switch=switch, wrap=wrap)  # fmt: skip
         finally:
             del self.live[switch]
+            if egress is not None:
+                await egress.close()
         budget = hit[0] if hit else (self.run_over if outcome.killed == "stop" else None)
-        return outcome, budget
+        return outcome, budget, egress.refusals() if egress is not None else None
 
     def _over(self, item_total: Spent) -> tuple[str | None, str | None]:
         """The cap reached, by the item (``item_total``) or by the run, and which."""

@@ -115,7 +115,9 @@ class Notes:
     ran in (``bwrap``, or ``none``: unconfined) and where its patch lies in the submission
     (``patch_start``, ``patch_end``: character offsets, equal when it has none; read by
     :func:`reins.workspace.submission.patch_at`, so the patch is not stored twice). A coding
-    attempt recorded before the span was noted has neither.
+    attempt recorded before the span was noted has neither. A sandboxed agent's turn notes
+    the connections its egress proxy ``refused`` (a count) and ``refused_to`` (where they
+    went, as the agent named them: ``host:port xN, …``).
     """
 
     via: str = "manual"
@@ -131,6 +133,8 @@ class Notes:
     sandbox: str | None = None
     patch_start: int | None = None
     patch_end: int | None = None
+    refused: int | None = None
+    refused_to: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -174,6 +174,7 @@ def record(
         via=n.via, seed=n.seed, escalated_by=n.escalated_by, model=n.model, line=n.line,
         nonce=os.urandom(8).hex(), batch=n.batch, branch=n.branch, commit=n.commit,
         base=n.base, sandbox=n.sandbox, patch_start=n.patch_start, patch_end=n.patch_end,
+        refused=n.refused, refused_to=n.refused_to,
     )  # fmt: skip
     origin = Origin(
         policy=o.policy, prompt_digest=o.prompt_digest, usage=o.usage, started_at=o.started_at,

@@ -82,6 +82,8 @@ def log_text(
             out.append(
                 f"  workspace: branch {n.branch}{commit} (base {(n.base or '')[:12]}){confined}"
             )
+        if n.refused:
+            out.append(f"  network: {n.refused} connection(s) refused: {n.refused_to or ''}")
         if a.root_cause:
             out.append(f"  root cause: {a.root_cause}")
         for f in a.facts:

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, fields
 
 from reins.errors import ConfigError
+from reins.sandbox.allow import entry
 from reins.workspace import globs
 
 KEEP = ("failed", "all", "none")
@@ -67,6 +68,8 @@ class Workspace:
         max_bytes: the most bytes one change may bring (its files, and its patch).
         read: folders and files a sandboxed agent may read besides its workspace and its
             toolchain (for quest.toml, relative to the quest folder; ``~`` is your HOME).
+        network: hosts a sandboxed agent may reach besides its model (``host``: ports 443
+            and 80; ``host:port``; ``*.domain``), through reins' egress proxy; nothing else.
     """
 
     repo: str = "."
@@ -81,6 +84,7 @@ class Workspace:
     max_files: int = MAX_FILES
     max_bytes: int = MAX_BYTES
     read: tuple[str, ...] = ()
+    network: tuple[str, ...] = ()
 
     @property
     def judge_globs(self) -> tuple[str, ...]:
@@ -93,6 +97,7 @@ class Workspace:
         if self.judge is not None:  # a list from TOML or a caller: kept as a tuple, a value
             object.__setattr__(self, "judge", tuple(self.judge))
         object.__setattr__(self, "read", tuple(self.read))
+        object.__setattr__(self, "network", tuple(self.network))
 
 
 def check_field(name: str, value: object) -> None:
@@ -111,6 +116,15 @@ def check_field(name: str, value: object) -> None:
         for path in value:
             if not isinstance(path, str) or not path.strip() or "\0" in path:
                 raise WorkspaceValueError(name, f"expected a path, not {path!r:.60}")
+        return
+    if name == "network":
+        if isinstance(value, str) or not isinstance(value, tuple | list):
+            raise WorkspaceValueError(name, 'expected a list of hosts, as ["pypi.org"]')
+        for host in value:
+            try:
+                entry(host, where="network")
+            except ConfigError as exc:
+                raise WorkspaceValueError(name, str(exc).removeprefix("network: ")) from None
         return
     if name == "judge":
         if value is None:

@@ -154,10 +154,18 @@ class AttemptView(Plain):
     batch: bool
     list_cost: float | None
     answer: int | None
+    branch: str | None
+    commit: str | None
+    sandbox: str | None
+    refused: int | None
+    refused_to: str | None
 
     @classmethod
     def of(cls, a: Attempt) -> AttemptView:
-        """``answer``: the number of the answer a judged turn judged (None for any other)."""
+        """``answer``: the number of the answer a judged turn judged (None for any other). A
+        coding agent's turn says where its work is (``branch``, ``commit``), how it was
+        confined (``sandbox``) and the connections its proxy ``refused`` (``refused_to``:
+        where to, as the agent named them)."""
         from reins.gate.wording import judged_answer
 
         u = a.usage
@@ -191,6 +199,11 @@ class AttemptView(Plain):
             u.batch,
             u.list_cost,
             judged_answer(a.outcome, a.tries_after) if a.judged else None,
+            a.notes.branch,
+            a.notes.commit,
+            a.notes.sandbox,
+            a.notes.refused,
+            a.notes.refused_to,
         )
 
 
