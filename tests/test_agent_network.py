@@ -39,10 +39,20 @@ try:
     said.append("dns: resolved")
 except OSError:
     said.append("dns: failed")
+said.append("env: " + " ".join(sorted(os.environ)))
 key = os.path.basename(os.getcwd())
 open(key + ".txt", "w").write(key)
 print("\\n".join(said))
 """
+
+
+AGENT_ENVIRONMENT = (
+    "PATH", "LANG", "HOME", "TMPDIR", "PWD", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
+    "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+    "http_proxy", "https_proxy", "all_proxy", "LC_CTYPE", "REINS_AGENT_RUN",
+)  # fmt: skip
+"""What an agent's environment may hold: the runner's clean one (with the marker that finds
+its processes after a crash) and the bridge's proxy."""
 
 
 @pytest.fixture
@@ -85,8 +95,10 @@ def run_agent_trying(here: Path, urls: list[tuple[str, str]], extra: str = "") -
 
 @pytest.mark.postgres
 def test_an_agent_reaches_neither_the_dashboard_nor_a_ledger_nor_other_hosts(
-    here: Path, postgres_url: str
+    here: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-for-agents")
+    monkeypatch.setenv("REINS_LEDGER", str(here / "q.reins.db"))
     quest_repo(here / "q", ["k", "other"], FILE_HOLDS_KEY)
     assert cli("-q", "q", "scan").exit_code == 0
     ledger = here / "q.reins.db"
@@ -110,6 +122,9 @@ def test_an_agent_reaches_neither_the_dashboard_nor_a_ledger_nor_other_hosts(
         assert f"{name} via proxy: refused (403)" in said, said
         assert f"{name} direct: failed" in said, said
     assert "dns: failed" in said
+    # Of reins' environment, only what the runner names reached it (cmd: names no key).
+    names = set(said.split("env: ", 1)[1].split("\n", 1)[0].split())
+    assert names <= set(AGENT_ENVIRONMENT), names - set(AGENT_ENVIRONMENT)
     # The proxy counted what it refused, and the log shows it.
     notes = log[-1].notes
     assert notes.refused == 3, notes
@@ -171,3 +186,28 @@ def test_a_bad_network_list_is_refused_at_its_line(here: Path, written: str, sai
     quest_repo(here / "q", ["k"], FILE_HOLDS_KEY, extra=written + "\n")
     out = cli("-q", "q", "scan")
     assert out.exit_code == 2 and said in out.stderr, out.stderr
+
+
+def test_the_desk_and_the_item_page_show_what_the_proxy_refused(here: Path) -> None:
+    from tests.kit.web import client, text_of
+
+    doubt = FILE_HOLDS_KEY.replace("| FAIL |", "| REVIEW |")
+    quest_repo(here / "q", ["k"], doubt)
+    assert cli("-q", "q", "scan").exit_code == 0
+    tries = (
+        "import urllib.request\n"
+        "for _ in range(2):\n"
+        "    try:\n"
+        "        urllib.request.urlopen('http://example.com:8080/<b>', timeout=10)\n"
+        "    except Exception:\n"
+        "        pass\n"
+    )  # and the word is not written: a person decides
+    out = cli("-q", "q", "loop", "--model", f"cmd:{agent(here / 'a.py', tries)}")
+    assert out.exit_code == 0, out.output
+    with SQLiteStore.open(here / "q.reins.db") as led:
+        assert led.snapshot("k")[0].state is State.REVIEW
+        web = client(led, quest=None)
+        card = text_of(web.get("/review").text)
+        page = text_of(web.get("/item", params={"key": "k"}).text)
+    assert "the agent's proxy refused 2 connection(s): example.com:8080 x2" in card, card
+    assert "network: 2 connection(s) refused by the agent's proxy: example.com:8080 x2" in page

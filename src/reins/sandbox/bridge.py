@@ -73,6 +73,7 @@ def _serve(listener: socket.socket, path: str, destination: str | None) -> None:
     def accept() -> None:
         while True:
             client, _ = listener.accept()
+            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no wait on small writes
             threading.Thread(target=_carry, args=(client, path, destination), daemon=True).start()
 
     threading.Thread(target=accept, daemon=True).start()

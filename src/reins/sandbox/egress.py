@@ -165,17 +165,11 @@ class Egress:
             self._refuse(writer, shown, 403)
             return None
         try:
-            found = await asyncio.get_running_loop().getaddrinfo(
-                host, port, type=socket.SOCK_STREAM
-            )
+            found = await _resolve(host, port)
         except OSError:
             self._fail(writer, f"cannot resolve {host}")
             return None
-        addresses = [
-            (family, str(address[0]))
-            for family, _, _, _, address in found
-            if self.allowance.loopback_ok(host) or not _here(str(address[0]))
-        ]
+        addresses = [(f, a) for f, a in found if self.allowance.loopback_ok(host) or not _here(a)]
         if not addresses:
             self._refuse(writer, f"{shown} (resolves to this machine)", 403)
             return None
@@ -259,6 +253,17 @@ async def _copy(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> Non
             sink.write_eof()
     except (OSError, RuntimeError):
         pass
+
+
+async def _resolve(host: str, port: int) -> list[tuple[int, str]]:
+    """``host``'s addresses, (family, address): an address as it is (the resolver's thread
+    costs a loopback call more than all the rest), a name through the system's resolver."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        found = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        return [(family, str(address[0])) for family, _, _, _, address in found]
+    return [(socket.AF_INET6 if ip.version == 6 else socket.AF_INET, str(ip))]
 
 
 def _here(address: str) -> bool:
