@@ -28,9 +28,13 @@ open(key + ".txt", "w").write(key)
 
 
 @pytest.fixture
-def here(tmp_path: Path) -> Path:
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The test's folder: the autouse ``clean_environment`` made it the working folder, with no
-    ``REINS_*`` variable."""
+    ``REINS_*`` variable; the user's HOME is ``home`` in it, holding a secret."""
+    secret = a_file_in_home(tmp_path)
+    secret.parent.mkdir()
+    secret.write_text("127.0.0.1:5432:*:ann:hunter2\n")
+    monkeypatch.setenv("HOME", str(secret.parent))
     return tmp_path
 
 
@@ -40,10 +44,16 @@ def another_repository() -> Path:
     return Path(reins.__file__).resolve().parents[2] / "pyproject.toml"
 
 
+def a_file_in_home(here: Path) -> Path:
+    """A secret in the user's HOME (the test's stand-in for it: ``HOME`` points there)."""
+    return here / "home" / ".pgpass"
+
+
 def said_by(here: Path) -> tuple[str, str]:
     """The loop's notes and the agent's answer for item k."""
+    secret = a_file_in_home(here)
     targets = [str(another_repository()), "/etc/shadow", str(here / "q-results.jsonl"),
-               str(here / "reins.toml")]  # fmt: skip
+               str(here / "reins.toml"), str(secret), reins.__file__]  # fmt: skip
     script = agent(here / "reads.py", f"TARGETS = {targets!r}\n" + READS)
     (here / "reins.toml").write_text('[reins]\nquest = "q"\n')
     (here / "q-results.jsonl").write_text('{"key": "an earlier answer"}\n')
@@ -67,6 +77,8 @@ def test_a_sandboxed_agent_reads_no_file_outside_its_workspace_and_toolchain(her
         "/etc/shadow",
         here / "q-results.jsonl",
         here / "reins.toml",
+        a_file_in_home(here),
+        reins.__file__,  # reins' own package: an agent cannot open the ledger through it
     ):
         assert f"read {path}: denied (FileNotFoundError)" in said, said
     assert "agents see their workspace, an empty HOME and a private /tmp" in notes
