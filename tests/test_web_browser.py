@@ -140,7 +140,7 @@ def test_the_dashboard_follows_a_loop_and_settles_the_review_queue(
         second.locator("input[name=note]").fill("not good enough")
         second.locator("button.reject").click()
         expect(page.locator("#done-text")).to_have_text(
-            f"{DOUBTFUL[1]}: rejected, locked DONE (unsolved)"
+            f"{DOUBTFUL[1]}: rejected, locked DONE (rejected)"
         )
         expect(page.locator("#nothing-to-review")).to_be_visible()
 

@@ -1,10 +1,11 @@
 """The reviewer's desk in a real browser, at a laptop's size and a phone's (1280 by 800 and 390
 by 844): Debian's Chromium driven by Playwright over ``reins serve`` in its own process.
 
-A reviewer decides ten REVIEW items by keyboard alone (j, a or r, the note, Enter), undoes
-one from the banner (u: a person's reopen, recorded as such), and finds one of those left by
-a word of its submission (/, the word, Enter); every decision lands in the ledger as the same
-human turn ``reins resolve`` records, and the decided view then lists who did what.
+A reviewer decides ten REVIEW items by keyboard alone (j, n and the note, a or r, Enter to
+confirm), undoes one from the banner (u, Enter: a person's reopen, recorded as such), and finds
+one of those left by a word of its submission (/, the word, Enter); every decision lands in the
+ledger as the same human turn ``reins resolve`` records, and the decided view then lists who
+did what.
 """
 
 from __future__ import annotations
@@ -68,11 +69,14 @@ def decide(page: Page, n: int) -> str:
     key = chosen.get_attribute("data-key")
     assert key is not None
     decision = "accept" if n % 2 == 0 else "reject"
-    page.keyboard.press(decision[0])  # no note yet: the cursor goes to it
+    page.keyboard.press("n")  # the note first: a decision needs one
     expect(chosen.locator('input[name="note"]')).to_be_focused()
     page.keyboard.type(f"{decision} {key} by keys")
+    page.keyboard.press("Enter")  # leaves the note, decides nothing
+    page.keyboard.press(decision[0])  # arms the decision; Enter confirms it
+    expect(chosen.locator(".pending")).to_contain_text(f"Enter {decision}s {key}")
     page.keyboard.press("Enter")
-    locked = "PASS" if decision == "accept" else "DONE (unsolved)"
+    locked = "PASS" if decision == "accept" else "DONE (rejected)"
     expect(page.locator("#done-text")).to_have_text(f"{key}: {decision}ed, locked {locked}")
     return key
 
@@ -99,6 +103,8 @@ def test_a_reviewer_decides_ten_by_keys_undoes_one_and_finds_one_by_a_word(
         # u undoes the last decision, from its banner: a reopen, recorded as such.
         expect(page.locator('#queue[data-keys="ready"]')).to_have_count(1)
         page.keyboard.press("u")
+        expect(page.locator("#hint")).to_contain_text("Enter undoes")
+        page.keyboard.press("Enter")
         last = decided[-1]
         expect(page.locator("#done-text")).to_have_text(
             f"{last}: the reject was undone: reopened, TODO again in a new round"

@@ -1,11 +1,12 @@
 """The review queue by keys, and every page at a phone's width, in a real browser: Debian's
 Chromium driven by Playwright over ``reins serve`` in its own process.
 
-The queue moves with j / k and decides with a / r (a note first: n), never while typing in a
-field; the keys press the page's own forms, so a decision is the same human turn a click
-records. The "by" name typed once is kept by the browser across a reload. At 390 by 844 (and at
-desktop size) no page scrolls sideways, the nav keeps its words whole, fact tables wrap rather
-than clip, and DONE is never coloured like a success. Screenshots land in test-artifacts/.
+The queue moves with j / k and decides with a / r and Enter to confirm (a note first: n),
+never while typing in a field; the keys press the page's own forms, so a decision is the same
+human turn a click records. The "by" name typed once is kept by the browser across a reload.
+At 390 by 844 (and at desktop size) no page scrolls sideways, the nav keeps its words whole,
+fact tables wrap rather than clip, and DONE is never coloured like a success. Screenshots land
+in test-artifacts/.
 """
 
 from __future__ import annotations
@@ -57,6 +58,13 @@ def current(page: Page) -> str | None:
     return page.locator("article.waiting.current").get_attribute("data-key")
 
 
+def moved(page: Page, key: str) -> None:
+    """Wait until the item ``key`` is the current one."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("article.waiting.current")).to_have_attribute("data-key", key)
+
+
 def test_the_review_queue_answers_to_keys(browser: BrowserContext, tmp_path: Path) -> None:
     from playwright.sync_api import expect
 
@@ -79,18 +87,14 @@ def test_the_review_queue_answers_to_keys(browser: BrowserContext, tmp_path: Pat
         expect(page.locator("#hint")).to_have_text("press j to choose an item first")
         assert page.locator("article.waiting.current").count() == 0
         page.keyboard.press("j")
-        assert current(page) == "r1"
+        moved(page, "r1")
         shot(page, "review-queue")
         page.set_viewport_size(PHONE)
         shot(page, "review-phone", full=False)
         page.set_viewport_size(DESKTOP)
-        page.keyboard.press("j")
-        assert current(page) == "r2"
-        page.keyboard.press("j")
-        page.keyboard.press("k")
-        assert current(page) == "r2"
-        page.keyboard.press("k")
-        assert current(page) == "r1"
+        for key, to in (("j", "r2"), ("j", "r3"), ("k", "r2"), ("k", "r1")):
+            page.keyboard.press(key)
+            moved(page, to)  # a key acts once it stands alone: wait for it, then the next
 
         # Typing in a field fires no key: "rita" holds an r and an a.
         first = page.locator('article.waiting[data-key="r1"]')
@@ -100,12 +104,16 @@ def test_the_review_queue_answers_to_keys(browser: BrowserContext, tmp_path: Pat
             expect(field).to_have_value("rita")
         page.keyboard.press("Escape")
 
-        # n: the note; a: accept it (the same form, posted with its CSRF token).
+        # n: the note; a: arms the accept, Enter confirms it (the same form, posted with its
+        # CSRF token).
         page.keyboard.press("n")
         expect(first.locator('input[name="note"]')).to_be_focused()
         page.keyboard.type("fine in context")
         page.keyboard.press("Escape")
         page.keyboard.press("a")
+        expect(first.locator(".pending")).to_contain_text("Enter accepts r1")
+        assert page.locator("#done").count() == 0  # not before Enter
+        page.keyboard.press("Enter")
         expect(page.locator("#done-text")).to_have_text("r1: accepted, locked PASS")
         # The item that followed is offered to j, not chosen: nothing is current.
         expect(page.locator("article.waiting.up")).to_have_attribute("data-key", "r2")
@@ -114,14 +122,21 @@ def test_the_review_queue_answers_to_keys(browser: BrowserContext, tmp_path: Pat
         page.keyboard.press("j")
         expect(page.locator("article.waiting.current")).to_have_attribute("data-key", "r2")
 
-        # r with no note asks for one; Enter then finishes the rejection.
+        # r with no note asks for one and arms nothing; with the note, Enter confirms it.
         page.keyboard.press("r")
         second = page.locator('article.waiting[data-key="r2"]')
+        expect(second.locator(".pending")).to_have_text(
+            "a decision needs a note: press n to write it"
+        )
+        page.keyboard.press("n")
         expect(second.locator('input[name="note"]')).to_be_focused()
-        expect(second.locator(".pending")).to_have_text("write a note, then Enter to reject")
         page.keyboard.type("not good enough")
+        page.keyboard.press("Enter")  # leaves the note
+        expect(second.locator(".pending")).to_have_text("press a to accept or r to reject")
+        page.keyboard.press("r")
+        expect(second.locator(".pending")).to_contain_text("Enter rejects r2")
         page.keyboard.press("Enter")
-        expect(page.locator("#done-text")).to_have_text("r2: rejected, locked DONE (unsolved)")
+        expect(page.locator("#done-text")).to_have_text("r2: rejected, locked DONE (rejected)")
         assert not greenish(colour(page, "#done"))  # a rejection (DONE) is no success
 
         # Enter alone in a note decides nothing.
@@ -129,11 +144,12 @@ def test_the_review_queue_answers_to_keys(browser: BrowserContext, tmp_path: Pat
         page.keyboard.press("j")
         expect(page.locator("article.waiting.current")).to_have_attribute("data-key", "r3")
         page.keyboard.press("n")
+        last = page.locator('article.waiting[data-key="r3"]')
+        expect(last.locator('input[name="note"]')).to_be_focused()
         page.keyboard.type("hmm")
         page.keyboard.press("Enter")
-        last = page.locator('article.waiting[data-key="r3"]')
         expect(last.locator(".pending")).to_have_text("press a to accept or r to reject")
-        expect(page.locator("#done-text")).to_have_text("r2: rejected, locked DONE (unsolved)")
+        expect(page.locator("#done-text")).to_have_text("r2: rejected, locked DONE (rejected)")
 
         # ? opens the sheet of every key; Escape closes it.
         page.keyboard.press("?")

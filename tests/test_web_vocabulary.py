@@ -69,7 +69,7 @@ def test_done_says_it_is_unsolved_on_every_page(ledger: Ledger, tmp_path: Path) 
     assert re.search(
         r'title="DONE — out of tries, not passed"><span class="name">DONE \(unsolved\)', board
     )
-    assert "reject by a person → DONE (unsolved)" in text_of(board)
+    assert "reject by a person → DONE (rejected)" in text_of(board)  # the person's, no try's
     report = tmp_path / "report.html"
     write_html(ledger.store, TINY, report)
     assert "DONE (unsolved)" in report.read_text()

@@ -115,7 +115,16 @@ def _spec(cell: Cell, path: str) -> CheckSpec[Any]:
 
 
 def _describe(check: DeclaredCheck) -> str:
-    return f"{check.name}: {check.parameters}" if check.parameters else check.name
+    return default_description(check.name, check.parameters)
+
+
+def default_description(check: str, parameters: str) -> str:
+    """The description of a rule whose row gives none: its check and parameters as written.
+
+    The gate's digest hashes it, so it stays this code reference; a page a person reads says
+    the check in words instead (:func:`reins.web.desk.rule_notes`), knowing it by this form.
+    """
+    return f"{check}: {parameters}" if parameters else check
 
 
 def word(cell: Cell, path: str, what: str) -> str:

@@ -5,7 +5,9 @@ through the human lane's functions, exactly as ``reins resolve`` and ``reins reo
 or the store's claims (:mod:`reins.store.people`). After a decision the queue comes back at the
 item that followed, under the same filter, with a banner that offers to undo it for a while:
 an undo is a person's reopen, recorded as such (the item goes back to TODO in a new round, the
-log keeps the decision), refused once the item moved or the while is over.
+log keeps the decision), refused once the item moved or the while is over. The banner's words
+and what its Undo names are signed by this server (:meth:`Guard.sign
+<reins.web.security.Guard.sign>`): the queue shows no banner a link made up.
 """
 
 from __future__ import annotations
@@ -137,11 +139,12 @@ class Actions:
         done = resolve_item(
             self.site.store, quest, key, accept=decision == "accept", note=note, by=self.who(fields)
         )
-        locked = state_text(done.item.state)
+        locked = state_text(done.item.state, rejected=decision == "reject")
         said = f"{key}: {DECIDED[decision]}, locked {locked}"
         # Back to the queue at the item that followed (reins.js offers it to j), under the same
         # filter, with the decision's turn for the banner's undo.
-        return _back(fields, done=said, at=fields.get("then", ""), undo=key, turn=done.attempt.turn)
+        turn = str(done.attempt.turn)
+        return self.back(fields, done=said, at=fields.get("then", ""), undo=key, turn=turn)
 
     def undone(self, quest: Quest, fields: Fields) -> str:
         from reins.turn.human import Action
@@ -170,7 +173,7 @@ class Actions:
         except TurnMoved as exc:
             raise ReinsError(f"item {key!r} moved since that decision: nothing was undone") from exc
         said = f"{key}: the {last.action} was undone: reopened, TODO again in a new round"
-        return _back(fields, done=said, at=fields.get("then", ""))
+        return self.back(fields, done=said, at=fields.get("then", ""))
 
     def reopened(self, quest: Quest, fields: Fields) -> str:
         from reins.turn.lane import reopen as reopen_item
@@ -184,7 +187,9 @@ class Actions:
     def claimed(self, quest: Quest, fields: Fields) -> str:
         key, who = fields.get("key", ""), self.who(fields)
         self.site.store.reserve(key, who, ttl=CLAIM_TTL)
-        return _back(fields, done=f"{key}: claimed by {who} for {CLAIM_TTL / 60:.0f} min", at=key)
+        return self.back(
+            fields, done=f"{key}: claimed by {who} for {CLAIM_TTL / 60:.0f} min", at=key
+        )
 
     def released(self, quest: Quest, fields: Fields) -> str:
         key, who = fields.get("key", ""), self.who(fields)
@@ -193,11 +198,13 @@ class Actions:
             holder = item.lease_owner or "nobody"
             raise ReinsError(f"item {key!r} is claimed by {holder}, not {who}: nothing to release")
         self.site.store.release(key, who)
-        return _back(fields, done=f"{key}: released by {who}", at=key)
+        return self.back(fields, done=f"{key}: released by {who}", at=key)
 
-
-def _back(fields: Fields, **shown: str | int) -> str:
-    """The review queue under the filter the form carried, with ``shown`` in its address."""
-    kept = {k: fields.get(k, "") for k in ("rule", "search")}
-    query = {k: str(v) for k, v in {**kept, **shown}.items() if v != ""}
-    return "/review?" + urlencode(query)
+    def back(self, fields: Fields, *, done: str, at: str, undo: str = "", turn: str = "") -> str:
+        """The review queue under the filter the form carried, at the item ``at``, with the
+        banner ``done`` (and the decision its Undo names) signed by this server."""
+        kept = {k: fields.get(k, "") for k in ("rule", "search")}
+        sig = self.site.guard.sign(done, undo, turn)
+        shown = {"done": done, "at": at, "undo": undo, "turn": turn, "sig": sig}
+        query = {k: v for k, v in {**kept, **shown}.items() if v != ""}
+        return "/review?" + urlencode(query)

@@ -266,11 +266,11 @@ class Pages:
         except ConfigError as exc:
             return _problem(site, request, 400, f"bad filter: {exc}")
         found = await site.read(lambda: queue(site.store, site.quest, wanted))
-        said = request.query_params.get
-        return _page(
-            site, request, "review.html", queue=found, done=said("done"), undo=said("undo"),
-            turn=said("turn"), title="review",
-        )  # fmt: skip
+        # The banner says what this server did, under its own signature; never a link's text.
+        said = {k: request.query_params.get(k, "") for k in ("done", "undo", "turn")}
+        ours = site.guard.signed(request.query_params.get("sig"), *said.values())
+        shown = said if ours and said["done"] else {"done": None, "undo": None, "turn": None}
+        return _page(site, request, "review.html", queue=found, title="review", **shown)
 
     async def decided(self, request: Request) -> Response:
         site = self.site

@@ -19,7 +19,7 @@ from reins.store.model import Attempt, Item, State
 from reins.store.protocol import Store
 from reins.store.query import PageQuery
 from reins.turn.review import Source, source
-from reins.web.desk import Hold, Part, RuleNote, hold, marked, rule_notes
+from reins.web.desk import Hold, Part, RuleNote, fact_texts, hidden, hold, marked, rule_notes
 from reins.web.patch import Patch, patch
 from reins.web.words import answer, what
 
@@ -29,7 +29,8 @@ class Waiting:
     """A REVIEW item with its own text and the attempt that locked it (its facts raised the
     doubt), ``what`` that attempt was ("REVIEW on answer 1 of 3"); the item's text and the
     submission in runs with the flagged values marked (``text``, ``answer``), a coding
-    submission per file (``change``), the rules behind the facts, and who claimed it."""
+    submission per file (``change``), the rules behind the facts, who claimed it, and how many
+    hidden characters (bidirectional controls, zero-widths) the card shows as markers."""
 
     item: Item
     source: Source
@@ -40,6 +41,7 @@ class Waiting:
     change: Patch | None = None
     rules: tuple[RuleNote, ...] = ()
     hold: Hold | None = None
+    hidden: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +70,7 @@ def waiting(quest: Quest | None, item: Item, last: Attempt | None, now: float) -
         change=change,
         rules=rule_notes(quest, last),
         hold=hold(item, now),
+        hidden=hidden(item.key, shown.text, submission, *fact_texts(facts)),
     )
 
 

@@ -15,6 +15,7 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup
 
+from reins.web.desk import visible
 from reins.web.listing import link
 from reins.web.words import ago, exact, of, standing, state_text
 
@@ -59,6 +60,7 @@ def environment() -> jinja2.Environment:
     env.filters["exact"] = exact
     env.filters["when"] = _when
     env.filters["clock"] = _clock
+    env.filters["visible"] = visible  # hidden characters as markers (reins.web.desk)
     return env
 
 

@@ -10,14 +10,20 @@
   The token lives only in pages this server rendered, which another site cannot read.
 - **Host**: bound to loopback, the Host header must name loopback too, so a site that points
   its own name at 127.0.0.1 (DNS rebinding) cannot read the pages and their CSRF token.
+- **Seal**: what an action sends the person back to the queue with (the banner that says
+  what was done, and the decision its Undo names) is signed with a secret of this start
+  (:meth:`Guard.sign`); the queue shows a banner only under its signature, so no link can
+  make a page say what the server did not do.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
+import json
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -49,13 +55,15 @@ def _same(a: str | None, b: str) -> bool:
 @dataclass(frozen=True, slots=True)
 class Guard:
     """This server's secrets: the access ``token`` and the ``cookie`` that carries it, and the
-    ``csrf`` token. ``token_to_read``: pages need the token too, not only actions."""
+    ``csrf`` token. ``token_to_read``: pages need the token too, not only actions; ``seal``:
+    the key this server signs what it says of its own actions with (:meth:`sign`)."""
 
     token: str
     csrf: str
     cookie: str
     loopback: bool
     token_to_read: bool
+    seal: str = field(default_factory=lambda: secrets.token_urlsafe(24), repr=False)
 
     @classmethod
     def for_host(cls, host: str, *, token_to_read: bool = False) -> Guard:
@@ -88,6 +96,16 @@ class Guard:
         if not host_header:
             return False
         return is_loopback(urlsplit(f"//{host_header}").hostname or "")
+
+    def sign(self, *parts: str) -> str:
+        """This server's signature of ``parts`` (a banner's text, the item and the turn its
+        Undo names): only this start of the server can make it."""
+        text = json.dumps(parts, ensure_ascii=True).encode()
+        return hmac.new(self.seal.encode(), text, hashlib.sha256).hexdigest()[:32]
+
+    def signed(self, signature: str | None, *parts: str) -> bool:
+        """Whether ``signature`` is this server's :meth:`sign` of ``parts``."""
+        return signature is not None and _same(signature, self.sign(*parts))
 
     def csrf_ok(self, given: str | None, *, origin: str | None, host: str | None) -> bool:
         """Whether a state-changing request carries our CSRF token and comes from our pages."""

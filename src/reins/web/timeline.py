@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from reins.quest import RETRY_POLICIES, Quest
 from reins.store.model import Attempt, AttemptKind, Item
 from reins.store.protocol import Store
+from reins.web.desk import fact_texts, hidden
 from reins.web.patch import Patch, patch
-from reins.web.words import decided, turn_text
+from reins.web.words import decided, rejected, turn_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +50,11 @@ class Turn:
 @dataclass(frozen=True, slots=True)
 class Timeline:
     """An item, its payload, its turns, and the answers its quest allows (None: no quest);
-    ``decided``: who settled it by hand ("accepted by ann"), when its last turn is a person's;
+    ``decided``: who settled it by hand ("accepted by ann"), when its last turn is a person's
+    (``rejected``: a person's reject, so its DONE reads "DONE — rejected by ann");
     ``change``: a coding item's latest change, per file, and ``tested`` the last judged turn
-    (its facts are the test output beside it)."""
+    (its facts are the test output beside it); ``hidden``: how many hidden characters
+    (bidirectional controls, zero-widths) the page shows as markers."""
 
     item: Item
     payload: str
@@ -60,6 +63,8 @@ class Timeline:
     decided: str | None = None
     change: Patch | None = None
     tested: Attempt | None = None
+    rejected: bool = False
+    hidden: int = 0
 
 
 def _prompt(quest: Quest, item: Item, log: list[Attempt], a: Attempt) -> tuple[str, bool | None]:
@@ -108,4 +113,10 @@ def timeline(store: Store, quest: Quest | None, key: str) -> Timeline:
     payload = json.dumps(item.payload, indent=2, ensure_ascii=False, sort_keys=True)
     tested = next((a for a in reversed(log) if a.judged), None)
     last = log[-1] if log else None
-    return Timeline(item, payload, tuple(turns), allowed, decided(last), change, tested)
+    texts: list[str | None] = [item.key, payload]
+    for a in log:
+        texts += [a.submission, a.note, a.error, a.feedback, *fact_texts(a.facts)]
+    return Timeline(
+        item, payload, tuple(turns), allowed, decided(last), change, tested, rejected(last),
+        hidden(*texts),
+    )  # fmt: skip

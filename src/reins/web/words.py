@@ -6,7 +6,8 @@
 - **f of N failures used**: the ledger's ``tries``, a count of judged FAILs (the words of
   :mod:`reins.gate.wording`, as the loop's lines and ``submit`` say them).
 - **DONE** keeps its name and says what it means: "DONE — out of tries, not passed", or
-  "DONE (unsolved)" where space is tight.
+  "DONE (unsolved)" where space is tight; a DONE a person's reject locked says so: "DONE —
+  rejected by a person", "DONE (rejected)" (no try ran out: the person decided).
 
 Times are the ledger's ISO 8601 stamps in UTC; how long ago one was is worked out here, on the
 server, against a ``now`` the page passes (a report made offline says it against the moment it
@@ -17,19 +18,20 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from reins.gate.wording import answer_of, failures_of, state_short
+from reins.gate.wording import answer_of, failures_of, state_meaning, state_short
 from reins.store.model import Attempt, AttemptKind, Item, State
 
-DONE_LONG = "DONE — out of tries, not passed"
-DONE_SHORT = "DONE (unsolved)"
 
-
-def state_text(state: State | str, *, long: bool = False) -> str:
-    """The state's name, and for DONE what it means."""
+def state_text(state: State | str, *, long: bool = False, rejected: bool = False) -> str:
+    """The state's name, and for DONE what it means (``rejected``: a person's reject locked
+    it, so no try ran out)."""
     name = str(state)
-    if name == State.DONE:
-        return DONE_LONG if long else DONE_SHORT
-    return name
+    return state_meaning(name, rejected=rejected) if long else state_short(name, rejected=rejected)
+
+
+def rejected(last: Attempt | None) -> bool:
+    """Whether ``last`` (an item's last turn) is a person's reject: its DONE is theirs."""
+    return last is not None and last.kind is AttemptKind.HUMAN and last.action == "reject"
 
 
 def of(n: int, allowed: int | None) -> str:
@@ -72,7 +74,8 @@ def turn_text(a: Attempt, allowed: int | None) -> str:
     PASS"). A later round says so at the end."""
     later = f" · round {a.round}" if a.round > 1 else ""
     if a.kind is not AttemptKind.JUDGED:
-        return f"{what(a, allowed).removesuffix(later)} → {state_short(a.state_after)}{later}"
+        after = state_short(a.state_after, rejected=rejected(a))
+        return f"{what(a, allowed).removesuffix(later)} → {after}{later}"
     cause = f" ({a.root_cause})" if a.root_cause else ""
     if a.outcome == "FAIL":
         used = failures_of(a.tries_after, allowed)

@@ -2,7 +2,8 @@
 // and no inline script). No framework, no build step. Three small parts:
 // - the board stays live without a reload;
 // - the review queue answers to keys (j / k move, n writes the note, a / r decide, u undoes,
-//   c claims, / finds, ? shows them all);
+//   c claims, / finds, ? shows them all), each only when pressed on its own, and those that
+//   record something only once Enter confirms them;
 // - the "by" name a person types is kept in this browser, not taken from the server's user.
 // Every action still posts the page's own form, with its CSRF token: the keys press its buttons.
 "use strict";
@@ -81,18 +82,29 @@
 
 // The review queue by keys: j / k next / previous item, n the note, a accept, r reject,
 // u undo the decision the banner names, c claim (or release), / find, ? the key sheet, Escape
-// leaves a field. A key never fires while typing in a field. No item is current when the page
-// opens, so that a key meant for one item cannot land on another: j takes the first, or the
-// item that followed the last decision (marked "up"). A decision needs a note: a or r without
-// one puts the cursor in the note, and Enter there then finishes that decision.
+// leaves a field or cancels. Keys must never turn typing into decisions:
+// - a key never fires while typing in a field;
+// - a key acts only when pressed on its own: keys outside a field that follow one another
+//   within QUIET ms are words typed where no field had the cursor ("ok as is"), and do
+//   nothing (j j j or k k k still move, one item each);
+// - a key that records something (a, r, u, c) only arms its action, saying what Enter will do;
+//   Enter then confirms it, and any other key (or ARMED ms) cancels it.
+// No item is current when the page opens, so that a key meant for one item cannot land on
+// another: j takes the first, or the item that followed the last decision (marked "up"). A
+// decision needs a note: n puts the cursor there, and Enter in the note only leaves it.
 (function () {
   const queue = document.getElementById("queue");
   if (!queue) return;
+  const QUIET = 400; // ms: a key closer than this to another one is typing
+  const ARMED = 10000; // ms an armed action waits for its Enter
   const entries = Array.from(queue.querySelectorAll("article.waiting"));
   const sheet = document.getElementById("keysheet");
   const hint = document.getElementById("hint");
   const search = document.getElementById("search");
   let current = -1;
+  let burst = []; // the keys pressed outside a field, each within QUIET of the one before
+  let settling = null; // the timer that acts on the burst once QUIET passed
+  let armed = null; // { run, said, where, expires }: the action Enter confirms
 
   function say(text) {
     if (hint) hint.textContent = text;
@@ -143,19 +155,32 @@
     return null;
   }
 
+  // An action that records something waits for Enter; ``where`` shows what Enter will do.
+  function arm(run, said, where, cancelled) {
+    disarm(null);
+    armed = { run: run, where: where, cancelled: cancelled, expires: Date.now() + ARMED };
+    where.textContent = `${said}; Esc or any other key cancels`;
+  }
+
+  function disarm(why) {
+    if (!armed) return;
+    if (why !== null) armed.where.textContent = why === "" ? armed.cancelled : why;
+    armed = null;
+  }
+
   function decide(decision) {
     const found = chosen();
     if (!found) return;
     const button = found.form.querySelector(`button[name="decision"][value="${decision}"]`);
     if (!button) return;
     if (!found.note.value.trim()) {
-      // Say what Enter will do, and wait for the note.
-      found.form.dataset.decision = decision;
-      found.pending.textContent = `write a note, then Enter to ${decision}`;
-      found.note.focus();
+      found.pending.textContent = "a decision needs a note: press n to write it";
       return;
     }
-    found.form.requestSubmit(button);
+    const key = entries[current].dataset.key;
+    const verb = decision === "accept" ? "accepts" : "rejects";
+    arm(() => found.form.requestSubmit(button), `Enter ${verb} ${key}`, found.pending,
+        `not ${decision}ed`);
   }
 
   function typing(target) {
@@ -169,24 +194,16 @@
     if (!found) continue;
     found.note.addEventListener("keydown", function (event) {
       if (event.key !== "Enter") return;
-      // Enter finishes a decision begun with a or r, never decides on its own.
+      // Enter in a note never decides: it leaves the note for the keys that do.
       event.preventDefault();
-      const decision = found.form.dataset.decision;
-      if (decision && found.note.value.trim()) {
-        found.form.requestSubmit(found.form.querySelector(`button[value="${decision}"]`));
-      } else {
-        found.pending.textContent = "press a to accept or r to reject";
-        found.note.blur();
-        entry.focus({ preventScroll: true });
-      }
+      found.pending.textContent = "press a to accept or r to reject";
+      found.note.blur();
+      entry.focus({ preventScroll: true });
     });
   }
 
-  function press(id) {
-    const button = document.getElementById(id);
-    if (button) button.click();
-    else say("no decision to undo here");
-  }
+  const undo = document.getElementById("undo");
+  const done = document.getElementById("done-text");
 
   const actions = {
     j: () => select(current < 0 ? Math.max(up, 0) : current + 1),
@@ -199,9 +216,20 @@
     },
     c: () => {
       const found = chosen();
-      if (found && found.claim) found.claim.requestSubmit();
+      if (!found || !found.claim) return;
+      const button = found.claim.querySelector("button");
+      const verb = button && button.classList.contains("release") ? "releases" : "claims";
+      arm(() => found.claim.requestSubmit(), `Enter ${verb} ${entries[current].dataset.key}`,
+          hint || found.pending, `not ${verb === "claims" ? "claimed" : "released"}`);
     },
-    u: () => press("undo"),
+    u: () => {
+      if (!undo || !hint) {
+        say("no decision to undo here");
+        return;
+      }
+      arm(() => undo.click(), `Enter undoes: ${done ? done.textContent.trim() : "it"}`, hint,
+          "not undone");
+    },
     "/": () => {
       if (!search) return;
       search.focus();
@@ -211,21 +239,64 @@
       if (sheet && !sheet.open) sheet.showModal();
     },
   };
+  const MOVES = new Set(["j", "k"]); // a run of one of these is moving, not typing
+
+  function forget() {
+    if (settling !== null) window.clearTimeout(settling);
+    settling = null;
+    burst = [];
+  }
+
+  function settle() {
+    const keys = burst;
+    forget();
+    if (typing(document.activeElement)) return; // the person went on to a field meanwhile
+    if (keys.length === 1 || (MOVES.has(keys[0]) && keys.every((k) => k === keys[0]))) {
+      for (const key of keys) if (actions[key]) actions[key]();
+      return;
+    }
+    say("you typed words, not keys: nothing was done");
+  }
 
   document.addEventListener("keydown", function (event) {
     if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.isComposing) return;
     if (sheet && sheet.open) return; // the sheet's own keys: Escape closes it
     if (typing(event.target)) {
+      forget();
+      disarm("");
       if (event.key === "Escape") {
         event.target.blur();
         if (current >= 0) entries[current].focus({ preventScroll: true });
       }
       return;
     }
-    const action = actions[event.key];
-    if (!action) return;
-    event.preventDefault(); // the key is ours: "n" typed nowhere, the page not scrolled
-    action();
+    if (event.key === "Escape") {
+      forget();
+      disarm("");
+      return;
+    }
+    if (event.key === "Enter" && armed && !burst.length) {
+      event.preventDefault(); // Enter confirms the armed action, and presses nothing else
+      const run = armed.run;
+      const late = Date.now() > armed.expires;
+      disarm(late ? "that waited too long: press its key again" : "…");
+      if (!late) run();
+      return;
+    }
+    if (event.key.length !== 1 && event.key !== "Enter" && event.key !== "Backspace") return;
+    disarm(""); // any other key cancels what waited for Enter
+    if (actions[event.key]) event.preventDefault(); // our key: "n" typed nowhere, no scroll
+    if (!burst.length) say(""); // what the hint said was of the keys before
+    if (!actions[event.key] && !burst.length) {
+      // A key of no action starts no burst of its own unless another follows it soon.
+      burst = [event.key];
+      settling = window.setTimeout(forget, QUIET);
+      return;
+    }
+    burst.push(event.key);
+    if (settling !== null) window.clearTimeout(settling);
+    settling = window.setTimeout(settle, QUIET);
   });
   queue.dataset.keys = "ready"; // the keys are live (a test waits for this, not for a time)
 })();
