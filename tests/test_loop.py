@@ -334,7 +334,7 @@ def test_a_loop_waits_for_a_person_s_lease_and_says_so(path: Path) -> None:
     assert summary.reason is StopReason.DONE and summary.remaining == 0
     with SQLiteStore.open(path) as led:
         assert led.get("a").state is State.PASS and led.snapshot("a")[1][0].driver == "loop"
-    assert any(n.startswith("waiting: 1 item(s) left are leased") for n in notes), notes
+    assert any(n.startswith("waiting for 1 item(s) leased to other drivers") for n in notes), notes
 
 
 def test_locked_items_are_exported_exactly_once(path: Path, tmp_path: Path) -> None:

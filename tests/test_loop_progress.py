@@ -60,7 +60,10 @@ def test_a_terminal_gets_a_line_redrawn_in_place_and_the_summary_on_stdout(
     assert any("3/3 done · 0 left" in f or "2/3 done" in f for f in frames)
     assert err.getvalue().endswith("\r\x1b[2K")  # the line is cleared before the summary
     assert out.getvalue() == summary_text(summary)
-    assert "\n" not in err.getvalue()
+    # each turn's line scrolls above the status line, as a pipe gets it
+    turns = [line for f in frames for line in f.splitlines() if line.startswith("turn ")]
+    assert turns.count("turn 1 · a · FAIL (not-bad) → TODO, 1 of 3 failures used · fake") == 1
+    assert "turn 2 · a · PASS on answer 2 of 3 → PASS · fake" in turns and len(turns) == 4
 
 
 def test_json_events_and_plain_lines_tell_the_same_turns(tmp_path: Path) -> None:

@@ -140,6 +140,12 @@ class HTTPBackend:
         # running (said at once, not retried for a minute); after, it is an outage, retried.
         self.reached = False
 
+    @property
+    def priced(self) -> bool:
+        """Whether each call records a cost: the price table lists the model, or the price
+        options give a price (a provider that reports what it billed is not known ahead)."""
+        return self.guard.price is not None
+
     def _read_key(self, opts: Options) -> str | None:
         """The API key from the environment variable ``key_env`` names, or the backend's own."""
         key_env = opts.text("key_env") if "key_env" in self.options else None

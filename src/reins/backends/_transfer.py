@@ -15,13 +15,19 @@ from typing import TYPE_CHECKING, Any
 
 from reins.backends._http import _error_text, _ssl_context, endpoint_text, read_capped
 from reins.backends.retry import RetryPolicy, parse_retry_after, with_retries
-from reins.errors import TransientError, TransientTimeout
+from reins.errors import BackendError, TransientError, TransientTimeout
 
 if TYPE_CHECKING:
     from reins.backends._http import HTTPBackend
 
 MAX_DOWNLOAD = 1024 * 1024 * 1024  # a results file larger than this is refused
 DEFAULT_TIMEOUT = 120.0  # seconds one batch API call may take
+
+
+class NotServed(BackendError):
+    """HTTP 404 or 405: the server serves no such endpoint (or object). A list endpoint that
+    answers it holds nothing: an OpenAI-compatible server without a Batch API has no files and
+    no batches, so nothing of a job can be there."""
 
 
 class Transfer:
@@ -58,6 +64,14 @@ class Transfer:
                 f"{_error_text(raw, self.backend._redactor)}",
                 backend=self.backend.name,
             ) from None
+
+    async def listing(self, url: str, params: dict[str, str]) -> Any:
+        """One page of a list endpoint; None when the server serves no such list
+        (:class:`NotServed`): it holds nothing of the kind."""
+        try:
+            return await self.json("GET", url, params=params)
+        except NotServed:
+            return None
 
     async def upload(self, url: str, filename: str, data: bytes, fields: dict[str, str]) -> Any:
         """POST a multipart form: ``fields`` and the file ``filename``; the JSON answer."""
@@ -136,6 +150,9 @@ class Transfer:
                 backend=b.name,
                 retry_after=retry_after,
             )
+        if status in (404, 405):
+            said = b._redactor(f"HTTP {status} from {where}: {_error_text(body, b._redactor)}")
+            raise NotServed(f"{b.name}: {said}", backend=b.name)
         if not 200 <= status < 300:
             raise b.fail(f"HTTP {status} from {where}: {_error_text(body, b._redactor)}")
         return body

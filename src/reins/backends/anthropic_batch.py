@@ -79,7 +79,9 @@ class AnthropicBatches:
         found: list[RemoteBatch] = []
         params = {"limit": "100"}
         for _ in range(PAGES):
-            data = await self.http.json("GET", self.url, params=params)
+            data = await self.http.listing(self.url, params)
+            if data is None:  # no such list: a server without Message Batches holds none
+                break
             batches = [self._remote(b) for b in (dig(data, "data") or []) if isinstance(b, dict)]
             found += [
                 b for b in batches if b.total == total and (b.created_at or 0) >= since - SKEW

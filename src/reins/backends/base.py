@@ -14,6 +14,10 @@ class Backend(Protocol):
 
     ``seed`` is derived from (item key, turn number): a retry samples anew, while a restarted
     process repeats the same call. Failures raise :class:`reins.errors.BackendError`.
+
+    A backend may say whether each call records a cost with a ``priced`` attribute (a bool:
+    :func:`reins.backends.prices.says_priced` reads it); ``reins loop --max-cost`` refuses to
+    start on one that does not say so, unless the model is given a price.
     """
 
     name: str

@@ -11,6 +11,7 @@ is each CLI's own login: reins passes no key. The binary is found on
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -73,16 +74,12 @@ def _json_objects(text: str) -> list[Any]:
 def _json_document(text: str) -> Any:
     """``text`` as one JSON document, tolerating chatter before it (a log line, a banner)."""
     text = text.strip()
-    try:
+    with contextlib.suppress(ValueError):
         return json.loads(text)
-    except ValueError:
-        pass
     start = text.find("{")
     if start > 0:
-        try:
+        with contextlib.suppress(ValueError):
             return json.loads(text[start:])
-        except ValueError:
-            pass
     return None
 
 
@@ -96,6 +93,7 @@ class CLIBackend:
     name: str  # an instance attribute to the Backend protocol; each subclass sets it
     binary: ClassVar[str]
     options: ClassVar[dict[str, str]] = CLI_OPTIONS
+    reports_cost: ClassVar[bool] = False  # whether the CLI reports what each call was billed
 
     def __init__(self, model: str, options: Mapping[str, str]) -> None:
         self.opts = opts = Options(self.name, options, self.options)
@@ -110,6 +108,7 @@ class CLIBackend:
         if self.cwd is not None and not os.path.isdir(self.cwd):
             raise ConfigError(f"backend {self.name!r}: cwd {self.cwd!r} is not a directory")
         self.guard = opts.guard((self.bin, model))
+        self.priced = self.reports_cost or self.guard.price is not None  # see Backend
         # the environment's secrets read once, here, not at every call (see reins.backends.redact)
         self._redactor = Redactor()
 
@@ -214,6 +213,7 @@ class ClaudeCLI(CLIBackend):
 
     name = "claude"
     binary = "claude"
+    reports_cost = True  # total_cost_usd
 
     def argv(self) -> list[str]:
         return [

@@ -220,6 +220,8 @@ class LocalBackend:
     """A GGUF model in this process: ``local:smollm2?temperature=0.2&json=true``."""
 
     name = "local"
+    extra = "local"  # llama-cpp-python: `reins backends` says when it is missing
+    priced = True  # it runs here: every call costs 0
     options: ClassVar[dict[str, str]] = {
         "temperature": f"sampling temperature (default {DEFAULT_TEMPERATURE}); the per-call"
         " seed makes each turn reproducible, so keep it above 0 for retries to differ",

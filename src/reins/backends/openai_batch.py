@@ -132,7 +132,9 @@ class OpenAIBatches:
         pages: list[list[Any]] = []
         query = {**params, "limit": limit}
         for _ in range(PAGES):
-            data = await self.http.json("GET", url, params=query)
+            data = await self.http.listing(url, query)
+            if data is None:  # no such list: a server without the Batch API holds nothing
+                break
             items = [x for x in (dig(data, "data") or []) if isinstance(x, dict)]
             pages.append(items)
             created = [c for c in (dig(x, "created_at") for x in items) if isinstance(c, int)]

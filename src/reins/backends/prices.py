@@ -198,3 +198,31 @@ def override(
         source=base.source,
         note=f"{note}; {base.note}" if base.note else note,
     )
+
+
+def says_priced(generator: object) -> bool | None:
+    """Whether a backend (or a coding agent) says each call of it records a cost: its
+    ``priced`` attribute (the price table or price options price its model, its provider or CLI
+    reports what it billed, or it runs here for nothing); None when it does not say."""
+    value = getattr(generator, "priced", None)
+    return value if isinstance(value, bool) else None
+
+
+def read_rates(text: str) -> tuple[float, float]:
+    """``IN/OUT``, USD per million input and output tokens (``2.00/8.00``), as two numbers.
+
+    Raises:
+        ValueError: not two finite numbers of 0 or more joined by a ``/`` (the message says
+            what was expected).
+    """
+    given, slash, out = text.strip().partition("/")
+    try:
+        rates = (float(given), float(out)) if slash else None
+    except ValueError:
+        rates = None
+    if rates is None or not all(0 <= r < float("inf") for r in rates):
+        raise ValueError(
+            f"{text!r} is not a price: write IN/OUT, USD per million input and output tokens "
+            "(e.g. 2.00/8.00)"
+        )
+    return rates

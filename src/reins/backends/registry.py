@@ -6,10 +6,10 @@ the same way as plugins. A factory is a callable
 ``(model, options) -> Backend`` with an ``options`` attribute mapping each allowed query key to
 a one-line help text; a backend class with an ``options`` class attribute is one.
 
-``ollama:qwen2.5:0.5b?temperature=0.2&seed=7`` names the backend ``ollama`` (everything before
-the first ``:``), the model ``qwen2.5:0.5b`` (up to the first ``?``; models may contain colons)
-and the options ``{"temperature": "0.2", "seed": "7"}``. Model and values are percent-decoded
-(``%3F`` is a ``?``, ``%26`` an ``&``); a ``+`` stays a ``+``.
+``ollama:qwen2.5:0.5b?temperature=0.2&num_ctx=8192`` names the backend ``ollama`` (everything
+before the first ``:``), the model ``qwen2.5:0.5b`` (up to the first ``?``; models may contain
+colons) and the options ``{"temperature": "0.2", "num_ctx": "8192"}``. Model and values are
+percent-decoded (``%3F`` is a ``?``, ``%26`` an ``&``); a ``+`` stays a ``+``.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def parse_spec(spec: str) -> Spec:
             if not eq or not _KEY.match(key):
                 raise ConfigError(
                     f"model spec {spec!r}: bad option {segment!r}; write key=value pairs"
-                    " joined by '&', e.g. ?temperature=0.2&seed=1"
+                    " joined by '&', e.g. ?temperature=0.2&max_output_tokens=256"
                 )
             if key in options:
                 raise ConfigError(f"model spec {spec!r}: option {key!r} is given twice")

@@ -89,7 +89,7 @@ def cancel(env: Env, jobs: tuple[int, ...], model: str, no_wait: bool, as_json: 
 
     backend = text_backend(model)
     done = cancel_batches(
-        env.ledger(), env.quest, backend, jobs, wait=not no_wait,
+        env.ledger(), env.judging_quest(), backend, jobs, wait=not no_wait,
         options=LoopOptions(poll=2.0), reporter=_notes(),
     )  # fmt: skip
     now = time.time()

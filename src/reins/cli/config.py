@@ -35,6 +35,8 @@ class Config:
 
     table: dict[str, Any]
     folder: Path | None = None  # None: no reins.toml; paths start at the working folder
+    # [prices]: a model spec → USD per million input and output tokens (reins loop's --price)
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def place(self, path: str) -> str:
         """``path`` as this project reads it: a relative file path starts at :attr:`folder`.
@@ -91,10 +93,11 @@ def load_config(path: Path) -> Config:
             data = tomllib.load(f)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from exc
-    others = sorted(set(data) - {"reins"})
+    others = sorted(set(data) - {"reins", "prices"})
     if others:
         raise ConfigError(
-            f"{path}: unknown table(s) or key(s) {', '.join(others)}; reins reads only [reins]"
+            f"{path}: unknown table(s) or key(s) {', '.join(others)}; reins reads only [reins] "
+            "and [prices]"
         )
     table = data.get("reins", {})
     if not isinstance(table, dict):
@@ -105,7 +108,45 @@ def load_config(path: Path) -> Config:
             f"{path}: unknown key(s) {', '.join(unknown)} in [reins]. "
             f"Known: {', '.join(sorted(KNOWN_KEYS))}"
         )
-    return Config(table, path.parent)
+    return Config(table, path.parent, read_prices(path, data.get("prices", {})))
+
+
+def read_prices(path: Path, table: Any) -> dict[str, tuple[float, float]]:
+    """The ``[prices]`` table: each key a model spec (``"openai:gpt-4.1"``), each value its
+    price, ``"IN/OUT"`` or ``{ input = IN, output = OUT }`` (USD per million tokens).
+
+    Raises:
+        ConfigError: not a table, a key that is no model spec, a value that is no price.
+    """
+    from reins.backends.prices import read_rates
+    from reins.backends.registry import parse_spec
+
+    if not isinstance(table, dict):
+        raise ConfigError(f'{path}: [prices] must be a table of model spec = "IN/OUT"')
+    prices: dict[str, tuple[float, float]] = {}
+    for spec, value in table.items():
+        try:
+            parse_spec(spec)
+            if isinstance(value, dict) and set(value) == {"input", "output"}:
+                value = f"{value['input']}/{value['output']}"
+            if not isinstance(value, str):
+                raise ValueError(f"{value!r} is not a price")
+            prices[spec] = read_rates(value)
+        except (ConfigError, ValueError) as exc:
+            raise ConfigError(
+                f'{path}: [prices] {spec!r}: {exc}; write "backend:model" = "IN/OUT", '
+                "USD per million input and output tokens"
+            ) from None
+    return prices
+
+
+def same_quest(given: str, own: str) -> bool:
+    """Whether the quest reference ``given`` names reins.toml's quest ``own`` (as its folder
+    reads it): the same words, or the same folder or file however written."""
+    if given == own:
+        return True
+    here, there = Path(given), Path(own)
+    return here.exists() and there.exists() and here.resolve() == there.resolve()
 
 
 def default_driver() -> str:
@@ -143,7 +184,18 @@ class Settings:
     project: Config = field(default_factory=lambda: Config({}))
 
     @classmethod
-    def resolve(cls, *, quest: str | None, ledger: str | None, config: Config) -> Settings:
+    def resolve(
+        cls, *, quest: str | None, ledger: str | None, config: Config, fixed: str | None = None
+    ) -> Settings:
+        """The settings of one run: ``quest`` and ``ledger`` as given (flag or variable),
+        ``config`` the project's reins.toml, ``fixed`` the quest of a CLI made for one quest
+        (``for_quest``: its reference, or its name) when no ``quest`` is given.
+
+        A quest given (or fixed) that is not reins.toml's own takes none of the ledger and
+        results file reins.toml names for its quest: its ledger is ``--ledger``, else its own
+        default (``<quest>.reins.db`` in the project's folder).
+        """
+
         def typed(key: str, kind: type, default: Any) -> Any:
             value = config.table.get(key, default)
             # TOML's true is a Python bool, and bool is an int: refuse it where a number goes.
@@ -172,11 +224,16 @@ class Settings:
         # Every value is checked, even one a flag overrides: a bad file is a bad file.
         quest_ref, ledger_ref = typed("quest", str, None), typed("ledger", str, None)
         results = typed("results", str, None)
-        from_file = not quest and quest_ref is not None and config.folder is not None
+        own = quest_ref and config.quest(quest_ref)
+        chosen = quest or fixed
+        # reins.toml's ledger and results file are its quest's: another quest given is not
+        # pointed at them (its ledger would be refused as another quest's, or made its own).
+        other = bool(chosen and own and not same_quest(chosen, own))
+        from_file = not chosen and quest_ref is not None and config.folder is not None
         return cls(
-            quest_ref=quest or (quest_ref and config.quest(quest_ref)),
-            ledger=ledger or (ledger_ref and config.place(ledger_ref)),
-            results=results and config.place(results),
+            quest_ref=chosen or own,
+            ledger=ledger or (None if other else ledger_ref and config.place(ledger_ref)),
+            results=None if other else results and config.place(results),
             auto_export=typed("auto_export", bool, True),
             max_submission=max_submission,
             lease=float(lease),

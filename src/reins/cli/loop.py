@@ -67,6 +67,14 @@ RETRY_CHOICES = ("facts", "facts+previous", "fresh")
     help="Stop after this cost; coding agents in flight are killed at it.",
 )
 @click.option(
+    "--price",
+    metavar="[SPEC=]IN/OUT",
+    multiple=True,
+    help="USD per million input/output tokens of --model (or of the model SPEC names: "
+    "repeat for --strong), for a model reins' price table does not list; also [prices] in "
+    "reins.toml. The cost caps refuse to start on a model without a price.",
+)
+@click.option(
     "--retry",
     type=click.Choice(RETRY_CHOICES),
     help="How a retry is composed [default: the quest's, else facts].",
@@ -165,12 +173,12 @@ def loop(env: Env, /, as_json: bool, **flags: Any) -> None:
     uses no try either; after --judge-breaker of them in a row the loop stops. Ctrl-C stops
     cleanly (the same signal again within a second is the same request; a later second
     Ctrl-C interrupts at once), and a rerun resumes where the ledger stands (items set aside
-    are tried again). On stderr: a live status line on a terminal, a line per turn otherwise,
+    are tried again). On stderr: a line per turn (on a terminal, above a live status line),
     and a summary. With --json, stdout holds the result: one JSON event per turn (and per
     item set aside, and per note), the summary last.
 
     When the items left are all leased to other drivers, it waits for their leases to run out
-    (saying so every 10 s), or with --no-wait stops.
+    (saying so every 10 s: who holds which, and how to give it back), or with --no-wait stops.
 
     With --batch, each round leases up to --round-size items to one provider batch (recorded
     in the ledger before anything is sent), polls it, and records each result as one turn;
@@ -189,19 +197,18 @@ def loop(env: Env, /, as_json: bool, **flags: Any) -> None:
     breaker trips, 12 when the items left include some this run set aside, 130 or 143 on
     SIGINT or SIGTERM.
     """
-    from reins.loop import choose_generator, run
+    from reins.loop import run
 
     given = LoopFlags(**flags)
     rules = given.rules()
-    quest = env.quest
+    quest = env.judging_quest()
     if given.batch:
         given.check_batch(quest)
     ledger = env.ledger()
     if given.batch:
         _batch_rounds(env, given, rules, as_json)
         return
-    generator = choose_generator(given.model, quest)
-    stronger = choose_generator(given.strong, quest) if given.strong else None
+    generator, stronger = given.generators(env, quest)
     options = given.options(env, rules)
     if stronger is not None and not (quest.escalate_on | rules):
         click.echo(
@@ -224,7 +231,7 @@ def _batch_rounds(env: Env, given: LoopFlags, rules: frozenset[str], as_json: bo
         click.echo("note: --concurrency does not apply to --batch: a round is one batch", err=True)
     from reins.loop.generator import text_backend
 
-    backend = text_backend(given.model)
+    backend = text_backend(given.specs(env)[0])
     options = given.options(env, rules)
     ledger, quest = env.ledger(), env.quest
     summary = run_batches(ledger, quest, backend, options=options, reporter=_reporter(as_json))

@@ -11,7 +11,7 @@ import click
 from reins.cli.app import Env
 
 if TYPE_CHECKING:
-    from reins.loop import LoopOptions
+    from reins.loop import Generator, LoopOptions
     from reins.quest import Quest
 
 
@@ -55,6 +55,41 @@ class LoopFlags:
     batch: bool
     round_size: int
     poll: float
+    price: tuple[str, ...] = ()
+
+    def prices(self, env: Env) -> dict[str, tuple[float, float]]:
+        """The prices given to models: ``[prices]`` of reins.toml, then ``--price`` (``IN/OUT``
+        prices ``--model``; ``SPEC=IN/OUT`` the model SPEC names).
+
+        Raises:
+            click.BadParameter: a ``--price`` that is no price.
+        """
+        from reins.backends.prices import read_rates
+
+        prices = dict(env.settings.project.prices)
+        for given in self.price:
+            spec, _, rates = given.rpartition("=")
+            try:
+                prices[spec.strip() or self.model] = read_rates(rates)
+            except ValueError as exc:
+                raise click.BadParameter(str(exc), param_hint="'--price'") from None
+        return prices
+
+    def specs(self, env: Env) -> tuple[str, str | None]:
+        """``--model`` and ``--strong``, each with the price given to it as its price options."""
+        from reins.loop.pricing import priced_spec
+
+        prices = self.prices(env)
+        strong = priced_spec(self.strong, prices) if self.strong else None
+        return priced_spec(self.model, prices), strong
+
+    def generators(self, env: Env, quest: Quest) -> tuple[Generator, Generator | None]:
+        """What ``--model`` and ``--strong`` name for ``quest``, each priced (:meth:`specs`)."""
+        from reins.loop import choose_generator
+
+        model, strong = self.specs(env)
+        stronger = choose_generator(strong, quest) if strong else None
+        return choose_generator(model, quest), stronger
 
     def rules(self) -> frozenset[str]:
         """The root causes ``--escalate-on`` names (repeated or comma-separated).

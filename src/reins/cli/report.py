@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from reins.cli.app import Env, emit_json, pass_env
+from reins.cli.inspect import NO_COST
 from reins.cli.shapes.figures import Compared, Figures, HtmlWritten
 from reins.cli.work import json_option
 from reins.quest import RETRY_POLICIES
@@ -97,11 +98,12 @@ def report(
 
     b = board(store, quest)
     passes = passes_by_try(store, quest.max_tries if quest else DEFAULT_TRIES)
+    b, passes, land = _land_apart(store, b, passes)
     own = quest_figures(store, quest)
     if as_json:
-        emit_json(Figures.of(b, passes, TOP_RULES, own))
+        emit_json(Figures.of(b, passes, TOP_RULES, own, land))
         return
-    for line in _figure_lines(b, passes):
+    for line in _figure_lines(b, passes, land):
         click.echo(line)
     if quest is not None:
         for line in own_lines(quest.name, own):
@@ -144,12 +146,50 @@ def _html(store: Store, quest: Quest | None, path: str, as_json: bool) -> None:
         click.echo(f"wrote {written}", err=True)  # a message: stdout stays for data
 
 
-def _figure_lines(b: Board, passes: tuple[int, ...]) -> Iterator[str]:
-    """``report`` as text: counts, passes by try, tries to lock, the rules fired most."""
+def _land_apart(
+    store: Store, b: Board, passes: tuple[int, ...]
+) -> tuple[Board, tuple[int, ...], dict[str, int]]:
+    """The board's counts and the passes by try of the quest's own items, and the land items
+    ``reins land`` added, by state, apart (none when it added none)."""
+    from reins.cli.inspect import LAND_META
+
+    if store.meta(LAND_META) is None:  # no `reins land` ran: it added no item
+        return b, passes, {}
+    import dataclasses
+    from collections import Counter
+
+    from reins.loop.landplan import land_items
+    from reins.store.model import State
+
+    found = land_items(store)
+    if not found:
+        return b, passes, {}
+    states = Counter(i.state.value for i in found)
+    passed = Counter(i.tries + 1 for i in found if i.state is State.PASS)
+    total = b.total - len(found)
+    counts = tuple(
+        dataclasses.replace(c, n=c.n - states[c.state], share=(c.n - states[c.state]) / total
+                            if total else 0.0)
+        for c in b.counts
+    )  # fmt: skip
+    own = dataclasses.replace(b, counts=counts, total=total,
+                              remaining=b.remaining - states[State.TODO.value])  # fmt: skip
+    mine = tuple(n - passed[t] for t, n in enumerate(passes, start=1))
+    return own, mine, {c.state: states[c.state] for c in b.counts}
+
+
+def _figure_lines(
+    b: Board, passes: tuple[int, ...], land: dict[str, int] | None = None
+) -> Iterator[str]:
+    """``report`` as text: counts (the land items apart), passes by try, tries to lock, the
+    rules fired most."""
     from reins.gate.wording import state_short
 
     yield "  ".join(f"{state_short(c.state)} {c.n}" for c in b.counts)
     yield f"total {b.total}  remaining {b.remaining}  ({b.progress:.1f}% locked)"
+    if land and any(land.values()):
+        counted = "  ".join(f"{s} {n}" for s, n in land.items() if n)
+        yield f"land items {sum(land.values())}, apart (`reins land` added them): {counted}"
     yield passes_line(passes, b.total)
     tries = {bar.label: bar.value for bar in b.tries_to_lock}
     if tries:
@@ -180,6 +220,8 @@ def spend_lines(s: Spend) -> Iterator[str]:
         )
     elif s.cost:
         yield f"cost  ${s.cost:.4f}"
+    else:
+        yield f"cost  {NO_COST}"
 
 
 def passes_line(passes: tuple[int, ...], total: int) -> str:

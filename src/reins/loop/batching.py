@@ -34,7 +34,7 @@ from reins.loop.events import BatchEvent, ResultsEvent, StopReason, Summary
 from reins.loop.holds import Holds
 from reins.loop.inflight import InFlight
 from reins.loop.ledger_thread import LedgerThread
-from reins.loop.openjobs import cancellable, left_open
+from reins.loop.openjobs import cancellable, failed_job, left_open
 from reins.loop.options import LoopOptions
 from reins.loop.progress import Reporter
 from reins.loop.rounds import compose_round
@@ -151,12 +151,7 @@ class BatchRun(Course):
         try:
             ended = await driver.drive()
         except BackendError as exc:
-            job = driver.job
-            raise BackendError(
-                f"{exc}. Batch job {job.id} ({job.state}) stays open: run the same command "
-                "again to carry it on, or cancel it with `reins batch cancel`",
-                backend=exc.backend,
-            ) from exc
+            raise BackendError(f"{exc}. {failed_job(driver.job)}", backend=exc.backend) from exc
         if ended in (Ended.LEFT, Ended.HELD):
             self.left.append(driver.job)
         await self.export_locked()

@@ -121,7 +121,7 @@ class JobDriver(JobRecorder):
                 lines = await self.lines()
                 if lines is None:
                     return Ended.DISCARDED
-                file_id = await self.api.upload(self.job.tag, lines)
+                file_id = await self._upload(lines)
                 crash_point("uploaded")
             self.job = await self._advance(JobState.UPLOADED, file_id=file_id)
             crash_point("upload-recorded")
@@ -152,6 +152,16 @@ class JobDriver(JobRecorder):
         crash_point("sent")
         self.report("sent", remote)
         return remote, got
+
+    async def _upload(self, lines: list[BatchLine]) -> str:
+        """Upload the requests file. No batch can be made of a file the provider does not
+        hold, so an upload that fails (a server with no Batch API answers 404) discards the
+        job, its items given back at once, before the error is raised."""
+        try:
+            return await self.api.upload(self.job.tag, lines)
+        except BackendError as exc:
+            await self.discard(f"its requests could not be sent: {exc}")
+            raise
 
     async def _create(self, file_id: str | None, *, last: bool) -> RemoteBatch | Ended | None:
         """Make the batch: it, or how the job ended (the provider refused it), or None after

@@ -18,7 +18,7 @@ from reins.loop.options import LoopOptions
 from reins.loop.progress import NullReporter, Reporter
 from reins.loop.tally import Tally, move_to_locked, turn_event
 from reins.quest import Quest
-from reins.store.model import Item, Stats
+from reins.store.model import AttemptKind, Item, Stats
 from reins.store.protocol import Store
 from reins.turn.record import Recorded
 
@@ -44,6 +44,7 @@ class Course:
         self.signal: str | None = None
         self.failure: Exception | None = None
         self.set_aside: list[str] = []  # keys this run no longer takes, in order
+        self.held = ""  # which items other drivers held when the run gave up waiting for them
         self._started = time.monotonic()
 
     def stop(self, reason: StopReason, message: str = "", *, signal: str | None = None) -> None:
@@ -71,7 +72,18 @@ class Course:
         unreachable: bool = False,
     ) -> None:
         """Count a recorded turn and report it (``cause``: the rule it escalated on)."""
+        before = self.tally.unpriced
         self.tally.count(recorded, cause, unreachable=unreachable)
+        killed = recorded.attempt.kind is AttemptKind.GENERATION_ERROR
+        if killed and self.reason is not None and self.reason.hard:  # an agent the stop killed
+            self.tally.cut_short += 1
+        budget = self.options.budget
+        capped = budget.max_cost is not None or budget.max_item_cost is not None
+        if capped and before == 0 < self.tally.unpriced:
+            self.reporter.note(
+                f"{backend} recorded tokens and no cost for {recorded.item.key!r}: the cost caps "
+                "cannot count it; give the model a price (--price, [prices] in reins.toml)"
+            )
         move_to_locked(self.stats, recorded.item.state)
         event = turn_event(recorded, max_tries=self.quest.max_tries, backend=backend, seed=seed,
                            escalated_by=cause)  # fmt: skip
@@ -96,5 +108,5 @@ class Course:
         return self.tally.summary(
             self.stats, self.reason, self.message, signal=self.signal,
             budget=self.options.budget, elapsed=time.monotonic() - self._started,
-            set_aside=tuple(self.set_aside),
+            set_aside=tuple(self.set_aside), held=self.held,
         )  # fmt: skip

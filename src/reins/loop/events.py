@@ -160,6 +160,7 @@ class Status:
     output_tokens: int
     cost: float
     elapsed: float
+    unpriced: int = 0  # turns that recorded tokens and no cost: their model has no price
 
     @property
     def remaining(self) -> int:
@@ -179,7 +180,8 @@ class Summary:
     """How a run ended and what it did. ``locked`` counts items this run locked, by state;
     ``set_aside`` names the items it set aside, in order; ``refused`` the locked items its
     exports refused to write (no attempt produced their lock); ``sandbox`` how a coding
-    quest's agents were confined (``bwrap``; ``none``: unconfined; None for a text quest)."""
+    quest's agents were confined (``bwrap``; ``none``: unconfined; None for a text quest);
+    ``unpriced`` the turns whose cost is unknown (tokens and no price), which ``cost`` lacks."""
 
     reason: StopReason
     message: str
@@ -201,6 +203,7 @@ class Summary:
     set_aside: tuple[str, ...] = ()
     sandbox: str | None = None
     refused: tuple[str, ...] = ()
+    unpriced: int = 0  # turns that recorded tokens and no cost: ``cost`` leaves them out
 
     @property
     def turns_per_second(self) -> float:

@@ -34,8 +34,8 @@ def status_line(s: Status) -> str:
     parts += [turns, f"{s.turns_per_second:.1f} turns/s"]
     if s.input_tokens or s.output_tokens:
         parts.append(f"{s.input_tokens + s.output_tokens:,} tokens")
-    if s.cost:
-        parts.append(f"cost {s.cost:.4f}")
+    if s.cost or s.unpriced:
+        parts.append(cost_text(s.cost, s.unpriced))
     parts += [clock(s.elapsed), f"{s.in_flight} in flight"]
     return " · ".join(parts)
 
@@ -112,7 +112,8 @@ def summary_text(s: Summary) -> str:
     if s.escalated:
         lines.append(f"  turns on the stronger backend: {s.escalated}")
     if s.input_tokens or s.output_tokens or s.cost:
-        lines.append(f"  tokens {s.input_tokens} in / {s.output_tokens} out, cost {s.cost:.4f}")
+        cost = cost_text(s.cost, s.unpriced)
+        lines.append(f"  tokens {s.input_tokens} in / {s.output_tokens} out, {cost}")
     if s.exported:
         lines.append(f"  exported {s.exported} record(s)")
     if s.refused:
@@ -123,6 +124,17 @@ def summary_text(s: Summary) -> str:
     if s.sandbox == "none":
         lines.append("  coding agents ran UNCONFINED (--sandbox none)")
     return "\n".join(lines) + "\n"
+
+
+def cost_text(cost: float, unpriced: int) -> str:
+    """``cost 0.1234``; ``cost unknown`` when no turn had a price; or the priced turns' cost
+    and how many turns it leaves out."""
+    if not unpriced:
+        return f"cost {cost:.4f}"
+    turns = f"{unpriced} turn{'' if unpriced == 1 else 's'}"
+    if not cost:
+        return f"cost unknown (no price for the model: {turns})"
+    return f"cost {cost:.4f} + unknown ({turns} with no price)"
 
 
 def clock(seconds: float) -> str:

@@ -50,3 +50,17 @@ def left_open(left: Sequence[BatchJob]) -> str:
         "them: run the same command again to record their results, or cancel them with "
         "`reins batch cancel`"
     )
+
+
+def failed_job(job: BatchJob) -> str:
+    """What a run says of the job it was driving when the provider failed it: discarded (it
+    was never sent, its items are TODO again), or still open."""
+    if job.state.final:
+        return (
+            f"Batch job {job.id} was never sent: it is {job.state}, its {job.requests} item(s) "
+            "TODO again, for `reins loop` without --batch if the server has no batch API"
+        )
+    return (
+        f"Batch job {job.id} ({job.state}) stays open: run the same command again to carry it "
+        "on, or cancel it with `reins batch cancel`"
+    )

@@ -150,7 +150,8 @@ class LineReporter(NullReporter):
 
 
 class TtyReporter(NullReporter):
-    """A status line redrawn in place on a terminal (``err``); the summary on ``out``.
+    """A line per turn and per note on a terminal (``err``), scrolling above a status line
+    redrawn in place below them; the summary on ``out``.
 
     ``err`` takes the control sequences that redraw the line, so the CLI hands over the
     terminal itself, not its printable stream: every text written there is made printable here.
@@ -183,7 +184,10 @@ class TtyReporter(NullReporter):
         self._draw(status, force=True)
 
     def turn(self, event: TurnEvent, status: Status) -> None:
-        self._draw(status)
+        """The turn's line above the status line, as a pipe gets it; then the status."""
+        self._clear()
+        self.err.write(printable(turn_line(event)) + "\n")
+        self._draw(status, force=True)
 
     def tick(self, status: Status) -> None:
         self._draw(status)

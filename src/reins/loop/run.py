@@ -58,9 +58,15 @@ async def drive(
             the process dies of it, and recording stays whole (each turn is one transaction).
 
     Raises:
+        ConfigError: a cost cap (``max_cost``, ``max_item_cost``) on a generator without a
+            price (:func:`~reins.loop.pricing.refuse_unpriced`), before anything is leased.
         Exception: whatever stopped the run with reason ``error`` (a quest that cannot render,
             a failing ledger), after leases are released and the summary reported.
     """
+    from reins.loop.pricing import refuse_unpriced
+
+    budget = (options or LoopOptions()).budget
+    refuse_unpriced(budget, [g for g in (generator, strong) if g is not None])
     engine = Engine(store, quest, generator, strong=strong, options=options, reporter=reporter)
     signals = _Signals(engine)
     if handle_signals:
@@ -172,10 +178,14 @@ async def drive_batches(
     sent runs on at the provider, its items leased to it, and a rerun records its results.
 
     Raises:
-        ConfigError: the backend has no batch API.
+        ConfigError: the backend has no batch API; a cost cap on a backend without a price.
         Exception: whatever stopped the run with reason ``error``, after the summary.
     """
     from reins.loop.batching import BatchRun
+    from reins.loop.generator import TextGenerator
+    from reins.loop.pricing import refuse_unpriced
+
+    refuse_unpriced((options or LoopOptions()).budget, [TextGenerator(backend)])
 
     batches = BatchRun(store, quest, backend, options=options, reporter=reporter)
     signals = _Signals(batches)

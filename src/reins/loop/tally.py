@@ -36,6 +36,10 @@ class Tally:
     tokens_in: int = 0
     tokens_out: int = 0
     cost: float = 0.0
+    unpriced: int = 0  # turns that recorded tokens and no cost (their model has no price)
+    # Generation errors recorded after a hard stop: coding agents killed by it (a text call in
+    # flight is dropped instead, never recorded)
+    cut_short: int = 0
     consecutive_errors: int = 0
     consecutive_judge_errors: int = 0
     # The items of the generation errors counted in consecutive_errors: the breaker trips on
@@ -80,6 +84,8 @@ class Tally:
         self.tokens_in += a.usage.input_tokens or 0
         self.tokens_out += a.usage.output_tokens or 0
         self.cost += a.usage.cost or 0.0
+        if a.usage.cost is None and (a.usage.input_tokens or a.usage.output_tokens):
+            self.unpriced += 1
         if item.state.terminal:
             self.locked[item.state.value] += 1
             self.unexported += 1
@@ -113,6 +119,7 @@ class Tally:
             output_tokens=self.tokens_out,
             cost=self.cost,
             elapsed=elapsed,
+            unpriced=self.unpriced,
         )
 
     def summary(
@@ -125,8 +132,10 @@ class Tally:
         budget: Budget,
         elapsed: float,
         set_aside: tuple[str, ...] = (),
+        held: str = "",
     ) -> Summary:
-        """How the run ended: the stop reason, or what the ledger says when none was given."""
+        """How the run ended: the stop reason, or what the ledger says when none was given
+        (``held``: which items other drivers hold, when it gave up waiting for them)."""
         remaining = stats.remaining if stats else 0
         if remaining == 0 and (reason is None or not reason.hard):
             reason, message = StopReason.DONE, "every item is locked"
@@ -142,15 +151,10 @@ class Tally:
                 )
             else:
                 reason = StopReason.LEASED
-                message = (
-                    f"{remaining} item(s) left, all leased to other drivers; "
-                    "run again when they are free"
-                )
+                held = held or f"{remaining} item(s) left, all leased to other drivers"
+                message = f"{held}; run again when they are free"
         elif reason is StopReason.INTERRUPTED:
-            message = (
-                f"stopped{f' by {signal}' if signal else ''}: turns in flight "
-                "were dropped, none half-recorded, leases released"
-            )
+            message = stopped_text(signal, self.cut_short)
         return Summary(
             reason=reason,
             message=message,
@@ -172,7 +176,22 @@ class Tally:
             set_aside=set_aside,
             sandbox=self.sandbox,
             refused=tuple(f.key for f in self.exported.refused),
+            unpriced=self.unpriced,
         )
+
+
+def stopped_text(signal: str | None, cut_short: int) -> str:
+    """What a run stopped by a signal (or a stop request) did with its turns in flight: text
+    calls dropped, not recorded; coding agents killed, each turn recorded as a generation
+    error (``cut_short`` of them)."""
+    by = f" by {signal}" if signal else ""
+    if not cut_short:
+        return f"stopped{by}: turns in flight were dropped, none half-recorded, leases released"
+    return (
+        f"stopped{by}: {cut_short} turn(s) in flight were cut short, their agents killed, and "
+        "recorded as generation errors (no try used; what they spent is kept); none "
+        "half-recorded, leases released"
+    )
 
 
 def budget_message(budget: Budget, reason: StopReason, *, killed: bool = False) -> str:

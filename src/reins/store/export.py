@@ -1,5 +1,9 @@
 """Export: every terminal item reaches a JSONL file exactly once, across crashes and processes.
 
+The marks below say which locks went out, once; a file that may lack some of them (new, deleted,
+cut, or one another export went to since) is read, and gets what it lacks
+(:mod:`reins.store.reconcile`), so every file exported to holds each lock once.
+
 A batch is claimed in the ledger (items marked, the file offset noted) before its lines are
 appended, and finished after they are on disk. A process that dies in between leaves an open
 batch; the next export to that file cuts the file back to the noted offset and writes the batch
@@ -30,6 +34,7 @@ check`` lists them.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -46,6 +51,10 @@ if TYPE_CHECKING:
     from reins.store.lockfault import LockFault
 
 BATCH_SIZE = 1_000
+# Meta keys (:mod:`reins.store.reconcile`): the token the last export wrote, before its claims
+# and again (a fresh one) after them when another export ran meanwhile; by path, the token a
+# file's last export found unchanged after its claims, and the size it left the file at.
+LAST, SEEN, END = "export.last", "export.seen.", "export.end."
 SHOWN = 10  # refused locks a message names; the JSON and ``reins ledger check`` name them all
 
 
@@ -115,29 +124,75 @@ def record_of(entry: ExportEntry) -> dict[str, Any]:
 
 
 def export(store: Store, out: str | os.PathLike[str]) -> Exported:
-    """Append every terminal, not yet exported item to ``out``, but those whose lock no attempt
-    produced; returns how many it wrote, and the locks it refused.
+    """Append to ``out`` every lock it does not hold, and the withdrawal of each lock it holds
+    that a person moved back to TODO, each once, but the locks no attempt produced; returns
+    how many records it wrote, and the locks it refused.
 
-    Also finishes batches that a crashed process left open, for ``out`` and for any other file
-    that no live process is writing.
+    The claims write what was not exported yet; a file that may lack more (new, deleted, cut,
+    or exported to by another export since its last) is read, and gets what it lacks
+    (:mod:`reins.store.reconcile`). Also finishes batches that a crashed process left open,
+    for ``out`` and for any other file that no live process is writing.
     """
     target = Path(out).resolve()
-    count = 0
+    path, count = str(target), 0
     with _locked(target, wait=True) as fd:
-        _recover(store, str(target), fd)
-        while True:
-            batch = store.claim_export(str(target), os.fstat(fd).st_size, BATCH_SIZE)
-            if batch is None:
-                break
-            _write(fd, batch)
-            store.finish_export(batch.id)
-            count += len(batch.entries)
-            if len(batch.entries) < BATCH_SIZE:
-                break  # a short batch took every pending item: no need to ask again
+        _recover(store, path, fd)
+        _mend(target, fd)
+        end, size, last = store.meta(END + path), os.fstat(fd).st_size, store.meta(LAST)
+        whole = end is not None and size >= int(end) and last == store.meta(SEEN + path)
+        read = not whole and not (size == 0 and _untouched(store))
+        token = os.urandom(8).hex()
+        store.set_meta(LAST, token)  # before the claims: any other file's next export reads it
+        count += _claim_all(store, path, fd)
+        if read:
+            count += _append_lacking(store, target, fd)
+        if store.meta(LAST) == token:
+            store.set_meta(SEEN + path, token)  # no other export claimed meanwhile
+        else:  # one did: this file may lack its claims, and it ours
+            store.set_meta(LAST, os.urandom(8).hex())
+        if str(os.fstat(fd).st_size) != end:
+            store.set_meta(END + path, str(os.fstat(fd).st_size))
     for other in store.open_export_paths():
-        if other != str(target):
+        if other != path:
             _recover_elsewhere(store, other)
     return Exported(count, tuple(store.refused_locks()))
+
+
+def _claim_all(store: Store, path: str, fd: int) -> int:
+    """Claim, write and finish every lock not exported yet, and every withdrawal owed to
+    ``path``, a batch at a time; how many records."""
+    count = 0
+    while True:
+        batch = store.claim_export(path, os.fstat(fd).st_size, BATCH_SIZE)
+        if batch is None:
+            return count
+        _write(fd, batch)
+        store.finish_export(batch.id)
+        count += len(batch.entries)
+        if len(batch.entries) < BATCH_SIZE:
+            return count  # a short batch took every pending item: no need to ask again
+
+
+def _untouched(store: Store) -> bool:
+    """Whether no lock was ever exported (none marked, no batch open): an empty file then lacks
+    nothing the claims do not write."""
+    return not store.open_export_paths() and store.exported_count() == 0
+
+
+def _append_lacking(store: Store, target: Path, fd: int) -> int:
+    """Append what the file lacks (:func:`reins.store.reconcile.lacking`); how many records."""
+    from reins.store import reconcile  # only for a file the marks do not speak for
+
+    data, count = bytearray(), 0
+    for entry in reconcile.lacking(store, target):
+        data += _line(record_of(entry))
+        count += 1
+        if len(data) >= 1 << 20:
+            _append(fd, bytes(data))
+            data.clear()
+    if count:
+        _append(fd, bytes(data))
+    return count
 
 
 def _recover(store: Store, path: str, fd: int) -> None:
@@ -147,6 +202,36 @@ def _recover(store: Store, path: str, fd: int) -> None:
             os.ftruncate(fd, batch.offset)
         _write(fd, batch)
         store.finish_export(batch.id)
+
+
+def _mend(target: Path, fd: int) -> None:
+    """End the file's last line before anything is appended: a line a crash cut short (it
+    reads as no JSON: a record is written whole or not at all) is cut off; any other line
+    without its newline gets one."""
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return
+    with target.open("rb") as f:
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return
+        start = size
+        while start > 0:  # back to the start of the last line
+            step = max(0, start - (1 << 16))
+            f.seek(step)
+            newline = f.read(start - step).rfind(b"\n")
+            if newline >= 0:
+                start = step + newline + 1
+                break
+            start = step
+        f.seek(start)
+        tail = f.read()
+    try:
+        json.loads(tail)
+    except ValueError:
+        os.ftruncate(fd, start)
+        return
+    _append(fd, b"\n")
 
 
 def _recover_elsewhere(store: Store, path: str) -> None:
@@ -160,7 +245,10 @@ def _recover_elsewhere(store: Store, path: str) -> None:
 
 
 def _write(fd: int, batch: ExportClaim) -> None:
-    data = b"".join(_line(record_of(entry)) for entry in batch.entries)
+    _append(fd, b"".join(_line(record_of(entry)) for entry in batch.entries))
+
+
+def _append(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         written = os.write(fd, view)

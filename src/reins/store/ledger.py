@@ -173,6 +173,9 @@ class Ledger(Generic[DB]):
     def soonest_expiry(self, *, excluding: Collection[str] = ()) -> float | None:
         return self._sql.leases.soonest_expiry(self._db, excluding=excluding)
 
+    def lease_holders(self) -> list[str]:
+        return self._sql.leases.holders(self._db)
+
     def _sweep(self, now: float, *, first: bool = False) -> bool:
         """End now the live leases of holders :func:`reins.store.holder.gone` says are gone (a
         process of this host killed while it held them), so that the lease about to be taken

@@ -149,6 +149,12 @@ class Store(Protocol):
         ``excluding``; None when no TODO item is leased."""
         ...
 
+    def lease_holders(self) -> list[str]:
+        """Every owner that holds a lease on an item (live or run out), each once, read through
+        the lease index (one step per owner, however many items each holds): with
+        ``page(PageQuery(leased_to=owner))``, who holds which items."""
+        ...
+
     # -- the reviewer's desk (reins.store.people) -------------------------------------------
 
     def reserve(self, key: str, owner: str, *, ttl: float, now: float | None = None) -> Item:

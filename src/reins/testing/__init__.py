@@ -93,6 +93,11 @@ class FakeBackend:
         self.failed = 0
         self._per_key: dict[str, int] = {}
 
+    @property
+    def priced(self) -> bool:
+        """Whether its completions report a cost (``cost_per_token`` is given)."""
+        return self.cost_per_token is not None
+
     def calls_for(self, key: str) -> list[FakeCall]:
         """The calls made for item ``key``, in order."""
         return [c for c in self.calls if c.key == key]

@@ -38,6 +38,7 @@ _MODULES = (
     "owner",  # owner, adopted: a ledger belongs to one quest
     "export",  # claim_export … finish_export: each lock in the file exactly once
     "export_withdrawals",  # the same batches: a reopened lock withdrawn exactly once
+    "export_files",  # each file gets each lock once: a new file, one deleted or cut, in turn
     "tamper",  # check, refused_locks and export against a ledger written by hand
     "batchjobs",  # open_job … job_requests: a batch round's items, leased to its provider batch
     "people",  # reserve, decisions, reviewers: the reviewer's desk
@@ -54,6 +55,7 @@ from reins.testing.conformance import (  # noqa: E402
     copying,
     counters,
     export,
+    export_files,
     export_withdrawals,
     items,
     items_pages,
@@ -73,6 +75,7 @@ from reins.testing.conformance.charts import *  # noqa: E402, F403
 from reins.testing.conformance.copying import *  # noqa: E402, F403
 from reins.testing.conformance.counters import *  # noqa: E402, F403
 from reins.testing.conformance.export import *  # noqa: E402, F403
+from reins.testing.conformance.export_files import *  # noqa: E402, F403
 from reins.testing.conformance.export_withdrawals import *  # noqa: E402, F403
 from reins.testing.conformance.items import *  # noqa: E402, F403
 from reins.testing.conformance.items_pages import *  # noqa: E402, F403
@@ -100,6 +103,7 @@ __all__ += counters.__all__
 __all__ += owner.__all__
 __all__ += export.__all__
 __all__ += export_withdrawals.__all__
+__all__ += export_files.__all__
 __all__ += tamper.__all__
 __all__ += batchjobs.__all__
 __all__ += people.__all__

@@ -32,6 +32,7 @@ __all__ = [
     "test_an_owner_gets_its_item_again",
     "test_concurrent_leases_from_two_stores_never_collide",
     "test_every_lease_hands_out_a_new_token_and_a_stale_one_is_refused",
+    "test_lease_holders_name_each_owner_once",
     "test_nexts_since_submit_counts_until_a_judged_record",
     "test_release_gives_an_item_back",
     "test_soonest_expiry",
@@ -280,3 +281,13 @@ def test_every_lease_hands_out_a_new_token_and_a_stale_one_is_refused(
         assert two.release_all("cid") == 1
         assert one.get(cid.item.key).lease_token is None
         assert_sound(one)
+
+
+def test_lease_holders_name_each_owner_once(store_harness: StoreHarness) -> None:
+    with opened(store_harness) as store:
+        assert store.lease_holders() == []
+        leased(store, "ann", T0)
+        leased(store, "bob", T0)
+        assert sorted(store.lease_holders()) == ["ann", "bob"]
+        assert store.release("a", "ann")
+        assert store.lease_holders() == ["bob"]
