@@ -116,7 +116,7 @@ def test_claude_code_works_with_edits_allowed_only_and_under_bubblewrap(
         item, log = led.snapshot("k")
     assert item.state is State.PASS and log[-1].submission
     assert log[-1].submission.startswith("wrote k.txt")
-    assert git(here / "q", "show", "reins/k:k.txt") == "k\n"
+    assert git(here / "q", "show", "reins/q/k:k.txt") == "k\n"
 
 
 def test_an_api_error_is_a_generation_error_quoting_the_cli(here: Path, claude: str) -> None:

@@ -127,7 +127,7 @@ def test_a_sandboxed_agent_writes_only_its_workspace_and_home_and_reads_no_answe
     assert checkout_state(repo) == before
     assert objects.items() <= object_files(repo).items()  # nothing of the user's changed
     assert git(repo, "fsck", "--full", "--strict") == ""
-    assert git(repo, "show", "reins/b:b.txt") == "b"
+    assert git(repo, "show", "reins/q/b:b.txt") == "b"
     assert "sandboxed (bwrap)" in cli("-q", "q", "status").stdout
     assert passes_reproduce(repo, ledger, repo, tmp_path / "replay") == 2
 
@@ -210,3 +210,17 @@ def test_a_script_whose_interpreter_is_a_virtual_environment_under_tmp_runs_insi
     argv = confine(launch, launched(launch, policy))
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
     assert (done.returncode, done.stdout) == (0, "ran\n"), done.stderr
+
+
+@pytest.mark.parametrize("program", ["/bin/sh", "/usr/bin/env", "/bin/true"])
+def test_a_program_of_a_system_folder_shows_no_more_than_the_toolchain(program: str) -> None:
+    """A program in ``/bin`` (a link to ``usr/bin`` on most systems) is the toolchain's: its
+    launch adds nothing, least of all the folder above ``bin`` (``/``: everything)."""
+    from reins.sandbox import Policy, launched
+
+    if not os.path.exists(program):
+        pytest.skip(f"{program} is not on this system")
+    seen = launched([program, "-c", "true"], Policy(view="toolchain"))
+    assert "/" not in seen.readable, seen.readable
+    for secret in ("/etc/shadow", "/root/.bash_history", "/home/ann/.ssh/id_ed25519"):
+        assert not seen.sees(secret), secret

@@ -85,7 +85,7 @@ def test_a_crash_mid_agent_leaves_nothing_running_and_the_rerun_records_once(
         item, log = led.snapshot("k")
     assert item.state is State.PASS and [a.turn for a in log] == [1]
     # The crash's half-made edit did not reach the submission or the branch.
-    assert git(tmp_path / "q", "diff", "--name-only", "main", "reins/k").split() == ["k.txt"]
+    assert git(tmp_path / "q", "diff", "--name-only", "main", "reins/q/k").split() == ["k.txt"]
     assert "half.txt" not in (log[0].submission or "")
     q = tmp_path / "q"
     assert passes_reproduce(q, tmp_path / "q.reins.db", q, tmp_path / "replay") == 1

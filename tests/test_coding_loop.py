@@ -173,7 +173,7 @@ def test_a_retry_continues_the_last_try_s_worktree_or_starts_fresh_from_the_base
     with SQLiteStore.open(here / "q.reins.db") as led:
         item, log = led.snapshot("k")
     assert item.state is State.DONE and [a.outcome for a in log] == ["FAIL"] * 3
-    assert git(here / "q", "show", "reins/k:notes.txt") == "a try\n" * lines
+    assert git(here / "q", "show", "reins/q/k:notes.txt") == "a try\n" * lines
     # keep = "failed": a DONE item's worktree stays for a person to look at.
     assert (here / ".reins-worktrees" / "q" / "k" / "notes.txt").exists()
 
@@ -284,7 +284,7 @@ def test_eight_at_once_work_in_eight_workspaces_each_on_its_own_branch(here: Pat
     turns = [e for e in events(out) if e["event"] == "turn"]
     assert sorted(e["key"] for e in turns) == keys and {e["outcome"] for e in turns} == {"PASS"}
     for key in keys:
-        changed = git(here / "q", "diff", "--name-only", "main", f"reins/{key}").split()
+        changed = git(here / "q", "diff", "--name-only", "main", f"reins/q/{key}").split()
         assert changed == [f"{key}.txt"]  # no cross-talk between workspaces
     with SQLiteStore.open(here / "q.reins.db") as led:
         said = [led.snapshot(k)[1][-1].submission or "" for k in keys]

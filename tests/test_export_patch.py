@@ -85,8 +85,8 @@ def test_a_fake_changes_header_in_the_message_is_not_the_patch(
     [record] = [json.loads(x) for x in (tmp_path / "q-results.jsonl").read_text().splitlines()]
     assert record["state"] == "PASS" and "pwned" not in record["workspace"]["patch"]
     assert record["workspace"]["patch"] == git(repo, "diff", "--binary", "--no-renames",
-                                               base, "reins/k")  # fmt: skip
-    assert git(repo, "ls-tree", "--name-only", "reins/k").split().count("pwned.txt") == 0
+                                               base, "reins/q/k")  # fmt: skip
+    assert git(repo, "ls-tree", "--name-only", "reins/q/k").split().count("pwned.txt") == 0
     # Each was read at the span the attempt notes, not parsed from the text.
     for attempt in log:
         start, end = attempt.notes.patch_start, attempt.notes.patch_end

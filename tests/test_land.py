@@ -89,7 +89,7 @@ def test_every_pass_lands_in_the_stated_order_and_nothing_else_of_yours_moves(
     for key, merge in zip(expected, merges, strict=True):
         assert (
             git(repo, "rev-parse", f"{merge}^2").strip()
-            == git(repo, "rev-parse", f"reins/{key}").strip()
+            == git(repo, "rev-parse", f"reins/q/{key}").strip()
         )
     # Nothing of yours moved but the branch you named: no other ref, not the index, not a file.
     assert refs_and_status(repo, but="integration") == before
@@ -105,7 +105,7 @@ def test_a_rerun_lands_nothing_twice_and_its_json_says_so(here: Path) -> None:
     assert again.exit_code == 0, again.output
     doc = json.loads(again.stdout)
     assert list(doc) == ["branch", "base", "tip", "order", "dry_run", "settled", "was", "moved",
-                         "counts", "steps"]  # fmt: skip
+                         "counts", "steps", "suite"]  # fmt: skip
     assert list(doc["steps"][0]) == ["key", "outcome", "commit", "merge", "via", "added",
                                      "files", "facts", "note"]  # fmt: skip
     assert doc["counts"] == {"landed-before": 2} and doc["settled"] and not doc["moved"]
@@ -129,7 +129,7 @@ def test_a_conflict_becomes_a_land_item_on_the_integration_that_a_second_land_la
     task = payload(here, "land/b")
     assert (task.item, task.reason, task.files, task.branch) == ("b", "conflict", ("shared.txt",),
                                                                   "integration")  # fmt: skip
-    assert task.onto == on_a and task.commit == git(repo, "rev-parse", "reins/b").strip()
+    assert task.onto == on_a and task.commit == git(repo, "rev-parse", "reins/q/b").strip()
     assert task.payload == {"id": "b", "shared": True, "pad": 0}
     status = cli("-q", "q", "status").stdout
     tip = git(repo, "rev-parse", "--short=12", "integration").strip()
@@ -470,3 +470,55 @@ def test_one_land_at_a_time(here: Path) -> None:
     assert out.exit_code == Exit.USAGE and "another `reins land` is running" in out.stderr
     assert git(repo, "branch", "--list", "integration") == ""
     assert cli("-q", "q", "land", "integration").exit_code == 0
+
+
+SUITE_CALC = "SHIFT = 0\n\n\ndef a():\n    return 0\n\n\ndef b():\n    return 0\n"
+SUITE_FIXER = """
+import re, sys
+from pathlib import Path
+key = re.search(r"Fix (\\w+)\\.", sys.stdin.read()).group(1)
+calc = Path("calc.py").read_text()
+if key == "a":
+    calc = calc.replace("def a():\\n    return 0", "def a():\\n    return 1")
+else:  # b's fix passes b's test, and breaks a's (which failed at the base: no rule of b's sees it)
+    calc = calc.replace("def b():\\n    return 0", "def b():\\n    return 2")
+    calc = calc.replace("SHIFT = 0", "SHIFT = 5")
+Path("calc.py").write_text(calc)
+print("fixed", key)
+"""
+
+
+def test_land_never_moves_a_branch_whose_whole_suite_fails(here: Path) -> None:
+    """Each merge passes its land rules (the item's own test, and what passed at the base), but
+    b's change breaks a's test, which failed at the base: only the whole suite sees it."""
+    from tests.kit.codingkit import make_repo
+
+    own = '| own | FAIL | pytest | tests = ["tests/test_{key}.py"] | Fix it. |'
+    rules = own.replace("| own |", "| kept |").replace("Fix it. |", "Keep it. |")
+    make_repo(here / "q", {
+        "quest.toml": 'name = "q"\n\n[items]\nsource = "items.jsonl"\n\n[prompt]\n'
+                      'output = "text"\ntemplate = "Fix {{ key }}."\n\n[judge]\nmax_tries = 2\n\n'
+                      '[workspace]\njudge = ["tests/**"]\n\n[land]\nrules_file = "land.md"\n',
+        "gate.md": "# gate\n\n## Rules\n\n| id | level | check | parameters | coaching |\n"
+                   "|----|-------|-------|------------|----------|\n" + own + "\n",
+        "land.md": "# land\n\n## Rules\n\n| id | level | check | parameters | coaching |\n"
+                   "|----|-------|-------|------------|----------|\n"
+                   + rules.replace('"] |', '"], passing_at_base = true |') + "\n",
+        "items.jsonl": '{"id": "a"}\n{"id": "b"}\n',
+        ".gitignore": "__pycache__/\n",
+        "calc.py": SUITE_CALC,
+        "tests/test_a.py": "import calc\n\n\ndef test_a():\n"
+                           "    assert calc.a() + calc.SHIFT == 1\n",
+        "tests/test_b.py": "import calc\n\n\ndef test_b():\n    assert calc.b() == 2\n",
+    })  # fmt: skip
+    assert cli("-q", "q", "scan").exit_code == 0
+    worked("q", f"cmd:{agent(here / 'fix.py', SUITE_FIXER)}")
+    out = cli("-q", "q", "land", "integrated")
+    assert out.exit_code == Exit.NOT_LANDED, out.output
+    assert "landed a" in out.stdout and "landed b" in out.stdout  # each merge was green
+    assert "integrated NOT moved" in out.stdout, out.stdout
+    assert "test_a" in out.stdout and "the integration at" in out.stdout
+    assert git(here / "q", "branch", "--list", "integrated") == ""  # never made
+    doc = json.loads(cli("-q", "q", "land", "integrated", "--json").stdout)
+    assert doc["settled"] is False and doc["moved"] is False
+    assert doc["suite"]["passed"] is False and "test_a" in doc["suite"]["fact"]["actual"]

@@ -149,8 +149,29 @@ def pytest_reports(folder: Path, *args: str) -> set[str]:
     return set(found)
 
 
-def test_pytest_finds_exactly_the_tests_pytest_reports_failing(here: Path) -> None:
+def test_pytest_makes_one_item_per_failing_function_unless_told(here: Path) -> None:
+    """One bug fails every parametrisation of its test: one item each made 37 items of 5 bugs
+    on a real project. By default an item is a function; ``group = "file"`` a file."""
     quest(here / "fix", here / "calc", 'from = "pytest"\nargs = ["tests"]')
+    said = scan("fix")
+    assert said["added"] == 4 and {row["key"] for row in _items("fix")} == {
+        "tests/test_calc.py::test_add",
+        "tests/test_calc.py::test_neg",
+        "tests/test_calc.py::test_uses_broken",
+        "tests/test_broken.py",
+    }
+    neg = payload_of("fix", "tests/test_calc.py::test_neg")
+    assert neg["test"] == "tests/test_calc.py::test_neg"  # the pytest check runs all of them
+    assert neg["tests"] == ["tests/test_calc.py::test_neg[1]", "tests/test_calc.py::test_neg[2]"]
+    assert neg["message"].endswith("(and 1 more of tests/test_calc.py::test_neg failing)")
+    quest(here / "byfile", here / "calc", 'from = "pytest"\nargs = ["tests"]\ngroup = "file"')
+    scan("byfile")
+    files = {row["key"] for row in _items("byfile")}
+    assert files == {"tests/test_calc.py", "tests/test_broken.py"}
+
+
+def test_pytest_finds_exactly_the_tests_pytest_reports_failing(here: Path) -> None:
+    quest(here / "fix", here / "calc", 'from = "pytest"\nargs = ["tests"]\ngroup = "test"')
     before = checkout_state(here / "calc")
     said = scan("fix")
     items = {row["key"]: row for row in _items("fix")}
@@ -171,6 +192,7 @@ def test_pytest_finds_exactly_the_tests_pytest_reports_failing(here: Path) -> No
         "path": "tests/test_calc.py",
         "outcome": "failed",
         "message": add["message"],
+        "tests": ["tests/test_calc.py::test_add"],
     }
     assert "assert -1 == 5" in add["message"]
     assert broken["outcome"] == "error" and "no_such_module_here" in broken["message"]
@@ -178,8 +200,32 @@ def test_pytest_finds_exactly_the_tests_pytest_reports_failing(here: Path) -> No
     assert checkout_state(here / "calc") == before  # the scan ran in reins' own tree
 
 
+def test_a_file_that_does_not_collect_is_found_once_however_many_collectors_fail(
+    here: Path,
+) -> None:
+    """Under --doctest-modules pytest collects a test file twice (its tests, its doctests): one
+    import error was two collection errors, found twice and counted once as already present
+    (issue 39)."""
+    quest(
+        here / "fix",
+        here / "calc",
+        'from = "pytest"\nargs = ["--doctest-modules", "tests"]\ngroup = "test"',
+    )
+    said = scan("fix")
+    assert (said["added"], said["present"], said["source"]) == (5, 0, {
+        "kind": "pytest", "base": base_of("fix"), "found": 5})  # fmt: skip
+    assert "tests/test_broken.py" in {row["key"] for row in _items("fix")}
+    out = cli("-q", "fix", "scan")
+    assert out.stdout.startswith("pytest found 5 item(s) at base ")
+    assert "added 0 item(s), 5 already present" in out.stdout
+
+
 def test_a_rescan_adds_what_is_new_and_never_reopens_a_locked_item(here: Path) -> None:
-    folder = quest(here / "fix", here / "calc", 'from = "pytest"\nargs = ["tests/test_calc.py"]')
+    folder = quest(
+        here / "fix",
+        here / "calc",
+        'from = "pytest"\nargs = ["tests/test_calc.py"]\ngroup = "test"',
+    )
     assert scan("fix")["added"] == 4
     # The agent fixes add() only; its rule runs the item's own test ({item.test}).
     fixer = agent(here / "fix_add.py", (
@@ -210,7 +256,7 @@ def test_a_rescan_adds_what_is_new_and_never_reopens_a_locked_item(here: Path) -
 
 
 def test_a_scan_reads_the_recorded_base_and_refuses_a_moved_one(here: Path) -> None:
-    quest(here / "fix", here / "calc", 'from = "pytest"\nargs = ["tests"]')
+    quest(here / "fix", here / "calc", 'from = "pytest"\nargs = ["tests"]\ngroup = "test"')
     scan("fix")
     (here / "calc" / "calc" / "__init__.py").write_text(CALC.replace("a - b", "a + b"))
     git(here / "calc", "commit", "--quiet", "-am", "fix add")
@@ -219,7 +265,7 @@ def test_a_scan_reads_the_recorded_base_and_refuses_a_moved_one(here: Path) -> N
 
 
 def test_uncommitted_changes_in_the_checkout_are_not_what_is_scanned(here: Path) -> None:
-    quest(here / "fix", here / "calc", 'from = "pytest"\nargs = ["tests"]')
+    quest(here / "fix", here / "calc", 'from = "pytest"\nargs = ["tests"]\ngroup = "test"')
     (here / "calc" / "calc" / "__init__.py").write_text(CALC.replace("a - b", "a + b"))
     scan("fix")
     items = {row["key"] for row in _items("fix")}
@@ -376,7 +422,7 @@ def test_a_scan_killed_midway_loses_nothing_and_adds_nothing_twice(here: Path) -
     (here / "calc" / "tests" / "test_slow.py").write_text(SLOW.format(flag=str(flag)))
     git(here / "calc", "add", "--all")
     git(here / "calc", "commit", "--quiet", "-m", "a slow test")
-    quest(here / "fix", here / "calc", 'from = "pytest"\nargs = ["tests"]')
+    quest(here / "fix", here / "calc", 'from = "pytest"\nargs = ["tests"]\ngroup = "test"')
     argv = [sys.executable, "-m", "reins.cli", "-q", "fix", "scan"]
     proc = subprocess.Popen(argv, cwd=here, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip

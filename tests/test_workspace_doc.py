@@ -69,7 +69,7 @@ def test_the_defaults_are_the_quest_folder_its_head_and_reins_branches(tmp_path:
     assert work == Workspace(repo=str(tmp_path / "q"))
     assert (work.base, work.branch, work.keep, work.retry, work.sandbox) == (
         "HEAD",
-        "reins/{key}",
+        "reins/{quest}/{key}",
         "failed",
         "continue",
         "bwrap",  # sandboxed unless a quest or a run says none

@@ -8,6 +8,7 @@ other layer: ``import reins.backends.base`` must not load sqlite3, the store or 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
@@ -157,6 +158,12 @@ class JudgeTree:
     config: str = ""
     """the base's pytest configuration file among the judge's files (path from the top; "" for
     none): the only configuration pytest reads"""
+    python: str = ""
+    """the project's interpreter, that the judge's tests run with ("": reins' own)"""
+    environment: str = ""
+    """the folder of the project's environment its setup built ("": none), read-only to runs"""
+    generated: str = ""
+    """the folder of the files the setup made in a tree of the base, which every tree holds"""
 
 
 def readable_json(value: object) -> str:
@@ -210,3 +217,9 @@ def printable(text: str) -> str:
     ``\\x1b`` as four characters reads the same as one holding ESC, but both are harmless.
     """
     return _UNPRINTABLE.sub(_escape, text)
+
+
+def unprintable(text: str) -> Iterator[re.Match[str]]:
+    """Each character of ``text`` that :func:`printable` escapes, where it is: what a page
+    (the dashboard) shows as a visible marker instead, and flags."""
+    return _UNPRINTABLE.finditer(text)

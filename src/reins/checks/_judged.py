@@ -15,6 +15,7 @@ quest has no sandbox to say); otherwise it is the judge's error, never a verdict
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 import tempfile
@@ -27,6 +28,7 @@ from reins import sandbox
 from reins.checks._running import Ran, clean_environment, execute
 from reins.errors import JudgeError
 from reins.sandbox.policy import below
+from reins.values import Fact
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +41,9 @@ class Judged:
     network: bool = False
     unconfined: bool = False
     require_isolation: bool = False
+    python: str = ""
+    """the interpreter the run's tests use ("": reins' own); its installation is in
+    ``readable``"""
 
 
 def policy(run: Judged) -> sandbox.Policy:
@@ -131,3 +136,15 @@ def channel() -> Iterator[Channel]:
         reader.join(timeout=30)
         if len(received) > MAX_REPORT:
             received.clear()
+
+
+def within(facts: list[Fact], tree: str) -> list[Fact]:
+    """``facts`` with the judge's tree's own path taken out of their text: paths read from
+    the tree's top, as the agent knows them (it never sees reins' folders)."""
+    prefix = tree.rstrip(os.sep) + os.sep
+
+    def cut(text: str) -> str:
+        return text.replace(prefix, "")
+
+    return [dataclasses.replace(f, where=cut(f.where), expected=cut(f.expected),
+                                actual=cut(f.actual)) for f in facts]  # fmt: skip

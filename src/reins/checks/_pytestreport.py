@@ -19,6 +19,7 @@ docs/agents.md, "What is not defended".
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 
@@ -43,7 +44,36 @@ def said(report):
     return ("\n".join(lines[:20]) or str(report.longrepr or ""))[:CUT]
 
 
-def recorder(nonce, out):
+def project(tree):
+    # the names the tree's own modules and packages import as (at its top and in src/)
+    names = set()
+    for top in (tree, os.path.join(tree, "src")):
+        try:
+            entries = os.listdir(top)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.endswith(".py") and entry not in ("conftest.py", "setup.py", "noxfile.py"):
+                names.add(entry[:-3])
+            elif os.path.isfile(os.path.join(top, entry, "__init__.py")):
+                names.add(entry)
+    return names - {"tests", "test", "testing"}
+
+
+def outside(tree, before):
+    # the tree's modules that were imported from elsewhere (an installed copy of the project);
+    # not Python's own nor pytest's (imported before the tree was on the path: a module of the
+    # tree named like one is a fact of its own, reins:shadow)
+    names = project(tree) - set(sys.stdlib_module_names) - before
+    inside, found = os.path.realpath(tree) + os.sep, []
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None)
+        if name.split(".")[0] in names and where and not os.path.realpath(where).startswith(inside):
+            found.append([name, where])
+    return sorted(found)[:20]
+
+
+def recorder(nonce, out, tree, before):
     # the plugin that writes the report: the nonce and the pipe are its own, in no module name
 
     class Recorder:
@@ -69,7 +99,8 @@ def recorder(nonce, out):
 
         def pytest_sessionfinish(self, session, exitstatus):
             data = {"nonce": nonce, "exitstatus": int(exitstatus), "tests": self.tests,
-                    "errors": self.errors, "deselected": self.deselected, "files": self.files}
+                    "errors": self.errors, "deselected": self.deselected, "files": self.files,
+                    "outside": outside(tree, before)}
             json.dump(data, out)
             out.close()
 
@@ -80,9 +111,12 @@ nonce_fd, report_fd, tree = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 del sys.argv[1:4]
 os.set_inheritable(report_fd, False)  # no process a test starts holds the report's pipe
 with os.fdopen(nonce_fd, "rb") as f:
-    plugin = recorder(f.read(64).decode("ascii"), os.fdopen(report_fd, "w", encoding="utf-8"))
+    plugin = recorder(f.read(64).decode("ascii"), os.fdopen(report_fd, "w", encoding="utf-8"),
+                      tree, {name.split(".")[0] for name in sys.modules})
 del nonce_fd, report_fd, f
 sys.path.insert(0, tree)
+if os.path.isdir(os.path.join(tree, "src")):  # a src layout: its code is the tree's
+    sys.path.insert(0, os.path.join(tree, "src"))
 sys.exit(int(pytest.main(sys.argv[1:], plugins=[plugin])))
 """
 
@@ -108,6 +142,8 @@ class Report:
     errors: tuple[tuple[str, str], ...]
     deselected: frozenset[str]
     files: dict[str, tuple[str, str]] = field(default_factory=dict)
+    outside: tuple[tuple[str, str], ...] = ()
+    """the tree's own modules the run imported from outside the tree: (name, file)"""
 
     def passed(self) -> set[str]:
         return {name for name, result in self.tests.items() if result.outcome == "passed"}
@@ -123,8 +159,9 @@ def read(raw: bytes, nonce: str) -> Report | None:
         tests = {str(name): _combined(seen["phases"]) for name, seen in data["tests"].items()}
         errors = tuple((str(e["where"]), str(e["message"])) for e in data["errors"])
         files = {str(n): (str(f[0]), str(f[1])) for n, f in data["files"].items()}
+        outside = tuple((str(o[0]), str(o[1])) for o in data.get("outside", ()))
         return Report(int(data["exitstatus"]), tests, errors,
-                      frozenset(map(str, data["deselected"])), files)  # fmt: skip
+                      frozenset(map(str, data["deselected"])), files, outside)  # fmt: skip
     except (ValueError, KeyError, TypeError, AttributeError, IndexError):
         return None
 
@@ -149,3 +186,18 @@ def _combined(phases: dict[str, list[object]]) -> Result:
     if teardown[0] == "failed":
         return Result("error", f"error in tear-down: {teardown[2]}")
     return Result("passed")
+
+
+def unsaid(report: Report) -> Report:
+    """The hidden tests' report as a fact may quote it: each test's outcome, and no text (what
+    the code chose to raise could quote the hidden tests)."""
+    tests = {name: Result(r.outcome) for name, r in report.tests.items()}
+    errors = tuple((where, "a hidden test file did not collect") for where, _ in report.errors)
+    return dataclasses.replace(report, tests=tests, errors=errors)
+
+
+def joined(visible: Report, hidden: Report) -> Report:
+    """One report of the visible run and the hidden tests' own."""
+    return Report(visible.exitstatus, {**visible.tests, **hidden.tests},
+                  visible.errors + hidden.errors, visible.deselected | hidden.deselected,
+                  {**visible.files, **hidden.files}, visible.outside + hidden.outside)  # fmt: skip

@@ -63,7 +63,7 @@ from pathlib import Path as FilePath
 from reins import sandbox
 from reins.checks import _pytest
 from reins.checks._common import excerpt, filled
-from reins.checks._judged import Judged, run_judged
+from reins.checks._judged import Judged, run_judged, within
 from reins.checks._running import Ran
 from reins.checks.spec import CWD, BuiltCheck, CheckSpec, QuestFolder
 from reins.errors import JudgeError, ParamValueError
@@ -186,31 +186,38 @@ class Run:
                     "this rule runs in the item's workspace, and this turn has none: only "
                     "`reins loop` with a coding agent works in one",
                 )
-            ran = self._in(tree.path, ctx.key, unconfined=tree.sandbox == "none")
+            ran = self._in(tree.path, ctx.key, unconfined=tree.sandbox == "none",
+                           python=tree.python)  # fmt: skip
         else:
             with tempfile.TemporaryDirectory(prefix="reins-command-") as folder:
                 target = os.path.join(folder, self.file)
                 FilePath(target).write_bytes(_content(ctx.submission))
                 ran = self._run(folder, target, ctx.key, unconfined=True)
-        return self._judged(ran, ctx)
+        judged = self._judged(ran, ctx)
+        if judged and self.workspace and ctx.workspace is not None:
+            return within(judged, ctx.workspace.path)
+        return judged
 
     def shown(self, key: str) -> str:
         """The command as a fact names it: the item's key in, the judge's Python as python."""
         words = [a.replace("{key}", key).replace("{python}", "python") for a in self.argv]
         return excerpt(" ".join(words), 160)
 
-    def _in(self, folder: str, key: str, *, unconfined: bool) -> Ran:
-        return self._run(folder, "", key, unconfined=unconfined)
+    def _in(self, folder: str, key: str, *, unconfined: bool, python: str = "") -> Ran:
+        return self._run(folder, "", key, unconfined=unconfined, python=python)
 
-    def _run(self, folder: str, target: str, key: str, *, unconfined: bool) -> Ran:
+    def _run(
+        self, folder: str, target: str, key: str, *, unconfined: bool, python: str = ""
+    ) -> Ran:
         """The program run in ``folder``, confined (:mod:`reins.checks._judged`); ``target``
-        is the submission's file ("" in a judge's tree)."""
+        is the submission's file ("" in a judge's tree); ``{python}`` is ``python`` (the
+        project's interpreter) or reins' own."""
         env = {}
         if self.workspace:  # a judge's tree is reused: nothing of one run may serve the next
             env["PYTHONDONTWRITEBYTECODE"] = "1"
             env["PYTEST_ADDOPTS"] = "-p no:cacheprovider"
             env[processes.MARKER] = processes.marker(folder, secrets.token_hex(6))
-        argv = self._argv(folder, target, key)
+        argv = self._argv(folder, target, key, python or sys.executable)
         run = Judged(folder, readable=tuple(sandbox.needed(argv, path=False)),
                      network=self.network, unconfined=unconfined,
                      require_isolation=self.require_isolation)  # fmt: skip
@@ -269,12 +276,12 @@ class Run:
                 f"the environment, not the change, is at fault: {ran.first_line()}",
             )
 
-    def _argv(self, folder: str, target: str, key: str) -> list[str]:
+    def _argv(self, folder: str, target: str, key: str, python: str) -> list[str]:
         values = {
             "{file}": target,
             "{dir}": folder,
             "{base}": self.base,
-            "{python}": sys.executable,
+            "{python}": python,
             "{key}": key,
         }
         argv = []
@@ -283,7 +290,7 @@ class Run:
                 arg = arg.replace(placeholder, value)
             argv.append(arg)
         program = argv[0]
-        if program == sys.executable:
+        if program == python:
             found = program
         elif "/" in program:
             found = os.path.join(self.base, program)
@@ -313,7 +320,8 @@ def _base_code(run: Run, tree: JudgeTree, item: str) -> int:
 
             try:
                 with JudgeTrees.of(tree).base_tree() as folder:
-                    ran = run._in(folder, item, unconfined=tree.sandbox == "none")
+                    ran = run._in(folder, item, unconfined=tree.sandbox == "none",
+                                  python=tree.python)  # fmt: skip
             except WorkspaceError as exc:
                 raise JudgeError(NAME, f"cannot make a clean tree of the base: {exc}") from None
             _BASE_CODES[key] = -999 if ran.timed_out else ran.code

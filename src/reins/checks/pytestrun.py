@@ -15,7 +15,12 @@ judge's own files; never the agent's workspace) and reads the report pytest itse
 - an exit status 0 with no report (a test that exits the process) is a FAIL, never a pass, and
   anything printed counts for nothing.
 
-Rules whose ``args`` and ``timeout`` are the same read one run per judgment. pytest runs in
+Rules whose ``args`` and ``timeout`` are the same read one run per judgment. pytest runs with
+the project's interpreter where the quest builds or names one (``[workspace] setup``,
+``python``: :mod:`reins.workspace.environment`), else reins' own, ``src/`` before the tree on
+the path; a run that imported the tree's own modules from outside the tree, or that passes a
+test failing at the base with no change at all, is the judge's error: the environment would be
+judged, not the change. It runs in
 reins' sandbox (:mod:`reins.checks._judged`: the tree and a private ``/tmp`` writable, the
 toolchain read-only, nothing else of the host, no network), with plugin autoload off (``-p NAME``
 in ``args`` loads one), no cache, no bytecode written and a clean environment. It reads only the
@@ -43,8 +48,8 @@ import threading
 from dataclasses import dataclass
 
 from reins.checks._common import excerpt, filled
-from reins.checks._judged import Judged, channel, run_judged
-from reins.checks._pytestreport import BOOT, Report, Result, read
+from reins.checks._judged import Judged, channel, run_judged, within
+from reins.checks._pytestreport import BOOT, Report, Result, joined, read, unsaid
 from reins.checks._running import Ran
 from reins.checks.spec import BuiltCheck, CheckSpec
 from reins.errors import JudgeError, ParamValueError
@@ -108,7 +113,9 @@ class Pytest:
         if not self.tests and not self.passing_at_base:
             facts += self._all(report)
         self._refuse_environment(tree, report, facts)
-        return facts or None
+        from reins.checks._doctests import doctest_facts
+
+        return within([*facts, *_bounded(doctest_facts(tree, report.tests))], tree.path) or None
 
     @property
     def shown(self) -> str:
@@ -116,16 +123,17 @@ class Pytest:
 
     # -- running ---------------------------------------------------------------------------
 
-    def run_in(self, folder: str) -> Report:
-        """One run in ``folder``, judged as a run at the base: its report (``reins scan``'s
-        failing tests read it). pytest finds the tests and configuration there itself (the
-        base is the user's, not a generator's).
+    def run_in(self, folder: str, *, python: str = "", readable: tuple[str, ...] = ()) -> Report:
+        """One run in ``folder`` (with the project's ``python``, seeing ``readable``), judged
+        as at the base: its report (``reins scan``'s failing tests). pytest finds the tests and
+        configuration there itself (the base is the user's, not a generator's).
 
         Raises:
             JudgeError: the run left no report, timed out, or pytest could not run.
         """
+        run = Judged(folder, readable=readable, unconfined=True, python=python)
         try:
-            return self._run(Judged(folder, unconfined=True), (), None, base=True)
+            return self._run(run, (), None, base=True)
         except _Failed as exc:
             raise JudgeError(NAME, f"{exc.fact.where}: {exc.fact.actual}") from None
 
@@ -147,7 +155,7 @@ class Pytest:
                         tree.target, hidden=True, lender=tree.path
                     ) as folder:
                         apart = self._run(_judged(folder, tree), hidden, tree.config, base=False)
-                    found = _joined(found, _unsaid(apart))
+                    found = joined(found, unsaid(apart))
             except _Failed as exc:
                 found = exc.fact
             tree.runs[key] = found
@@ -172,8 +180,21 @@ class Pytest:
         return tuple(f for f in JudgeTrees.of(tree).hidden_files() if TEST_FILE.search(f))
 
     def _refuse_environment(self, tree: JudgeTree, report: Report, facts: list[Fact]) -> None:
-        """Raise the judge's error when a fact comes of a collection error for a module the
-        tree does not hold, which the base has too: the judge's Python lacks it."""
+        """Raise the judge's error when the verdict would be the environment's, not the
+        tree's: the tests imported the project from outside the tree; nothing changed, yet a
+        named test that failed at the base passes; a fact comes of a collection error for a
+        module the tree does not hold, which the base has too (the judge's Python lacks it)."""
+        if report.outside:
+            name, where = report.outside[0]
+            raise JudgeError(NAME, f"the tests imported {name} from {where}, outside the "
+                             "judge's tree: the environment holds a copy of the project (an "
+                             "editable install?); its setup must install what it depends on, "
+                             "not the project itself")  # fmt: skip
+        unchanged = not tree.changed and self.tests and not facts
+        if unchanged and report.passed() - self._base(tree).passed():
+            raise JudgeError(NAME, "nothing changed, yet a test that fails at the base passes "
+                             "in the judge's tree: the environment was judged, not the change "
+                             "(it differs between runs)")  # fmt: skip
         for where, message in report.errors:
             missing = _MISSING_MODULE.search(message)
             if missing is None or _holds(tree.path, missing.group(1)):
@@ -218,7 +239,8 @@ class Pytest:
         env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
                processes.MARKER: processes.marker(folder, secrets.token_hex(6))}  # fmt: skip
         with channel() as way:
-            argv = [sys.executable, "-P", "--check-hash-based-pycs", "always", "-c", BOOT,
+            argv = [run.python or sys.executable, "-P", "--check-hash-based-pycs", "always",
+                    "-c", BOOT,
                     str(way.nonce_fd), str(way.report_fd), folder,
                     *pinned, "-p", "no:cacheprovider",
                     "--continue-on-collection-errors", "-q", *self.args,
@@ -236,7 +258,8 @@ class Pytest:
                                expected=f"to finish within {self.timeout:g} s",
                                actual="still running, killed"))  # fmt: skip
         if re.search(r"No module named '?pytest'?\s*$", ran.err, re.M):
-            raise JudgeError(NAME, "the judge's Python has no pytest: install it there")
+            raise JudgeError(NAME, "the judge's Python has no pytest: install it there (in "
+                             "[workspace] setup, for the project's environment)")  # fmt: skip
         if ran.code in (3, 4):
             raise JudgeError(NAME, f"pytest could not run (exit code {ran.code}): "
                                    f"{ran.first_line()}")  # fmt: skip
@@ -284,8 +307,14 @@ class Pytest:
 
 
 def _judged(folder: str, tree: JudgeTree) -> Judged:
-    """A run in ``folder`` for a judgment in ``tree``: unconfined only where its run said so."""
-    return Judged(folder, unconfined=tree.sandbox == "none")
+    """A run in ``folder`` for a judgment in ``tree``, with the project's interpreter where it
+    has one: unconfined only where its run said so."""
+    from reins.workspace.environment import Environment
+
+    env = Environment.of(tree.python, tree.environment, tree.generated)
+    readable = env.readable if env is not None else ()
+    return Judged(folder, readable=readable, unconfined=tree.sandbox == "none",
+                  python=tree.python)  # fmt: skip
 
 
 def _verified(report: Report, root: str) -> Report:
@@ -305,21 +334,6 @@ def _verified(report: Report, root: str) -> Report:
             other = os.path.relpath(code if code and code != want else path or root, root)
             tests[name] = Result(STOOD_IN, f"its code came from {other}, not the judge's {file}")
     return dataclasses.replace(report, tests=tests)
-
-
-def _unsaid(report: Report) -> Report:
-    """The hidden tests' report as a fact may quote it: each test's outcome, and no text (what
-    the code chose to raise could quote the hidden tests)."""
-    tests = {name: Result(r.outcome) for name, r in report.tests.items()}
-    errors = tuple((where, "a hidden test file did not collect") for where, _ in report.errors)
-    return dataclasses.replace(report, tests=tests, errors=errors)
-
-
-def _joined(visible: Report, hidden: Report) -> Report:
-    """One report of the visible run and the hidden tests' own."""
-    return Report(visible.exitstatus, {**visible.tests, **hidden.tests},
-                  visible.errors + hidden.errors, visible.deselected | hidden.deselected,
-                  {**visible.files, **hidden.files})  # fmt: skip
 
 
 class _Failed(Exception):

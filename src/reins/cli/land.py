@@ -45,15 +45,17 @@ def land(env: Env, branch: str, order: str, dry_run: bool, as_json: bool) -> Non
     missing, fast-forward only, never one checked out. A merge conflict or a red land rule
     moves no item: the change becomes a new item, `land/KEY`, that starts from the
     integration commit and asks an agent to land it (`reins loop` works it); once it passes,
-    the next `reins land` merges it in the item's place. Run it again at any time: what landed
-    is read back from the integration's history, and nothing lands twice. Exits 13 when a
-    PASS is left unlanded.
+    the next `reins land` merges it in the item's place. Before BRANCH moves, the project's
+    own test command ([workspace] test, default pytest) runs on the integration: BRANCH moves
+    only when it passes. Run it again at any time: what landed is read back from the
+    integration's history, and nothing lands twice. Exits 13 when a PASS is left unlanded or
+    the whole suite fails.
     """
     from reins.cli.loopflags import worktrees_beside
     from reins.loop.integrate import land as land_all
     from reins.loop.places import default_root
 
-    quest = env.quest
+    quest = env.judging_quest()
     store = env.ledger()
     root = ""
     if quest.workspace is not None:
@@ -90,6 +92,14 @@ def summary(run: LandRun) -> str:
         said += f", {left} not landed (their land items are to do: `reins loop` works them)"
     if run.dry_run:
         return f"{said}; a dry run: no branch moved, no item added"
+    if run.suite is not None and not run.suite.passed and run.suite.fact is not None:
+        fact = run.suite.fact
+        return (f"{said}; {run.branch} NOT moved: {fact.expected} on {fact.where}, and it "
+                f"failed: {fact.actual}\nFix it on a branch of your own from "
+                f"{run.tip[:12]} (reins' land store holds it), or drop the item whose change "
+                f"breaks it; {run.branch} stays at {(run.was or 'nothing')[:12]}")  # fmt: skip
+    if run.suite is not None and run.suite.note:
+        said += f" ({run.suite.note})"
     if run.moved:
         was = run.was[:12] if run.was else "nothing (made now)"
         return f"{said}; {run.branch} moved from {was} to {run.tip[:12]}"

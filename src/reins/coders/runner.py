@@ -23,7 +23,7 @@ runner of every program generator (:func:`reins.backends.process.watched`).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from reins.backends.process import Lines, Switch, Watch, Watchdogs, watched
@@ -73,11 +73,13 @@ async def run_agent(
     guard: Guard | None = None,
     switch: Switch | None = None,
     wrap: Wrap | None = None,
+    path: Sequence[str] = (),
 ) -> RunEnd:
-    """Run ``agent`` once as ``session`` says, watched; never raises for the agent's failure."""
+    """Run ``agent`` once as ``session`` says, watched, with ``path`` first on its ``PATH``
+    (the project's interpreter); never raises for the agent's failure."""
     try:
         launch = agent.launch(session)
-        env = _environment(session, launch)
+        env = _environment(session, launch, path)
         argv = list(launch.argv) if wrap is None else wrap(launch)
     except Exception as exc:  # an adapter's own failure is the generator's
         return RunEnd("", Spent(), error=f"{agent.name}: cannot launch: {exc}")
@@ -107,7 +109,7 @@ async def run_agent(
     )
 
 
-def _environment(session: Session, launch: Launch) -> dict[str, str]:
+def _environment(session: Session, launch: Launch, path: Sequence[str] = ()) -> dict[str, str]:
     home = session.home
     tmp = os.path.join(home, "tmp")
     os.makedirs(tmp, exist_ok=True)
@@ -119,7 +121,7 @@ def _environment(session: Session, launch: Launch) -> dict[str, str]:
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
     env = {
-        "PATH": os.environ.get("PATH", os.defpath),
+        "PATH": os.pathsep.join([*path, os.environ.get("PATH", os.defpath)]),
         "LANG": "C.UTF-8",
         "TMPDIR": tmp,
         **AGENT_GIT,

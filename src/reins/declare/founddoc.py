@@ -28,7 +28,7 @@ from reins.errors import ConfigError
 from reins.quest import RepositoryItems
 
 KINDS: dict[str, tuple[str, ...]] = {
-    "pytest": ("args", "timeout"),
+    "pytest": ("args", "group", "timeout"),
     "command": ("command", "group", "where", "ok_codes", "timeout"),
     "files": ("include", "exclude"),
 }
@@ -63,9 +63,12 @@ def _source(doc: Doc, kind: str) -> RepositoryItems:
     if timeout <= 0:
         raise ConfigError("timeout must be a number of seconds above 0")
     if kind == "pytest":
-        from reins.sources.failing import FailingTests
+        from reins.sources.failing import GROUPS, FailingTests
 
-        return FailingTests(_strings(doc, "args"), timeout)
+        group = doc.get("items", "group", str, "function")
+        if group not in GROUPS:
+            raise ConfigError(f"group must be one of {', '.join(GROUPS)}, not {group!r:.40}")
+        return FailingTests(_strings(doc, "args"), timeout, group=group)
     if kind == "command":
         from reins.sources.findings import Findings
 

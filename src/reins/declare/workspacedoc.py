@@ -8,6 +8,7 @@ so the quest means the same repository from whatever folder a command runs.
 
 from __future__ import annotations
 
+import os
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Protocol
@@ -17,8 +18,8 @@ from reins.workspace.spec import Workspace, WorkspaceValueError, check_field
 
 TABLE = "workspace"
 KEYS = tuple(f.name for f in fields(Workspace))
-KINDS: dict[str, type] = {"judge": list, "read": list, "network": list, "max_files": int,
-                          "max_bytes": int}  # fmt: skip
+KINDS: dict[str, type] = {"judge": list, "read": list, "network": list, "setup": list,
+                          "setup_files": list, "max_files": int, "max_bytes": int}  # fmt: skip
 
 
 class Doc(Protocol):
@@ -50,5 +51,9 @@ def read_workspace(doc: Doc, folder: Path) -> Workspace | None:
             values[key] = str((folder / values[key]).resolve())
     if "read" in values:
         values["read"] = [str((folder / Path(p).expanduser()).resolve()) for p in values["read"]]
+    python = values.get("python")
+    if python is not None and not python.startswith("$REINS_ENV"):
+        # not resolved: a virtual environment's python is a link its pyvenv.cfg gives meaning
+        values["python"] = os.path.normpath(folder / Path(python).expanduser())
     values.setdefault("repo", str(folder))
     return Workspace(**values)

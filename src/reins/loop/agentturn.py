@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from reins.coders.runner import RunEnd
 from reins.sandbox.egress import Refusals
 from reins.store.model import Attempt, Usage
 from reins.values import Fact
@@ -60,3 +61,16 @@ def start_of(
                     return notes.commit, patch
                 break
     return origin or base, None
+
+
+def usage_of(backend: str, outcome: RunEnd) -> Usage:
+    """What a run used, as a turn records it."""
+    return Usage(
+        backend=backend,
+        input_tokens=outcome.usage.input_tokens,
+        output_tokens=outcome.usage.output_tokens,
+        cost=outcome.usage.cost,
+        latency=outcome.latency,
+        cache_read_tokens=outcome.usage.cache_read_tokens or None,
+        cache_write_tokens=outcome.usage.cache_write_tokens or None,
+    )

@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 from reins.errors import ConfigError, JudgeError, WorkspaceError
 from reins.gate import Outcome, Verdict
+from reins.loop.branching import check_land_branch, settle_branches
 from reins.loop.crashpoint import crash_point
 from reins.loop.landplan import (
     EMPTY,
@@ -35,18 +36,17 @@ from reins.loop.landplan import (
     change_of,
 )
 from reins.loop.landrun import BEFORE, CONFLICT, LAND_META, LANDED, RED, LandRun, Step
+from reins.loop.wholesuite import Suite, whole_suite
 from reins.quest import Quest
 from reins.store.protocol import Store
 from reins.turn.failures import JudgeFailure
 from reins.turn.judge import judge_landing
 from reins.workspace.basestore import seal
-from reins.workspace.git import git
 from reins.workspace.integration import Integration, Landed, Merged
 from reins.workspace.judgetree import JudgeTrees
 from reins.workspace.landtask import LandTask
 from reins.workspace.places import locked
 from reins.workspace.site import BASE_META, hidden_folder
-from reins.workspace.spec import KEY, Workspace
 from reins.workspace.submission import compose
 from reins.workspace.workspaces import Workspaces
 
@@ -74,7 +74,8 @@ def land(
     base = store.meta(BASE_META)
     if base is None:
         raise ConfigError("nothing to land: no item of this ledger has run (`reins loop` first)")
-    _check_name(branch, workspace)
+    workspace = settle_branches(store, workspace, quest.name)  # the land items' branches
+    check_land_branch(branch, workspace)
     spaces = Workspaces.open(workspace, root=root, base=base)
     with locked(spaces.places.land_lock, wait=False) as held:
         if not held:
@@ -113,11 +114,14 @@ class Lander:
                 steps.append(step)
                 if self.say is not None:
                     self.say(step)
-            self._advance()  # what a crash kept from moving (the ref moved, the branch not)
+            suite = self._proven(was)  # the whole suite, before your branch moves
+            if suite is None or suite.passed:
+                self._advance()
+                crash_point("land-branch")
         finally:
             self.judges.settle()
         run = LandRun(self.branch, self.base, self.tip, order, self.dry_run, tuple(steps), was,
-                      self.moved)  # fmt: skip
+                      self.moved, suite)  # fmt: skip
         if not self.dry_run:
             self.store.set_meta(LAND_META, run.said())
         return run
@@ -133,7 +137,8 @@ class Lander:
         here = self.repo.branch_commit(self.branch)
         if here is None or here == self.tip:
             return here
-        if self.integration.holds(here, self.tip) and self.repo.holds(self.base, here):
+        merged = self.repo.holds(here, self.base)  # into the base since: moving it loses nothing
+        if merged or (self.integration.holds(here, self.tip) and self.repo.holds(self.base, here)):
             return here
         raise ConfigError(
             f"branch {self.branch} exists and holds commits reins did not land: its tip "
@@ -167,9 +172,16 @@ class Lander:
             self.integration.move(self.tip, merge)
             crash_point("land-ref")
         self.tip = merge
-        self._advance()
-        crash_point("land-branch")
         return Step(key, LANDED, commit=commit, merge=merge, via=change.via)
+
+    def _proven(self, was: str | None) -> Suite | None:
+        """The project's whole suite on the integration, when it holds what your branch does
+        not (None: nothing to prove, or a dry run)."""
+        if self.dry_run or self.tip == self.base or self.tip == was:
+            return None
+        patch = self.integration.diff(self.tip).decode("utf-8")
+        assert self.quest.workspace is not None
+        return whole_suite(self.judges, patch, self.quest.workspace.test, commit=self.tip)
 
     def _bring(self, change: Change) -> str:
         """The change's commit, in the land store: fetched from reins' store of its item or
@@ -198,8 +210,8 @@ class Lander:
         Raises:
             JudgeError: a land rule (or the quest's prepare) failed to judge.
         """
-        if not self.quest.land_rules:
-            return None
+        if not self.quest.land_rules or self.integration.same_tree(merge, self.tip):
+            return None  # no rules, or a merge that changes nothing: nothing to judge
         patch = self.integration.diff(merge)
         said = f"reins land: {candidate.key} merged onto {self.branch}"
         files = patch.count(b"\ndiff --git ") + patch.startswith(b"diff --git ")
@@ -271,15 +283,3 @@ def _sealed(store: str) -> bool:
         return False
     seal(store)
     return True
-
-
-def _check_name(branch: str, workspace: Workspace) -> None:
-    """Refuse a branch name git refuses, or one of the items' own branches."""
-    if git(["check-ref-format", f"refs/heads/{branch}"], cwd="/", check=False).returncode:
-        raise ConfigError(f"{branch!r} is not a branch name git accepts")
-    prefix = workspace.branch.split(KEY, 1)[0]
-    if prefix and branch.startswith(prefix):
-        raise ConfigError(
-            f"branch {branch} is under {prefix}, where the items' own branches are "
-            f"([workspace] branch = {workspace.branch!r}): land on a branch of its own"
-        )

@@ -101,6 +101,13 @@ def candidates(store: Store, branch: str, order: str) -> list[Candidate]:
     ]
 
 
+def land_items(store: Store) -> list[Item]:
+    """The ledger's land items (keyed ``land/…``, a land task's payload), in the order added:
+    ``reins land``'s, counted apart from the quest's own items."""
+    found = iter_items(store, PageQuery(contains=PREFIX))
+    return [i for i in found if i.key.startswith(PREFIX) and LandTask.of(i.payload) is not None]
+
+
 def change_of(store: Store, candidate: Candidate, base: str) -> Change | Held:
     """The change to merge for ``candidate`` now, or why there is none."""
     newest = candidate.newest

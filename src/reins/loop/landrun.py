@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reins.loop.landplan import EMPTY, STUCK, WAITING
+from reins.loop.wholesuite import Suite
 from reins.values import Fact
 
 LANDED, BEFORE, CONFLICT, RED = "landed", "landed-before", "conflict", "red"
@@ -63,11 +64,19 @@ class LandRun:
     steps: tuple[Step, ...]
     was: str | None
     moved: bool
+    suite: Suite | None = None
+    """the project's whole suite on the integration's commit (None: not run, nothing new)"""
 
     @property
     def settled(self) -> bool:
-        """Whether every PASS is landed (now or before): nothing is left to do for one."""
-        return all(s.outcome in SETTLED for s in self.steps)
+        """Whether every PASS is landed (now or before) and the whole suite passes on them:
+        nothing is left to do."""
+        return all(s.outcome in SETTLED for s in self.steps) and self.proven
+
+    @property
+    def proven(self) -> bool:
+        """Whether the whole suite did not fail (it passed, found nothing, or had no need)."""
+        return self.suite is None or self.suite.passed
 
     def said(self) -> str:
         """The run in a line: the branch, its commit, what landed and what did not."""
@@ -75,4 +84,7 @@ class LandRun:
         left = [s.added or s.key for s in self.steps if s.outcome not in SETTLED]
         shown = ", ".join(left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
         rest = f"; not landed: {shown}" if left else ""
+        if not self.proven:
+            return (f"{self.branch} not moved: the whole suite fails on the integration at "
+                    f"{self.tip[:12]}{rest}")  # fmt: skip
         return f"{self.branch} at {self.tip[:12]}: {landed} landed{rest}"

@@ -19,6 +19,7 @@ from reins.sandbox import Policy, confine, launched, reaped, reins_package
 from reins.sandbox.allow import Allowance
 from reins.sandbox.egress import Egress
 from reins.workspace.basestore import objects_of
+from reins.workspace.environment import Environment
 from reins.workspace.repository import Repository
 from reins.workspace.spec import Workspace
 from reins.workspace.workspaces import Workspaces
@@ -34,18 +35,21 @@ def default_root(workspace: Workspace, quest: str, preferred: str | None) -> str
     return str(repo.parent / ".reins-worktrees" / quest)
 
 
-def walls_of(spaces: Workspaces, repo: Repository, hidden: str | None, ledger: str) -> Policy:
+def walls_of(
+    spaces: Workspaces, repo: Repository, hidden: str | None, ledger: str, env: Environment | None
+) -> Policy:
     """The sandbox of the run's agents: reads denied but for the toolchain (the system folders,
     and per launch the agent's own program, interpreter and ``PATH``: see :func:`confined`) and
     the quest's ``[workspace] read``; no network but the run's egress proxy (:func:`confined`).
     Out of sight even where a read path would show them: reins' folder (but for the object
     folders an agent's ``.git`` borrows), reins' own package, the user's git folder, the hidden
-    tests and the ledger's files."""
+    tests and the ledger's files. The project's environment (``env``) is shown read-only."""
     own = [spaces.root, repo.common, repo.git_dir, reins_package(), *([hidden] if hidden else [])]
     ledger = os.path.abspath(ledger)
     files = [ledger + suffix for suffix in ("", "-wal", "-shm", "-journal")]
     return Policy(view="toolchain", readable=spaces.workspace.read, hidden=(*own, *files),
-                  shown=(objects_of(spaces.store),), network=False)  # fmt: skip
+                  shown=(objects_of(spaces.store), *(env.readable if env else ())),
+                  network=False)  # fmt: skip
 
 
 def seen_by_agents(walls: Policy, allowed: Allowance) -> str:

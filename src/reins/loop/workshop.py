@@ -11,8 +11,8 @@ read from the log, like its prompt (:func:`reins.loop.agentturn.start_of`: a try
 a generation error leaves nothing behind; a first or fresh try starts from the item's origin,
 the base or, for a land item (:mod:`reins.workspace.landtask`), the integration commit it lands
 its change onto, which its store fetches from the land store with the change itself), so a
-restarted run, on any workspace a crash left,
-starts each item where the ledger says it stands. A locked item's last commit is fetched into
+restarted run, on any workspace a crash left, starts each item where the ledger says it stands.
+A locked item's last commit is fetched into
 the user's repository onto its branch (:meth:`Workshop.locked`); where the workspaces go and
 the walls of a sandboxed agent are :mod:`reins.loop.places`'s.
 
@@ -36,7 +36,8 @@ from reins.backends.process import Switch
 from reins.coders.protocol import Agent, Session, Spent
 from reins.coders.runner import AGENT_WATCHDOGS, RunEnd, Wrap, run_agent
 from reins.errors import WorkspaceError
-from reins.loop.agentturn import AgentTurn, start_of
+from reins.loop.agentturn import AgentTurn, start_of, usage_of
+from reins.loop.branching import settle_branches
 from reins.loop.landing import Landing
 from reins.loop.options import LoopOptions
 from reins.loop.places import confined, default_root, seen_by_agents, unconfined, walls_of
@@ -53,7 +54,7 @@ from reins.workspace import processes
 from reins.workspace.judgetree import JudgeTrees
 from reins.workspace.landtask import LandTask
 from reins.workspace.repository import Repository
-from reins.workspace.site import BASE_META, hidden_folder, settled_base
+from reins.workspace.site import BASE_META, equip, hidden_folder, settled_base
 from reins.workspace.spec import Workspace
 from reins.workspace.submission import MESSAGE_CAP, Submission, compose
 from reins.workspace.workspaces import Workspaces
@@ -114,6 +115,7 @@ class Workshop:
             self.workspace, self.quest.name, self.options.worktrees
         )
         repo = Repository.find(self.workspace.repo)
+        self.workspace = settle_branches(store, self.workspace, self.quest.name)
         recorded = store.meta(BASE_META)
         spaces = Workspaces.open(self.workspace, root=root, base=recorded or None)
         settled_base(recorded, repo.commit(self.workspace.base), self.workspace)
@@ -125,16 +127,17 @@ class Workshop:
         self.spaces = spaces
         self.judges = JudgeTrees(spaces.places, spaces.base, judge=self.workspace.judge_globs,
                                  hidden=hidden, sandbox=self.workspace.sandbox)  # fmt: skip
-        self.walls = walls_of(spaces, repo, hidden, store.location)
+        notes = [f"workspaces in {spaces.root}, from base {spaces.base[:12]}"]
+        env = equip(self.judges, self.workspace, spaces, notes.append)  # the project's own
+        self.walls = walls_of(spaces, repo, hidden, store.location, env)
+        self.path: tuple[str, ...] = (os.path.dirname(env.python),) if env else ()  # on PATH
         ended = processes.end_leftovers(spaces.root + os.sep)
         self.landing = Landing(spaces, self.workspace.keep)
         tidied = self.landing.tidy(store)
-        # The first items' folders, made while the first agents run (one spare: a locked
-        # item's comes back after the next item has started), then the judge's trees (the
-        # first judgment comes after an agent's run).
+        # The first items' folders (one spare: a locked item's comes back after the next item
+        # has started), then the judge's trees, made while the first agents run.
         made = spaces.make_ahead(self.options.concurrency + 1)
         self.ahead = [*made, *self.judges.make_ahead(self.options.concurrency, after=made)]
-        notes = [f"workspaces in {spaces.root}, from base {spaces.base[:12]}"]
         if self.workspace.sandbox == "bwrap":
             notes.append(seen_by_agents(self.walls, self.allowed))
         if self.workspace.sandbox == "none":
@@ -193,7 +196,7 @@ class Workshop:
         outcome, budget, refusals = await self._run(agent, prompt, item.key, home,
                                                     item_spent(log))  # fmt: skip
         shutil.rmtree(home, ignore_errors=True)
-        usage = _usage(agent.name, outcome)
+        usage = usage_of(agent.name, outcome)
         try:
             made = await asyncio.to_thread(
                 self._take, item, start, prompt.turn, outcome.message, origin
@@ -217,8 +220,8 @@ class Workshop:
         processes.kill_tree(None, f"{self.spaces.path_of(key)}#", grace=1.0)
         if task is None:
             return self.spaces.prepare(key, start, patch=patch)
-        # A land item's store gets its integration commit and the change to land from
-        # reins' land store: the base store, which every agent borrows, holds the base alone.
+        # A land item's store gets its integration commit and change from the land store
+        # (the base store, which every agent borrows, holds the base alone).
         self.spaces.borrow(key, (task.onto, task.commit))
         return self.spaces.prepare(key, start, patch=patch, origin=task.onto)
 
@@ -271,7 +274,7 @@ class Workshop:
             if egress is not None:
                 await egress.start()
             outcome = await run_agent(agent, session, limits=self.limits, guard=guard,
-                                      switch=switch, wrap=wrap)  # fmt: skip
+                                      switch=switch, wrap=wrap, path=self.path)  # fmt: skip
         finally:
             del self.live[switch]
             if egress is not None:
@@ -285,15 +288,3 @@ class Workshop:
         for spent in self.live.values():
             run = run + spent
         return cap_reached(self.options.budget, item_total, run)
-
-
-def _usage(backend: str, outcome: RunEnd) -> Usage:
-    return Usage(
-        backend=backend,
-        input_tokens=outcome.usage.input_tokens,
-        output_tokens=outcome.usage.output_tokens,
-        cost=outcome.usage.cost,
-        latency=outcome.latency,
-        cache_read_tokens=outcome.usage.cache_read_tokens or None,
-        cache_write_tokens=outcome.usage.cache_write_tokens or None,
-    )

@@ -12,7 +12,7 @@ import os
 import shutil
 from collections.abc import Sequence
 
-from reins.sandbox.policy import Policy, below
+from reins.sandbox.policy import SYSTEM, Policy, below
 
 
 def launched(argv: Sequence[str], policy: Policy) -> Policy:
@@ -40,6 +40,8 @@ def needed(argv: Sequence[str], *, path: bool = True) -> list[str]:
         if not (os.path.isabs(arg) and os.path.isfile(arg)):
             continue
         for file in dict.fromkeys([arg, os.path.realpath(arg)]):
+            if any(below(file, s) for s in SYSTEM):
+                continue  # a system folder is shown whole (and "/bin"'s parent is everything)
             folder = os.path.dirname(file)
             parts = file.split(os.sep)
             if "node_modules" in parts:  # a program installed by npm reads its siblings
@@ -51,6 +53,8 @@ def needed(argv: Sequence[str], *, path: bool = True) -> list[str]:
             else:
                 found.append(file)
     for folder in os.environ.get("PATH", "").split(os.pathsep) if path else ():
+        if any(below(folder, s) for s in SYSTEM):
+            continue
         if os.path.isabs(folder) and os.path.isdir(folder):
             found.append(os.path.realpath(folder))
             if os.path.basename(folder) in ("bin", "shims"):  # pyenv's shims need pyenv

@@ -24,6 +24,8 @@ RETRYABLE = (TurnMoved, NotTodo, LeaseConflict, IllegalTransition)
 
 # A person's actions that settle a REVIEW item (turn.md's human table names them).
 RESOLVING = frozenset({"accept", "reject"})
+# The one action of a person's that applies to a TODO item too: it retires the item for good.
+DROP = "drop"
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +89,8 @@ def admit(item: Item, draft: Draft, claim: Claim, now: float) -> None:
 
     Raises:
         NotTodo: a machine's turn on a terminal item. IllegalTransition: a person's action that
-            does not fit the item (resolving what is not REVIEW, reopening what is TODO), or
+            does not fit the item (resolving what is not REVIEW, reopening what is TODO: only a
+            drop acts on a TODO item), or
             tries going down outside a new round. LeaseConflict: another owner holds a live
             lease, or the claim's lease token is not the item's. TurnMoved: the item gained a
             turn since the claim's read.
@@ -97,7 +100,7 @@ def admit(item: Item, draft: Draft, claim: Claim, now: float) -> None:
         raise NotTodo(
             f"item {item.key!r} is {item.state}, not TODO: terminal items are locked for good"
         )
-    if human and not item.state.terminal:
+    if human and not item.state.terminal and draft.action != DROP:
         raise IllegalTransition(
             f"item {item.key!r} is TODO: a person's action applies to a locked item"
         )
@@ -106,6 +109,12 @@ def admit(item: Item, draft: Draft, claim: Claim, now: float) -> None:
             f"item {item.key!r} is {item.state}, not REVIEW: only a REVIEW item is resolved"
         )
     live = item.lease_owner is not None and (item.lease_expires or 0) > now
+    if live and item.lease_owner != claim.holder and human and not item.state.terminal:
+        raise LeaseConflict(
+            f"item {item.key!r} is leased to {item.lease_owner!r} for another "
+            f"{(item.lease_expires or 0) - now:.0f}s: its turn is under way. Drop it once the "
+            "turn is recorded, or stop that run first"
+        )
     if live and item.lease_owner != claim.holder and human:
         # On a locked item a lease is a person's claim (reins.store.people).
         raise LeaseConflict(

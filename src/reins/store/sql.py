@@ -131,6 +131,12 @@ ENTRIES = (
 )
 
 
+# The DONE items a person dropped (their last attempt a person's drop), through the index of a
+# person's actions: status counts them without reading the items.
+DROPPED = (
+    "SELECT count(*) FROM attempts a JOIN items i ON i.id = a.item_id AND i.turns = a.turn "
+    "WHERE a.kind = 'human' AND a.action = 'drop' AND i.state = 'DONE'"
+)
 # The log's newest attempts, newest first, each with its item's key (read backwards by id).
 RECENT = (
     f"SELECT i.key, {prefixed(ATTEMPT_COLUMNS, 'a')} FROM attempts a "

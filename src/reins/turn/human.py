@@ -19,12 +19,13 @@ HEADER = ("action", "from", "outcome", "new state", "tries", "round")
 
 
 class Action(StrEnum):
-    """What a person may do to a locked item."""
+    """What a person may do to a locked item (and ``drop``, to any item)."""
 
     ACCEPT = "accept"
     REJECT = "reject"
     REOPEN = "reopen"
     REJUDGE = "rejudge"
+    DROP = "drop"
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +95,8 @@ def _row(n: int, cells: list[str]) -> HumanRow:
         resets = {"reset": True, "keep": False}[tries]
     except (ValueError, KeyError) as exc:
         raise TurnTableError(f"{where}: {exc}") from exc
-    if any(not s.terminal for s in row.sources):
-        raise TurnTableError(f"{where}: a person acts on locked items only")
+    if any(not s.terminal for s in row.sources) and row.action is not Action.DROP:
+        raise TurnTableError(f"{where}: a person acts on locked items only (and drops any)")
     if resets != row.new_round or row.new_round != (row.state is State.TODO):
         raise TurnTableError(
             f"{where}: tries reset exactly when a new round starts, and only back to TODO"

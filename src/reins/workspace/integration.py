@@ -130,6 +130,11 @@ class Integration:
                 found.append(Landed(said[LANDED], merge, said.get(COMMIT, ""), said.get(ITEM)))
         return found[::-1]
 
+    def same_tree(self, commit: str, other: str) -> bool:
+        """Whether two commits hold the same files (a merge that changed nothing)."""
+        trees = self.git(["rev-parse", f"{commit}^{{tree}}", f"{other}^{{tree}}"]).split()
+        return len(trees) == 2 and trees[0] == trees[1]
+
     def has(self, commit: str) -> bool:
         args = ["cat-file", "-e", f"{commit}^{{commit}}"]
         return (

@@ -23,6 +23,7 @@ the folder to it (:mod:`reins.workspace.treeindex`, :mod:`reins.workspace.storep
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import os
 import shutil
@@ -34,9 +35,10 @@ from reins.values import Fact, JudgeTree
 from reins.workspace import hidden_tests, storeproof, treefacts, treeindex
 from reins.workspace.basestore import DONE, objects_of, seal
 from reins.workspace.change import CHANGE_RULE
+from reins.workspace.environment import Environment
 from reins.workspace.git import git
 from reins.workspace.globs import Globs
-from reins.workspace.places import Hold, Places, locked
+from reins.workspace.places import Hold, Places, locked, write_whole
 
 JUDGE_RULE = "reins:judge-owned"
 CLEAN = ".clean"  # beside a tree's index: the tree it was cleaned to (a free tree to take first)
@@ -61,6 +63,7 @@ class JudgeTrees:
         sandbox: str = "bwrap",
     ) -> None:
         self.places, self.base, self.hidden, self.sandbox = places, base, hidden, sandbox
+        self.environment: Environment | None = None  # the project's: its files in every tree
         self.globs = Globs.of(judge)
         self.store = places.base_store(base)
         self._judge_store = os.path.join(places.judge, "store.git")
@@ -76,6 +79,7 @@ class JudgeTrees:
         tree of the hidden tests)."""
         made = cls(Places(tree.root), tree.base, hidden=tree.hidden, sandbox=tree.sandbox)
         made._tests, made._config = tree.tests, tree.config
+        made.environment = Environment.of(tree.python, tree.environment, tree.generated)
         return made
 
     @contextlib.contextmanager
@@ -95,9 +99,10 @@ class JudgeTrees:
             target, facts, changed = (self._judged(index + ".next", patch, path) if patch
                                       else (self.base_tree_id(), [], []))  # fmt: skip
             self._reset(path, index, target)
-            yield JudgeTree(path, self.base, branch, self.places.root, self.hidden, tuple(facts),
-                            changed=tuple(changed), target=target, sandbox=self.sandbox,
-                            tests=self.tests(), config=self.config())  # fmt: skip
+            made = JudgeTree(path, self.base, branch, self.places.root, self.hidden, tuple(facts),
+                             changed=tuple(changed), target=target, sandbox=self.sandbox,
+                             tests=self.tests(), config=self.config())  # fmt: skip
+            yield self._environed(made)
 
     @contextlib.contextmanager
     def base_tree(self) -> Iterator[str]:
@@ -120,9 +125,20 @@ class JudgeTrees:
                 self._reset(path, index, target)
             finally:
                 self._lent.pop(objects, None)
+            if self.environment is not None:
+                self.environment.place(path)
             if hidden and self.hidden:
                 hidden_tests.place(self.hidden, path)
             yield path
+
+    def _environed(self, tree: JudgeTree) -> JudgeTree:
+        """``tree`` with the project's generated files in it, naming its environment."""
+        env = self.environment
+        if env is None:
+            return tree
+        env.place(tree.path)
+        return dataclasses.replace(tree, python=env.python, environment=env.folder or "",
+                                   generated=env.generated or "")  # fmt: skip
 
     def base_tree_id(self) -> str:
         """The git tree of the base commit."""
@@ -148,25 +164,23 @@ class JudgeTrees:
         first of pytest's own names the base holds at its top that configures pytest."""
         if self._config is None:
             owned = [n for n in treefacts.CONFIGS if self.globs.match(n)]
-            self._config = next((n for n in owned if treefacts.configures(n, self._shown(n))), "")
+            self._config = next((n for n in owned if treefacts.configures(n, self.at_base(n))), "")
         return self._config
 
-    def _shown(self, name: str) -> bytes | None:
+    def at_base(self, name: str) -> bytes | None:
         """The file ``name`` at the top of the base, or None."""
         shown = git([f"--git-dir={self.store}", "show", f"{self.base}:{name}"],
                     cwd=self.places.own, check=False)  # fmt: skip
         return shown.stdout if shown.returncode == 0 else None
 
     def hidden_files(self) -> list[str]:
-        """The hidden tests' files, by path from the top of a tree (links not followed)."""
-        return hidden_tests.files(self.hidden) if self.hidden else []
+        return hidden_tests.files(self.hidden) if self.hidden else []  # from the top, as links
 
     def make_ahead(
         self, count: int, *, after: Sequence[threading.Thread] = ()
     ) -> list[threading.Thread]:
-        """Make ``count`` trees of the base in the background, one after the other (the first
-        judgment comes after an agent's run), so that the first judgments reset a tree in
-        place rather than check out the whole repository."""
+        """Make ``count`` trees of the base in the background, one after another, so that the
+        first judgments (after an agent's run) reset a tree rather than check one out."""
 
         def make() -> None:
             for thread in after:  # what must be made first (the agents' folders)
@@ -182,8 +196,7 @@ class JudgeTrees:
         return [thread]
 
     def settle(self) -> None:
-        """Wait until no tree of this folder is being cleaned (a run's end: no git of reins
-        is left running in a tree, and each is noted clean for the next run)."""
+        """Wait until no tree of this folder is being cleaned (a run's end: no git left)."""
         with _CLEANING:
             while _CLEANERS.get(self.places.judge):
                 _CLEANING.wait()
@@ -239,13 +252,13 @@ class JudgeTrees:
         return None
 
     def _clean(self, hold: Hold, path: str, index: str) -> None:
-        """Reset a tree after its judgment, off the turn's path: what the tests wrote goes now,
-        so the next judgment's reset finds less to do (it proves the tree again all the same)."""
+        """Reset a tree after its judgment, off the turn's path, so the next reset finds less
+        to do (it proves the tree again all the same)."""
         try:
             if treeindex.trusted(index):
                 held = self._git(index, ["write-tree"]).decode().strip()
                 self._reset(path, index, held)
-                _note(index + CLEAN, held)
+                write_whole(index + CLEAN, held + "\n")
         except Exception:  # the next judgment resets it whole
             pass
         finally:
@@ -345,14 +358,7 @@ class JudgeTrees:
 
     def _entries(self, index: str) -> dict[str, tuple[str, str]]:
         """Every entry of ``index``: path → (mode, object)."""
-        out = self._git(index, ["ls-files", "-s", "-z"]).decode("utf-8", "surrogateescape")
-        found = {}
-        for entry in out.split("\0"):
-            head, _, name = entry.partition("\t")
-            if name:
-                mode, obj, _stage = head.split()
-                found[name] = (mode, obj)
-        return found
+        return treefacts.entries(self._git(index, ["ls-files", "-s", "-z"]))
 
     def _links(self, index: str, entries: dict[str, tuple[str, str]], path: str) -> list[Fact]:
         """A fact for each link of the tree that leads out of it, once the patch made or changed
@@ -363,16 +369,16 @@ class JudgeTrees:
             for name, (mode, obj) in entries.items()
             if mode == "120000"
         }
-        found: list[str] = []
-        while out := treefacts.escaping(links, sorted(links)):
-            found += out  # dropping one link can change where another leads: again until none
-            for name in out:
-                del links[name]
-        if found:
-            gone = "".join(f"{name}\0" for name in found).encode("utf-8", "surrogateescape")
+        found = treefacts.all_escaping(links)
+        self._forget(index, path, found)
+        return treefacts.link_facts(found)
+
+    def _forget(self, index: str, path: str, names: list[str]) -> None:
+        """Take ``names`` out of ``index``."""
+        if names:
+            gone = "".join(f"{name}\0" for name in names).encode("utf-8", "surrogateescape")
             remove = ["update-index", "--force-remove", "-z", "--stdin"]
             self._git(index, remove, tree=path, stdin=gone)
-        return treefacts.link_facts(found)
 
     def _judge_files(self, index: str, paths: list[str], path: str) -> list[Fact]:
         """A fact for each judge's file the patch changed; each is put back as the base has it
@@ -382,19 +388,9 @@ class JudgeTrees:
             return []
         base = self._git(index, ["ls-tree", "-r", "-z", self.base, "--", *owned])
         kept = {e.partition("\t")[2] for e in base.decode("utf-8", "surrogateescape").split("\0")}
-        added = [name for name in owned if name not in kept]
-        if added:
-            gone = "".join(f"{name}\0" for name in added).encode("utf-8", "surrogateescape")
-            remove = ["update-index", "--force-remove", "-z", "--stdin"]
-            self._git(index, remove, tree=path, stdin=gone)
+        self._forget(index, path, [name for name in owned if name not in kept])
         if base:
             self._git(index, ["update-index", "-z", "--index-info"], tree=path, stdin=base)
         return treefacts.named(owned, JUDGE_RULE,
                                "unchanged: it is the judge's ([workspace] judge)",
                                "changed by the agent's patch")  # fmt: skip
-
-
-def _note(path: str, tree: str) -> None:
-    with open(path + ".tmp", "w", encoding="ascii") as f:
-        f.write(tree + "\n")
-    os.replace(path + ".tmp", path)

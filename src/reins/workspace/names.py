@@ -2,7 +2,8 @@
 
 A key may be any text (``tests/test_slug.py::test_unicode``). Its slug keeps letters, digits,
 ``.``, ``_`` and ``-``, turns every other run into one ``-``, and, when that changed anything or
-cut it short, ends with a short hash of the whole key, so two keys never share a slug.
+cut it short, ends with a short hash of the whole key, so two keys never share a slug. A
+branch template's ``{quest}`` is the quest's name made safe the same way (:func:`for_quest`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from reins.workspace.spec import KEY
+from reins.workspace.spec import KEY, QUEST
 
 MAX_SLUG = 60
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -28,6 +29,15 @@ def slug(key: str) -> str:
     return f"{text[:MAX_SLUG].rstrip('-.')}-{digest}".lstrip("-")
 
 
+def for_quest(template: str, quest: str) -> str:
+    """``template`` with ``{quest}`` the quest's name made safe (``reins/{quest}/{key}`` →
+    ``reins/fix-tests/{key}``); a template without it is returned as it is."""
+    return template.replace(QUEST, slug(quest))
+
+
 def branch_of(template: str, key: str) -> str:
-    """The branch of item ``key`` under ``template`` (``reins/{key}`` → ``reins/<slug>``)."""
-    return template.replace(KEY, slug(key))
+    """The branch of item ``key`` under ``template`` (``reins/fix/{key}`` → ``reins/fix/<slug>``).
+    A ``{quest}`` no quest filled (:func:`for_quest`: a library's own workspaces, outside any
+    ledger) is left out with its folder: ``reins/{quest}/{key}`` → ``reins/<slug>``."""
+    folders = [name for name in template.split("/") if name != QUEST]
+    return "/".join(folders).replace(KEY, slug(key))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import secrets
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -135,3 +136,12 @@ def locked(path: str, *, wait: bool = True) -> Iterator[bool]:
     finally:
         if hold is not None:
             hold.release()
+
+
+def write_whole(path: str, text: str) -> None:
+    """Write ``path`` whole (folders made), replacing what was there in one step."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    temporary = f"{path}.{secrets.token_hex(3)}.tmp"
+    with open(temporary, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(temporary, path)

@@ -82,14 +82,16 @@ class Repository:
     def land(self, store: str, commit: str, branch: str, *, base: str) -> None:
         """Fetch ``commit`` from reins' ``store`` onto ``refs/heads/BRANCH``, objects checked.
 
-        A branch of that name that reins did not make (its history does not hold the base) is
-        left alone and refused.
+        A branch of that name that reins did not make for this base (its history does not hold
+        the base) is left alone and refused, unless the base holds it: a branch merged since (an
+        earlier ledger's result, say) loses nothing when it moves.
 
         Raises:
             WorkspaceError: the branch is not reins', or git failed (a corrupt object).
         """
         here = self.branch_commit(branch)
-        if here is not None and here != commit and not self.holds(base, here):
+        if (here is not None and here != commit and not self.holds(base, here)
+                and not self.holds(here, base)):  # fmt: skip
             raise WorkspaceError(
                 f"branch {branch} exists but reins did not make it for this ledger (its "
                 f"history does not hold the base {base[:12]}): delete it (`git branch -D "

@@ -8,15 +8,22 @@ items the loop works start from one commit (the ledger records it at the first o
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reins.errors import ConfigError
 from reins.workspace.git import git
 from reins.workspace.repository import Repository
 from reins.workspace.spec import Workspace
+
+if TYPE_CHECKING:
+    from reins.workspace.environment import Environment
+    from reins.workspace.judgetree import JudgeTrees
+    from reins.workspace.workspaces import Workspaces
 
 BASE_META = "workspace.base"
 """The ledger's meta key for the base commit its items start from."""
@@ -33,8 +40,9 @@ def settled_base(recorded: str | None, named: str, workspace: Workspace) -> str:
         raise ConfigError(
             f"the workspace base moved: this ledger's items start from {recorded[:12]}, and "
             f"{workspace.base!r} now names {named[:12]}. Every item and every "
-            f'restart must start from one base: set [workspace] base = "{recorded}" to go '
-            "on, or start a new ledger for the new base"
+            f'restart must start from one base: pin it (set [workspace] base = "{recorded}") '
+            "to go on with this ledger, or start a new ledger from the new base (move this "
+            "one aside, or name another with --ledger); docs/agents.md says which to choose"
         )
     return named
 
@@ -68,6 +76,10 @@ class BaseTree:
     path: str
     commit: str
     store: str
+    python: str = ""
+    """the project's interpreter its tests run with ("": reins' own)"""
+    readable: tuple[str, ...] = ()
+    """what a run with that interpreter must see (its environment, its installation)"""
 
     def files(self) -> list[str]:
         """The base's tracked files, by path from the top, sorted (the hidden tests are the
@@ -98,5 +110,36 @@ def base_tree(workspace: Workspace, *, root: str, base: str) -> Iterator[BaseTre
         hidden=hidden,
         sandbox=workspace.sandbox,
     )
+    env = equip(trees, workspace, spaces)
     with trees.base_tree() as path:
-        yield BaseTree(os.path.realpath(path), spaces.base, spaces.store)
+        python, readable = (env.python, env.readable) if env else ("", ())
+        yield BaseTree(os.path.realpath(path), spaces.base, spaces.store, python, readable)
+
+
+def equip(
+    trees: JudgeTrees,
+    workspace: Workspace,
+    spaces: Workspaces,
+    say: Callable[[str], None] = lambda _: None,
+) -> Environment | None:
+    """The project's environment for the judge's ``trees`` (built by its setup, or found
+    built and unchanged; :mod:`reins.workspace.environment`): the trees hold its generated
+    files and name its interpreter. None: the quest declares none.
+
+    Raises:
+        ConfigError: its setup failed, or its interpreter is not there.
+    """
+    from reins.errors import WorkspaceError
+    from reins.workspace.environment import prepared
+
+    try:
+        # a tree of the base without the hidden tests: setup must neither read nor keep them
+        bare = functools.partial(trees.built, trees.base_tree_id(), hidden=False)
+        env = prepared(workspace, own=spaces.places.own, store=spaces.store, base=spaces.base,
+                       base_tree=bare, say=say)  # fmt: skip
+    except WorkspaceError as exc:
+        raise ConfigError(str(exc)) from None
+    trees.environment = env
+    if env is not None:
+        say(f"the judge's tests run with the project's interpreter, {env.python}")
+    return env

@@ -11,6 +11,7 @@ starts).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 from reins.errors import ConfigError
@@ -28,8 +29,17 @@ SANDBOX = ("bwrap", "none")
 or not at all (``none``, which must be asked for)."""
 MAX_FILES = 1000
 MAX_BYTES = 1024 * 1024
+SETUP_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "requirements*.txt", "*.lock",
+               "Pipfile", "tox.ini", "noxfile.py")  # fmt: skip
+"""What keys a project's environment unless the quest says: what declares its dependencies."""
+TEST = "python -m pytest -q -p no:cacheprovider"
+"""The project's whole suite unless the quest says (pytest finding none is no suite)."""
 KEY = "{key}"
-DEFAULT_BRANCH = "reins/{key}"
+QUEST = "{quest}"
+DEFAULT_BRANCH = "reins/{quest}/{key}"
+LEGACY_BRANCH = "reins/{key}"
+"""The default before issue 39, shared by every quest: a ledger that gave its items branches
+under it keeps it (:mod:`reins.loop.branching`)."""
 
 # git check-ref-format's refusals that a template can already commit (the key is made safe).
 _BAD_REF = re.compile(r"\.\.|@\{|//|[\x00-\x20\x7f~^:?*\[\\]|\.lock(?:/|\Z)|(?:\A|/)\.|/\Z|\A/")
@@ -52,8 +62,10 @@ class Workspace:
         base: the revision every item starts from: a branch, a tag, ``HEAD`` or a commit id.
             The loop resolves it to a commit once and records it in the ledger; a later run
             whose base names another commit is refused.
-        branch: the item's branch; ``{key}`` is the item's key made safe for git. It needs a
-            fixed folder before the key (``reins/{key}``), so no item can name a branch of yours.
+        branch: the item's branch; ``{key}`` is the item's key made safe for git, ``{quest}``
+            (optional, a folder of its own) the quest's name. It needs a fixed folder first
+            (``reins/{quest}/{key}``), so no item can name a branch of yours. A ledger keeps
+            the template it first gave branches under.
         keep: the workspaces kept once their item locks (:data:`KEEP`).
         retry: how a retry starts (:data:`RETRY`).
         sandbox: how the agent is confined (:data:`SANDBOX`); ``reins loop --sandbox`` overrides it.
@@ -70,6 +82,20 @@ class Workspace:
             toolchain (for quest.toml, relative to the quest folder; ``~`` is your HOME).
         network: hosts a sandboxed agent may reach besides its model (``host``: ports 443
             and 80; ``host:port``; ``*.domain``), through reins' egress proxy; nothing else.
+            The setup reaches these too (package registries).
+        setup: the project's environment, built once per base and per content of the
+            ``setup_files`` (:mod:`reins.workspace.environment`): shell command lines run in
+            order in a tree of the base, in reins' sandbox, ``$REINS_ENV`` the folder to build
+            (a virtual environment, say). Files they make in the tree (a generated version
+            file, compiled translations) are in every judge's tree and workspace.
+        setup_files: the files (path patterns, as ``judge``) whose content keys the
+            environment: a change to one at the base builds it again.
+        python: the interpreter the judge's tests run with, and an agent finds first on its
+            ``PATH``: ``$REINS_ENV/…`` for one setup built, else an absolute path of one you
+            built. None with a setup: ``$REINS_ENV/bin/python``; None without: reins' own.
+        test: the project's own test command, a shell line (``python`` is the interpreter
+            above): ``reins land`` runs it on the integration before it moves your branch,
+            which moves only when it passes. "": none.
     """
 
     repo: str = "."
@@ -85,6 +111,10 @@ class Workspace:
     max_bytes: int = MAX_BYTES
     read: tuple[str, ...] = ()
     network: tuple[str, ...] = ()
+    setup: tuple[str, ...] = ()
+    setup_files: tuple[str, ...] = SETUP_FILES
+    python: str | None = None
+    test: str = TEST
 
     @property
     def judge_globs(self) -> tuple[str, ...]:
@@ -97,7 +127,42 @@ class Workspace:
         if self.judge is not None:  # a list from TOML or a caller: kept as a tuple, a value
             object.__setattr__(self, "judge", tuple(self.judge))
         object.__setattr__(self, "read", tuple(self.read))
-        object.__setattr__(self, "network", tuple(self.network))
+        for name in ("network", "setup", "setup_files"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+
+
+def _a_path(path: object) -> str | None:
+    if isinstance(path, str) and path.strip() and "\0" not in path:
+        return None
+    return f"expected a path, not {path!r:.60}"
+
+
+def _a_line(line: object) -> str | None:
+    return None if isinstance(line, str) and line.strip() else "expected a non-empty string"
+
+
+def _a_pattern(pattern: object) -> str | None:
+    return globs.check(pattern) if isinstance(pattern, str) else "expected a string"
+
+
+def _a_host(host: object) -> str | None:
+    if not isinstance(host, str):
+        return f'expected a host, as "pypi.org", not {host!r:.60}'
+    try:
+        entry(host, where="network")
+    except ConfigError as exc:
+        return str(exc).removeprefix("network: ")
+    return None
+
+
+LISTS: dict[str, tuple[str, Callable[[object], str | None]]] = {
+    "read": ('a list of paths, as ["../data"]', _a_path),
+    "judge": ('a list of path patterns, as ["tests/**"]', _a_pattern),
+    "setup": ('a list of strings, as ["python -m venv $REINS_ENV"]', _a_line),
+    "setup_files": ('a list of path patterns, as ["uv.lock"]', _a_pattern),
+    "network": ('a list of hosts, as ["pypi.org"]', _a_host),
+}
+"""The fields that are lists: what to write, and what each element must be (None: fine)."""
 
 
 def check_field(name: str, value: object) -> None:
@@ -110,31 +175,23 @@ def check_field(name: str, value: object) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise WorkspaceValueError(name, f"expected a whole number above 0, not {value!r:.60}")
         return
-    if name == "read":
-        if isinstance(value, str) or not isinstance(value, tuple | list):
-            raise WorkspaceValueError(name, 'expected a list of paths, as ["../data"]')
-        for path in value:
-            if not isinstance(path, str) or not path.strip() or "\0" in path:
-                raise WorkspaceValueError(name, f"expected a path, not {path!r:.60}")
-        return
-    if name == "network":
-        if isinstance(value, str) or not isinstance(value, tuple | list):
-            raise WorkspaceValueError(name, 'expected a list of hosts, as ["pypi.org"]')
-        for host in value:
-            try:
-                entry(host, where="network")
-            except ConfigError as exc:
-                raise WorkspaceValueError(name, str(exc).removeprefix("network: ")) from None
-        return
-    if name == "judge":
-        if value is None:
+    if name in LISTS:
+        if value is None and name == "judge":
             return
+        what, each = LISTS[name]
         if isinstance(value, str) or not isinstance(value, tuple | list):
-            raise WorkspaceValueError(name, 'expected a list of path patterns, as ["tests/**"]')
-        for pattern in value:
-            why = globs.check(pattern) if isinstance(pattern, str) else "expected a string"
-            if why is not None:
+            raise WorkspaceValueError(name, f"expected {what}")
+        for one in value:
+            if (why := each(one)) is not None:
                 raise WorkspaceValueError(name, why)
+        return
+    if name == "python":
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise WorkspaceValueError(name, "expected a path to an interpreter")
+        return
+    if name == "test":
+        if not isinstance(value, str):
+            raise WorkspaceValueError(name, f'expected a command line, as "{TEST}"')
         return
     if not isinstance(value, str) or not value.strip():
         raise WorkspaceValueError(name, f"expected a non-empty string, not {value!r:.60}")
@@ -158,6 +215,12 @@ def check_branch(template: str) -> None:
             f"{template!r:.60} needs a folder before {KEY} (like {DEFAULT_BRANCH!r}), so that "
             "no item's branch can be one of yours",
         )
-    sample = template.replace(KEY, "item")
+    folders = template.split("/")
+    if QUEST in template and (folders.count(QUEST) != 1 or template.count(QUEST) != 1
+                              or folders[0] == QUEST):  # fmt: skip
+        raise WorkspaceValueError(
+            "branch", f"{QUEST} is a folder of its own, after a fixed one: {DEFAULT_BRANCH!r}"
+        )
+    sample = template.replace(KEY, "item").replace(QUEST, "quest")
     if _BAD_REF.search(sample) or sample.endswith("."):
         raise WorkspaceValueError("branch", f"{template!r:.60} is not a valid git branch name")

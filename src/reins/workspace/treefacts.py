@@ -61,6 +61,17 @@ class Change:
     status: str
 
 
+def entries(raw: bytes) -> dict[str, tuple[str, str]]:
+    """An index's entries as ``git ls-files -s -z`` prints them: path → (mode, object)."""
+    found = {}
+    for entry in raw.decode("utf-8", "surrogateescape").split("\0"):
+        head, _, name = entry.partition("\t")
+        if name:
+            mode, obj, _stage = head.split()
+            found[name] = (mode, obj)
+    return found
+
+
 def changes(raw: bytes) -> list[Change]:
     """The changes ``git diff-index -z --no-renames`` lists
     (``:old new old-object new-object STATUS`` then the path, each ended by a NUL)."""
@@ -80,6 +91,17 @@ def escaping(links: dict[str, str], changed: Iterable[str]) -> list[str]:
     :data:`HOPS` links a loop (an escape too). ``links`` holds every link of the tree (path →
     target), those of the base included: a new link can lead out through an old one."""
     return [name for name in changed if name in links and resolve(name, links) is None]
+
+
+def all_escaping(links: dict[str, str]) -> list[str]:
+    """The links (path → target) that lead out of the tree, and those that do once those are
+    gone: dropping one link can change where another leads, so again until none does."""
+    links, found = dict(links), []
+    while out := escaping(links, sorted(links)):
+        found += out
+        for name in out:
+            del links[name]
+    return found
 
 
 def resolve(name: str, links: dict[str, str]) -> str | None:

@@ -31,7 +31,7 @@ from reins.errors import ConfigError, WorkspaceError
 from reins.workspace.basestore import base_store, objects_of, seal
 from reins.workspace.git import git
 from reins.workspace.names import branch_of
-from reins.workspace.places import Places
+from reins.workspace.places import Places, write_whole
 from reins.workspace.pool import Pool
 from reins.workspace.repository import Repository
 from reins.workspace.spec import Workspace
@@ -91,7 +91,7 @@ class Workspaces:
             shutil.rmtree(path, ignore_errors=True)
             for folder in ("objects/info", "objects/pack", "refs/heads", "refs/tags"):
                 os.makedirs(os.path.join(path, folder), exist_ok=True)
-            _write(os.path.join(path, "HEAD"), "ref: refs/heads/main\n")
+            write_whole(os.path.join(path, "HEAD"), "ref: refs/heads/main\n")
         self.seal(key)
         return path
 
@@ -100,7 +100,8 @@ class Workspaces:
         have written to it), borrowing from the base store alone."""
         path = self.places.item_store(key)
         seal(path)
-        _write(os.path.join(path, "objects", "info", "alternates"), objects_of(self.store) + "\n")
+        alternates = os.path.join(path, "objects", "info", "alternates")
+        write_whole(alternates, objects_of(self.store) + "\n")
 
     def run(
         self, key: str, args: list[str], *, tree: bool = True, stdin: bytes | None = None
@@ -162,7 +163,7 @@ class Workspaces:
         """Note that item ``key``'s workspace holds ``commit`` exactly, with its index (reins'
         change was just taken, or the folder just reset): the next turn that starts there need
         not read the workspace again. The note is used once (:meth:`_holds`)."""
-        _write(self.places.index(key) + HOLDS, commit + "\n")
+        write_whole(self.places.index(key) + HOLDS, commit + "\n")
 
     def forget(self, key: str) -> None:
         """Forget what item ``key``'s workspace was noted to hold (a person may change it)."""
@@ -255,12 +256,12 @@ class Workspaces:
         dot_git = os.path.join(path, ".git")
         branch = self.branch_of(key)
         store = self.places.item_store(key)
-        _write(os.path.join(dot_git, "HEAD"), f"ref: refs/heads/{branch}\n")
-        _write(os.path.join(dot_git, "config"), AGENT_CONFIG)
-        _write(os.path.join(dot_git, "refs", "heads", *branch.split("/")), start + "\n")
+        write_whole(os.path.join(dot_git, "HEAD"), f"ref: refs/heads/{branch}\n")
+        write_whole(os.path.join(dot_git, "config"), AGENT_CONFIG)
+        write_whole(os.path.join(dot_git, "refs", "heads", *branch.split("/")), start + "\n")
         os.makedirs(os.path.join(dot_git, "refs", "tags"), exist_ok=True)
         borrowed = f"{objects_of(store)}\n{objects_of(self.store)}\n"
-        _write(os.path.join(dot_git, "objects", "info", "alternates"), borrowed)
+        write_whole(os.path.join(dot_git, "objects", "info", "alternates"), borrowed)
         shutil.copyfile(self.places.index(key), os.path.join(dot_git, "index"))
 
     # -- results, removal ------------------------------------------------------------------
@@ -321,7 +322,7 @@ class Workspaces:
     def _write_note(self, key: str) -> None:
         path = self.places.note(os.path.basename(self.path_of(key)))
         if not os.path.exists(path):
-            _write(path, json.dumps({"key": key, "branch": self.branch_of(key)}))
+            write_whole(path, json.dumps({"key": key, "branch": self.branch_of(key)}))
 
 
 def _wipe(path: str) -> None:
@@ -339,12 +340,3 @@ def _wipe(path: str) -> None:
                 if not os.path.islink(os.path.join(folder, name)):
                     os.chmod(os.path.join(folder, name), 0o700)
     shutil.rmtree(path, ignore_errors=True)
-
-
-def _write(path: str, text: str) -> None:
-    """Write ``path`` whole (folders made), replacing what was there in one step."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    temporary = f"{path}.{secrets.token_hex(3)}.tmp"
-    with open(temporary, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(temporary, path)

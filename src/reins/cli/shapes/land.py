@@ -37,11 +37,23 @@ class LandStep(Plain):
 
 
 @dataclass(frozen=True, slots=True)
+class SuiteRun(Plain):
+    """The project's whole suite on the integration: ``passed``; ``ran`` False when none ran
+    (pytest found no test, or the quest has no test command), with the ``note`` saying why;
+    ``fact`` where and how it failed."""
+
+    passed: bool
+    ran: bool
+    fact: Fact | None
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
 class Landing(Plain):
     """``reins land``'s document: the branch, the base, the integration's commit at the end
     (``tip``), the order, a dry run or not, whether every PASS is landed (``settled``), the
-    user's branch before (``was``) and whether it moved, the steps counted by outcome, and
-    each step."""
+    user's branch before (``was``) and whether it moved, the steps counted by outcome, each
+    step, and the whole suite run before the branch moved (``suite``; None: no run was due)."""
 
     branch: str
     base: str
@@ -53,11 +65,14 @@ class Landing(Plain):
     moved: bool
     counts: dict[str, int]
     steps: tuple[LandStep, ...]
+    suite: SuiteRun | None
 
     @classmethod
     def of(cls, run: LandRun) -> Landing:
         counts: dict[str, int] = {}
         for step in run.steps:
             counts[step.outcome] = counts.get(step.outcome, 0) + 1
+        suite = run.suite
+        ran = None if suite is None else SuiteRun(suite.passed, suite.ran, suite.fact, suite.note)
         return cls(run.branch, run.base, run.tip, run.order, run.dry_run, run.settled, run.was,
-                   run.moved, counts, tuple(LandStep.of(s) for s in run.steps))  # fmt: skip
+                   run.moved, counts, tuple(LandStep.of(s) for s in run.steps), ran)  # fmt: skip

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from reins.store.model import State, Stats
 from reins.store.postgres.connection import SNAPSHOT, Database, Session
+from reins.store.sql import DROPPED
 
 
 def stats(db: Database, *, now: float) -> Stats:
-    counts, tries, rules, usage, leased, kinds, reopened, gates = db.read(
+    counts, tries, rules, usage, leased, kinds, reopened, gates, dropped = db.read(
         lambda s: s.batch(
             "SELECT state, n FROM state_counts",
             "SELECT tries, n FROM tries_counts WHERE n > 0",
@@ -22,6 +23,7 @@ def stats(db: Database, *, now: float) -> Stats:
             "SELECT kind, n FROM kind_counts WHERE n > 0",
             "SELECT count(*) FROM items WHERE round > 1",  # through the index items_reopened
             "SELECT digest, n FROM gate_counts WHERE n > 0",
+            DROPPED,  # through the index attempts_human
             begin=SNAPSHOT,
             commit=True,
         )
@@ -44,6 +46,7 @@ def stats(db: Database, *, now: float) -> Stats:
         cache_write_tokens=written or 0,
         batch_cost=batch_cost or 0.0,
         list_cost=list_cost or 0.0,
+        dropped=dropped[0][0],
     )
 
 

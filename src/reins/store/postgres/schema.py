@@ -24,14 +24,15 @@ them from its own sessions.
 from __future__ import annotations
 
 # v3 (the human lane and judge errors), v4 (cached tokens, batch prices and batch jobs), v5
-# (a turn checked and written by one statement) and v6 (the word indexes of search) live in
-# their own modules: each of the first three remakes the turn functions.
+# (a turn checked and written by one statement), v6 (the word indexes of search) and v7 (a
+# person's drop of a TODO item) live in their own modules: all but v6 remake the turn function.
 from reins.store.postgres.schema_v3 import V3
 from reins.store.postgres.schema_v4 import V4
 from reins.store.postgres.schema_v5 import V5
 from reins.store.postgres.schema_v6 import V6
+from reins.store.postgres.schema_v7 import V7
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 SHARDS = 16
 
 MARKER = """
@@ -286,7 +287,7 @@ BEGIN
 END $$;
 """
 
-MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: V3, 4: V4, 5: V5, 6: V6}
+MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: V3, 4: V4, 5: V5, 6: V6, 7: V7}
 
 # Every table and view of a current ledger: opening one that lacks any is refused as damaged.
 RELATIONS = frozenset(

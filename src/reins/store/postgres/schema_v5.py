@@ -23,7 +23,7 @@ _ITEM = """
     r_round integer, r_lease_token text, r_gate_digest text, r_id bigint, r_written boolean
 """
 
-_TURN = f"""
+TURN = f"""
 CREATE FUNCTION reins_turn(
     p_key text, p_turns integer, p_holder text, p_token text, p_now double precision,
     p_delta integer, p_new_round boolean, p_owe text,
@@ -112,5 +112,5 @@ END $$;
 # tables, so it passes the shape check and is migrated again.
 V5 = f"""
 DROP FUNCTION IF EXISTS reins_turn;
-{_TURN}
+{TURN}
 """

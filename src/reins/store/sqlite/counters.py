@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from reins.store.model import State, Stats
+from reins.store.sql import DROPPED
 from reins.store.sqlite.connection import Database
 
 
@@ -28,6 +29,7 @@ def stats(db: Database, *, now: float) -> Stats:
         kinds = dict(conn.execute("SELECT kind, n FROM kind_counts WHERE n > 0"))
         reopened = conn.execute("SELECT count(*) FROM items WHERE round > 1").fetchone()[0]
         gates = dict(conn.execute("SELECT digest, n FROM gate_counts WHERE n > 0"))
+        dropped = conn.execute(DROPPED).fetchone()[0]
     return Stats(
         counts={s: counts.get(s, 0) for s in State},
         tries=tries,
@@ -44,6 +46,7 @@ def stats(db: Database, *, now: float) -> Stats:
         cache_write_tokens=usage[5],
         batch_cost=usage[6],
         list_cost=usage[7],
+        dropped=dropped,
     )
 
 
