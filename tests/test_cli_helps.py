@@ -13,11 +13,13 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 
+import click
 import pytest
 
 from reins import SQLiteStore
 from reins.backends import registry
 from reins.backends.retry import RetryPolicy, with_retries
+from reins.cli import make_group
 from reins.errors import BackendError, Exit, TransientError
 from reins.loop import StopReason
 from reins.testing import FakeBackend, FakeCall
@@ -186,3 +188,43 @@ def test_a_retried_error_is_named_once(caplog: pytest.LogCaptureFixture) -> None
         assert asyncio.run(with_retries(call, policy=policy, backend="ollama")) == "good"
     [said] = [r.getMessage() for r in caplog.records]
     assert said.startswith("ollama: http://x: ConnectError: refused; retry 1 of 1 in ")
+
+
+# -- words ----------------------------------------------------------------------------------
+
+
+def every_command(group: click.Group) -> Iterator[tuple[str, ...]]:
+    """The path of every command and subcommand under ``group``, itself first."""
+    yield ()
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if isinstance(command, click.Group):
+            yield from ((name, *path) for path in every_command(command))
+        else:
+            yield (name,)
+
+
+def test_no_help_shows_markup_backticks(cli: Cli) -> None:
+    """A docstring's `code` is shown in single quotes, as click shows its own names."""
+    paths = list(every_command(make_group()))
+    assert len(paths) > 30
+    shown = []
+    for path in paths:
+        out = cli(*path, "--help", quest=None)
+        assert out.exit_code == 0, (path, out.output)
+        shown += [
+            f"reins {' '.join(path)}: {line}" for line in out.stdout.splitlines() if "`" in line
+        ]
+    assert shown == []
+    assert "'reins gate check'" in cli("gate", "--help", quest=None).stdout
+
+
+def test_init_says_which_files_exist_in_good_english(cli: Cli, tmp_path: Path) -> None:
+    assert cli("init", quest=None).exit_code == 0
+    both = cli("init", quest=None)
+    assert both.exit_code == 2
+    assert "reins.toml, myquest.py already exist; pass --force" in both.stderr
+    (tmp_path / "myquest.py").unlink()
+    one = cli("init", quest=None)
+    assert "reins.toml already exists; pass --force" in one.stderr

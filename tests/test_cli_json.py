@@ -220,8 +220,11 @@ def test_status(cli: Cli) -> None:
         "failures_used",
         "answers_allowed",
         "sandbox",
+        "dropped",
+        "land_items",
     ]
     assert status["failures_used"] == status["tries"] and status["answers_allowed"] == 3
+    assert (status["dropped"], status["land_items"]) == (0, {})  # no drop, no `reins land`
     assert status["sandbox"] is None  # no coding agent ran
     assert list(status["rules"]["not-bad"]) == ["fired", "root_cause"]
     assert list(status["usage"]) == [
@@ -351,6 +354,7 @@ def test_report(cli: Cli) -> None:
         "usage",
         "cache_hit_rate",
         "saved",
+        "land_items",
         "quest_figures",
     ]
     assert report["quest_figures"] == {}  # the tiny quest declares no figures of its own
@@ -395,14 +399,16 @@ def test_ledger_check_and_copy(cli: Cli) -> None:
 
 def test_packs_and_new(cli: Cli, tmp_path: Path) -> None:
     packs = doc(cli("packs", "--json", quest=None))
-    assert {tuple(p) for p in packs} == {("name", "description", "items", "extra", "folder")}
+    keys = ("name", "description", "items", "extra", "folder", "missing", "install")
+    assert {tuple(p) for p in packs} == {keys}
     made = doc(cli("new", "--pack", "emails", "mine", "--json", quest=None))
     assert list(made) == ["pack", "folder", "quest"]
 
 
 def test_backends(cli: Cli) -> None:
     rows = doc(cli("backends", "--json", quest=None))
-    assert {tuple(r) for r in rows} == {("name", "target", "summary", "options", "error", "prices")}
+    keys = ("name", "target", "summary", "options", "error", "prices", "extra", "missing")
+    assert {tuple(r) for r in rows} == {(*keys, "install")}
 
 
 def test_hook_install_and_uninstall(cli: Cli) -> None:
@@ -416,6 +422,37 @@ def test_hook_install_and_uninstall(cli: Cli) -> None:
         "project",
         "files",
     ]
+
+
+USAGE_ERRORS = {
+    "no quest given": ("next", "--json"),
+    "an unknown option": ("scan", "--json", "--bogus"),
+    "an option the group does not know": ("--bogus", "status", "--json"),
+    "a missing option": ("submit", "--json"),
+    "an unknown command": ("nxt", "--json"),
+    "a bad value": ("next", "--json", "--lease", "0"),
+    "a file that is not there": ("submit", "-k", "a", "--in", "missing.txt", "--json"),
+    "a bad value of a subcommand": ("gate", "check", "--limit", "0", "--json"),
+}
+
+
+@pytest.mark.parametrize("name", list(USAGE_ERRORS))
+def test_under_json_every_error_is_json_with_the_same_exit_code(cli: Cli, name: str) -> None:
+    """click's own errors too, even those raised before ``--json`` is parsed."""
+    args, quest = USAGE_ERRORS[name], None if name == "no quest given" else TINY_REF
+    text = cli(*(a for a in args if a != "--json"), quest=quest)
+    out = cli(*args, quest=quest)
+    assert out.exit_code == text.exit_code == 2, out.output
+    error = doc(out)
+    assert list(error) == ["error", "exit_code"] and error["exit_code"] == 2
+    assert error["error"] and "Usage:" not in out.output and out.stderr == ""
+
+
+def test_a_bad_reins_toml_under_json_is_json(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "reins.toml").write_text("[reins]\nbogus = 1\n")
+    out = cli("status", "--json")
+    assert out.exit_code == 2
+    assert "bogus" in doc(out)["error"]
 
 
 @pytest.fixture

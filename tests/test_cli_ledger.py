@@ -92,8 +92,8 @@ def test_check_finds_a_state_that_its_log_does_not_explain(cli: Cli, tmp_path: P
     assert out.exit_code == 9
     assert out.stdout.splitlines() == [
         "item c is PASS, but no attempt locked it: it has no attempt in its log",
-        "the kept count per state matches the items: violated by PASS, 1, 2",
-        "the kept count per state matches the items: violated by TODO, 7, 0",
+        "the kept count of PASS items is 1, but the ledger holds 2",
+        "the kept count of TODO items is 7, but the ledger holds 0",
     ]
 
 

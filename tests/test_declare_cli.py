@@ -186,3 +186,24 @@ def test_pack_entry_points_load_the_pack_even_when_it_has_python_code() -> None:
     assert quest.name == "example"
     with pytest.raises(AttributeError):
         reins.packs.nothing_pack  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line", "first"),
+    [
+        ("dup.jsonl", '{"id": "a"}\n{"id": "b"}\n\n{"id": "a"}\n', 4, 1),
+        ("dup.csv", "id,note\na,x\nb,y\na,z\n", 4, 2),
+    ],
+    ids=["jsonl", "csv"],
+)
+def test_a_duplicate_key_in_an_items_file_is_refused_at_its_line(
+    cli: Cli, tmp_path: Path, name: str, text: str, line: int, first: int
+) -> None:
+    """Not counted "already present" (the ledger's word for an item scanned before): the file
+    itself holds two items of one key, and which one was meant is the person's to say."""
+    assert cli("new", "--pack", "example", "mine", quest=None).exit_code == 0
+    (tmp_path / name).write_text(text)
+    out = cli("scan", name, quest="mine")
+    assert out.exit_code == 2, out.output
+    assert f"{name}:{line}: key 'a' is a duplicate in this file: line {first} has it" in out.stderr
+    assert "already present" not in out.output

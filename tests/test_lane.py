@@ -240,7 +240,32 @@ def test_rejudge_shows_what_the_current_gate_changes_and_applies_it(cli: Cli) ->
     assert (last["kind"], last["action"], last["outcome"]) == ("human", "rejudge", "PASS")
     assert json.loads(cli("rejudge", "--json", quest=lenient).stdout)["changes"] == []
     status = json.loads(cli("status", "--json", quest=lenient).stdout)
-    assert status["older_gate"] == 1  # c still carries the old gate's digest
+    assert status["older_gate"] == 0  # c keeps the old gate's digest, which the gate agrees with
+
+
+def test_a_rejudge_that_changes_nothing_settles_the_older_gate_in_status(cli: Cli) -> None:
+    """Once a whole re-judge finds the current gate agrees, `status` stops sending a person to
+    `reins rejudge`; a partial one, or one that leaves a change unapplied, settles nothing, and
+    a TODO item judged under the old gate is still counted (its next answer meets the new one)."""
+    cli("submit", "--key", "a", input="good")  # PASS under both gates
+    cli("submit", "--key", "b", input="meh")  # REVIEW under the old gate, PASS under LENIENT
+    lenient = "tests.kit:LENIENT"
+
+    def older() -> int:
+        return int(json.loads(cli("status", "--json", quest=lenient).stdout)["older_gate"])
+
+    assert older() == 2
+    assert "older gate" in cli("status", quest=lenient).stdout
+    cli("rejudge", "--state", "PASS", quest=lenient)  # a part of the locked items only
+    cli("rejudge", quest=lenient)  # b would change: nothing settled
+    assert older() == 2
+    assert cli("rejudge", "--apply", quest=lenient).exit_code == 0
+    assert older() == 0
+    assert "older gate" not in cli("status", quest=lenient).stdout
+    cli("submit", "--key", "c", input="bad")  # a FAIL, TODO, under the old gate
+    out = cli("rejudge", quest=lenient)
+    assert out.stdout == "no verdict would change under the current gate\n"
+    assert older() == 1  # c: the rejudge did not judge it
 
 
 def test_items_are_listed_by_state_and_rule_a_page_at_a_time(cli: Cli) -> None:
@@ -280,3 +305,15 @@ def test_peek_shows_the_prompt_without_leasing_and_release_gives_leases_back(
     cli("next")
     assert json.loads(cli("release", "--mine", "--json").stdout) == {"released": ["a"]}
     assert cli("release").exit_code == 2
+
+
+def test_accept_and_reject_together_is_a_usage_error_and_records_nothing(cli: Cli) -> None:
+    """Two decisions at once is no decision: click's shared flag kept the last one (issue 40)."""
+    assert cli("submit", "--key", "a", input="meh").exit_code == 11  # locked REVIEW
+    for flags in (("--accept", "--reject"), ("--reject", "--accept")):
+        out = cli("resolve", "a", *flags, "--note", "both?")
+        assert out.exit_code == 2, out.output
+        assert "--accept or --reject, not both" in out.stderr
+    log = json.loads(cli("log", "a", "--json").stdout)
+    assert log["state"] == "REVIEW"
+    assert [a["kind"] for a in log["attempts"]] == ["judged"]  # no human turn was recorded

@@ -265,13 +265,13 @@ def test_invalid_arguments_are_errors_the_agent_reads_never_a_crash(tmp_path: Pa
         async with connect(tmp_path) as s:
             cases: list[tuple[str, dict[str, Any], str]] = [
                 ("submit", {}, "missing required argument 'submission'"),
-                ("submit", {"submission": 5}, "'submission' must be a string, not int"),
+                ("submit", {"submission": 5}, "'submission' must be a string, not a number"),
                 ("submit", {"submission": "good", "color": "red"}, "unknown argument(s) color"),
                 ("submit", {"submission": "good"}, "no item in progress: call next_item"),
                 ("submit", {"key": "zzz", "submission": "good"}, "no item with key 'zzz'"),
                 ("submit", {"key": "a", "submission": "  "}, "the submission is empty"),
-                ("board", {"limit": "ten"}, "'limit' must be a integer"),
-                ("board", {"limit": True}, "'limit' must be a integer, not bool"),
+                ("board", {"limit": "ten"}, "'limit' must be an integer, not a string"),
+                ("board", {"limit": True}, "'limit' must be an integer, not true or false"),
                 ("board", {"limit": 0}, "limit must be at least 1"),
                 ("item_log", {}, "missing required argument 'key'"),
                 ("item_log", {"key": "zzz"}, "no item with key 'zzz'"),

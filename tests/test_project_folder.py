@@ -124,3 +124,64 @@ def test_init_inside_a_project_says_that_the_new_reins_toml_now_applies_below_it
     (project / "reins.toml").write_text("[reins]\nbroken = 1\n")  # a parent's bad file
     cli.folder = fresh
     assert cli("init", "--name", "again").exit_code == 0  # does not stop init in a subfolder
+
+
+def test_a_quest_given_with_q_wins_over_reins_toml_and_keeps_to_its_own_ledger(
+    project: Path, cli: Cli
+) -> None:
+    """``reins -q PACK scan`` after ``reins init``: the pack runs on its own ledger, and the
+    project's quest keeps its own, untouched."""
+    scanned = cli("scan", quest="emails")
+    assert scanned.exit_code == 0, scanned.output
+    assert "emails.reins.db" in scanned.stdout
+    assert (project / "emails.reins.db").is_file()
+    assert json.loads(cli("status", "--json").stdout)["total"] == 3  # caps, still its own
+    emails = json.loads(cli("status", "--json", quest="emails").stdout)
+    assert emails["total"] == 11
+    (project / "sub").mkdir()
+    cli.folder = project / "sub"  # from below too: the pack's default ledger, in the project
+    assert json.loads(cli("status", "--json", quest="emails").stdout)["total"] == 11
+    assert files(project / "sub") == []
+    # The same quest as reins.toml's, named with -q, is still on reins.toml's ledger.
+    cli.folder = project
+    assert json.loads(cli("status", "--json", quest="caps").stdout)["total"] == 3
+    # --ledger still wins over everything.
+    mixed = cli("--ledger", "caps.reins.db", "status", quest="emails")
+    assert mixed.exit_code == 2 and "belongs to quest 'caps'" in mixed.stderr
+
+
+def test_reins_toml_s_results_file_is_its_quest_s(project: Path, cli: Cli) -> None:
+    (project / "reins.toml").write_text(
+        '[reins]\nquest = "caps"\nledger = "caps.reins.db"\nresults = "out.jsonl"\n'
+    )
+    assert cli("scan", quest="example").exit_code == 0
+    done = cli("submit", "-k", "alpha", input='{"answer": "ALPHA"}', quest="example")
+    assert done.exit_code == 0, done.output
+    assert not (project / "out.jsonl").exists()
+    assert (project / "example-results.jsonl").is_file()
+
+
+def test_a_cli_made_for_one_quest_runs_another_given_with_q(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``for_quest``'s console script: its own quest, on its own ledger (not reins.toml's),
+    unless ``-q`` names another; ``REINS_QUEST`` does not move it."""
+    from reins.cli import for_quest
+
+    main = for_quest("emails", name="mails")
+
+    def run(*args: str) -> int:
+        monkeypatch.setattr(sys, "argv", ["mails", *args])
+        with pytest.raises(SystemExit) as exit_info:
+            main()
+        return int(exit_info.value.code or 0)
+
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("REINS_DRIVER", "me")
+    assert run("scan") == 0
+    assert (project / "emails.reins.db").is_file()  # not caps.reins.db, reins.toml's
+    assert run("-q", "example", "scan") == 0
+    assert (project / "example.reins.db").is_file()
+    monkeypatch.setenv("REINS_QUEST", "news5w1h")
+    assert run("scan") == 0
+    assert not (project / "news5w1h.reins.db").exists()

@@ -141,7 +141,10 @@ def parse(args: list[str]) -> str:
     opened: list[click.Context] = []
     try:
         while True:
-            ctx = cmd.make_context(name, rest, parent=parent)
+            try:
+                ctx = cmd.make_context(name, rest, parent=parent)
+            except click.exceptions.Exit:  # an eager option that answers at once: --version
+                return name
             opened.append(ctx)  # closed below: a File option opened its file
             if not isinstance(cmd, click.Group):
                 return ctx.command_path
@@ -249,3 +252,44 @@ def test_the_coding_session_runs_as_pasted(tmp_path: Path) -> None:
     assert diff.startswith("diff --git a/textkit/__init__.py b/textkit/__init__.py")
     assert "+    return re.sub(r'[^a-z0-9]+', '-', text.lower()).strip('-')" in diff
     assert listed["git -C play status --short"] == ""  # the stand-in is not in the repository
+
+
+# -- the ledger check, as a newcomer pastes it -------------------------------------------------
+
+
+def ledger_check_session() -> str:
+    """The console block of "The ledger" that forges a lock and runs `reins ledger check`."""
+    for lang, body in blocks(README):
+        if lang == "console" and "ledger check\n" in body and "sqlite3 " in body:
+            return body
+    raise AssertionError("the README has no console block forging a lock for `ledger check`")
+
+
+def test_the_ledger_check_session_runs_as_pasted(cli: Cli) -> None:
+    """Each `$` line runs (`sqlite3 FILE SQL` through Python's sqlite3, `cd` into a fresh
+    folder being the test's own), and prints what the block shows: no raw row of values."""
+    import sqlite3
+
+    said: list[tuple[str, list[str]]] = []
+    for line in ledger_check_session().splitlines():
+        if line.startswith("$ "):
+            said.append((line[2:].split("  #")[0].strip(), []))
+        else:
+            said[-1][1].append(line)
+    code = 0
+    for command, shown in said:
+        argv = shlex.split(command)
+        if argv[0] == "cd":
+            printed = ""
+        elif argv[0] == "reins":
+            out = cli(*argv[1:], quest=None)
+            code, printed = out.exit_code, out.stdout
+        elif argv[0] == "sqlite3":
+            with sqlite3.connect(cli.folder / argv[1]) as db:
+                db.execute(argv[2])
+            db.close()
+            printed = ""
+        else:
+            assert argv == ["echo", "$?"], command
+            printed = f"{code}\n"
+        assert printed.splitlines() == shown, command

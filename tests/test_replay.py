@@ -73,6 +73,7 @@ def test_replay_judges_exactly_as_submit_does(path: Path, cli: Cli, tmp_path: Pa
             "recorded": 1,
             "bad-line": 0,
             "unknown-key": 0,
+            "unmatched": 0,
             "locked": 0,
             "leased": 0,
             "repeated": 0,
@@ -251,6 +252,29 @@ def test_a_benchmarks_own_file_replays_by_a_payload_field_and_its_output_field(
     assert 'line 4: no "word" string to find its item by, skipped' in out.stderr
     with SQLiteStore.open(path) as led:
         assert led.get("a").state is State.PASS and led.get("b").tries == 1
+
+
+def test_a_line_match_finds_no_item_for_is_counted_apart_from_bad_lines(
+    path: Path, cli: Cli, tmp_path: Path
+) -> None:
+    """A well-formed line whose value no item holds is no bad line: a benchmark's file often
+    holds more prompts than the ledger was seeded with."""
+    file = tmp_path / "responses.jsonl"
+    file.write_text(
+        jsonl(
+            {"word": "a", "response": "good"},
+            {"word": "zzz", "response": "good"},
+            {"response": "good"},
+        )
+    )
+    args = ("replay", "--from", str(file), "--match", "word", "--output-field", "response")
+    out = cli(*args, "--dry-run")
+    assert out.exit_code == Exit.REPLAY_INCOMPLETE, out.output
+    assert out.stdout.splitlines()[-1] == (
+        "replayed 3 line(s): 1 bad-line, 1 unmatched, 1 judged (PASS 1)"
+    )
+    summary = json.loads(cli(*args, "--dry-run", "--json").stdout.splitlines()[-1])
+    assert (summary["lines"]["bad-line"], summary["lines"]["unmatched"]) == (1, 1)
 
 
 def test_the_key_and_output_fields_are_options_and_an_integer_key_is_its_text(

@@ -4,7 +4,8 @@
 
     ReinsError                   what                                     exit (an Exit)
     ├── ConfigError              bad flag, env var, reins.toml, quest     USAGE 2
-    │   └── WrongQuest           the ledger belongs to another quest
+    │   ├── WrongQuest           the ledger belongs to another quest
+    │   └── MissingExtra         a reins-quest[extra] the quest needs is absent
     ├── NotFound(LookupError)    unknown item, quest or backend           USAGE 2
     ├── LedgerError                                                       ERROR 1
     │   ├── CorruptLedger        not a reins ledger, damaged, too new     ERROR 1
@@ -127,7 +128,8 @@ class Exit(IntEnum):
         13,
         (
             "`land`: a PASS did not land (a merge conflict or a red land rule made it a new "
-            "item to do, or it waits on one); what landed is on the branch"
+            "item to do, or it waits on one), or the whole suite fails on the integration "
+            "(the branch did not move)"
         ),
     )
     SIGINT = 130, "`loop`: stopped by SIGINT (Ctrl-C), cleanly; any other command: interrupted"
@@ -176,6 +178,24 @@ class WrongQuest(ConfigError):
             "ledger": self.location,
             "ledger_quest": quest(self.recorded),
             "quest": quest(self.given),
+        }
+
+
+class MissingExtra(ConfigError):
+    """An extra of ``reins-quest`` that a quest or a backend needs is not installed: refused
+    before anything is leased, judged or recorded (see :mod:`reins.extras`)."""
+
+    def __init__(
+        self, message: str, *, extras: tuple[str, ...], packages: tuple[str, ...], install: str
+    ) -> None:
+        super().__init__(message)
+        self.extras, self.packages, self.install = extras, packages, install
+
+    def fields(self) -> dict[str, object]:
+        return {
+            "extras": list(self.extras),
+            "missing": list(self.packages),
+            "install": self.install,
         }
 
 

@@ -123,6 +123,9 @@ class Quest:
             with a read-only view of the ledger (each item, its payload and its latest judged
             answer), it returns :class:`~reins.figures.Figure` values, which ``report``
             prints after its own lines.
+        extras: the extras of ``reins-quest`` its checks need (``("ifeval",)``: see
+            :mod:`reins.extras`); a command that would judge an answer refuses the quest up
+            front, with the pip line, while one of them is not installed.
     """
 
     name: str
@@ -144,6 +147,7 @@ class Quest:
     figures: FigureFunction | None = None
     found: RepositoryItems | None = None
     land_rules: Sequence[Rule] = ()
+    extras: Sequence[str] = ()
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("-", "").replace("_", "").isalnum():
@@ -166,6 +170,7 @@ class Quest:
         object.__setattr__(self, "escalate_on", frozenset(self.escalate_on))
         object.__setattr__(self, "examples", tuple(self.examples))
         object.__setattr__(self, "land_rules", tuple(self.land_rules))
+        self._check_extras()
         self._check_land_rules(ids)
         if self.found is not None and self.workspace is None:
             raise ConfigError(
@@ -182,6 +187,21 @@ class Quest:
                 raise ConfigError(
                     f"quest {self.name}: examples must be Example(input, output: str) values"
                 )
+
+    def _check_extras(self) -> None:
+        if isinstance(self.extras, str):
+            object.__setattr__(self, "extras", (self.extras,))
+        object.__setattr__(self, "extras", tuple(self.extras))
+        if not self.extras:
+            return
+        from reins.extras import EXTRAS  # only a quest that names an extra loads the table
+
+        unknown = [e for e in self.extras if e not in EXTRAS]
+        if unknown:
+            raise ConfigError(
+                f"quest {self.name}: no extra of reins-quest is named {unknown[0]!r}. "
+                f"Known: {', '.join(EXTRAS)}"
+            )
 
     def _check_land_rules(self, gate_ids: list[str]) -> None:
         if not self.land_rules:

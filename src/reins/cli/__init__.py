@@ -8,7 +8,8 @@ from reins._lazy import lazy_names as _lazy_names
 
 TYPE_CHECKING = False  # typing itself costs `reins --version` a fifth of its start
 if TYPE_CHECKING:
-    from reins.cli.app import for_quest, make_group
+    from reins.cli.app import make_group
+    from reins.cli.forquest import for_quest
 
 VERSION_FLAGS = (["--version"], ["-V"])
 
@@ -31,7 +32,7 @@ __all__ = ["for_quest", "main", "make_group"]
 
 __getattr__, __dir__ = _lazy_names(
     "reins.cli",
-    {"for_quest": "reins.cli.app", "make_group": "reins.cli.app"},
+    {"for_quest": "reins.cli.forquest", "make_group": "reins.cli.app"},
     globals(),
     __all__,
 )

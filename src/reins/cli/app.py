@@ -29,7 +29,8 @@ Exit codes (:class:`reins.errors.Exit`, the one table; the README's is checked a
 12    ``loop``: items are left that this run set aside (their generation failed
       ``--set-aside-after`` times in a row; TODO, failures used unchanged)
 13    ``land``: a PASS did not land (a merge conflict or a red land rule made it a new item to
-      do, or it waits on one); what landed is on the branch
+      do, or it waits on one), or the whole suite fails on the integration (the branch did not
+      move)
 130   ``loop``: stopped by SIGINT (Ctrl-C), cleanly; any other command: interrupted
 143   ``loop``: stopped by SIGTERM, cleanly
 ====  =========================================================================================
@@ -40,7 +41,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import click
 
@@ -54,7 +55,6 @@ if TYPE_CHECKING:
 
     from reins.cli.config import Settings
     from reins.cli.shapes import Shape
-    from reins.errors import Exit
     from reins.quest import Quest
     from reins.store.export import Exported
     from reins.store.owner import Owner
@@ -91,6 +91,17 @@ class Env:
 
             self._quest = dataclasses.replace(self._quest, max_tries=self.settings.max_tries)
         return self._quest
+
+    def judging_quest(self) -> Quest:
+        """The quest, for a command that judges answers or hands out items to be judged:
+        refused up front (:class:`~reins.errors.MissingExtra`, with the pip line) while an
+        extra of reins-quest its checks need is not installed, before anything is recorded."""
+        quest = self.quest
+        if quest.extras:
+            from reins.extras import require
+
+            require(quest.extras, f"quest {quest.name}")
+        return quest
 
     @property
     def quest_known(self) -> bool:
@@ -180,13 +191,6 @@ def emit_json(value: Shape | Sequence[Shape]) -> None:
     click.echo(readable_json(data))
 
 
-def fail(message: str, code: Exit) -> NoReturn:
-    from reins.values import printable  # for_quest fails here before any group runs
-
-    click.echo(f"error: {printable(message)}", err=True)
-    sys.exit(code)
-
-
 class Printable:
     """A text stream that writes what it is given as :func:`reins.values.printable` text to
     ``stream``; the rest (``isatty``, ``fileno``, ``encoding``, its binary ``buffer``, on which
@@ -260,13 +264,32 @@ def _utf8(stream: TextIO) -> Callable[[], object]:
 
 
 class ReinsGroup(SuggestingGroup):
-    """A click group that maps ReinsError to a message on stderr and its exit code, and whose
-    commands write printable text only (:func:`printable_streams`)."""
+    """A click group that maps ReinsError to a message on stderr and its exit code (under
+    ``--json``, every error, click's own included, to ``{"error", "exit_code", …}`` on stdout),
+    and whose commands write printable text only (:func:`printable_streams`)."""
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         # Around click's own main: its usage errors, help and exits are written through too.
         with printable_streams():
             return super().main(*args, **kwargs)
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            ctx = super().make_context(info_name, args, parent, **extra)
+        except click.ClickException as exc:
+            from reins.cli.failures import as_json, wants_json
+
+            if wants_json(args):
+                raise as_json(exc) from None
+            raise
+        ctx.meta.setdefault("reins.args", list(args))  # failures.ARGS: the whole line's words
+        return ctx
 
     def invoke(self, ctx: click.Context) -> Any:
         from reins.errors import Exit, ReinsError
@@ -274,14 +297,20 @@ class ReinsGroup(SuggestingGroup):
         try:
             return super().invoke(ctx)
         except ReinsError as exc:
-            env = ctx.find_object(Env)
-            if env is not None and env.json_errors:
-                from reins.cli.shapes import Failure
+            from reins.cli.failures import fail, fail_as_json, json_requested
 
-                emit_json(Failure.of(exc))
-                sys.exit(exc.exit_code)
+            if json_requested(ctx):
+                fail_as_json(exc)
             fail(str(exc), exc.exit_code)
+        except click.ClickException as exc:
+            from reins.cli.failures import as_json, json_requested
+
+            if json_requested(ctx):
+                raise as_json(exc) from None
+            raise
         except KeyboardInterrupt:
+            from reins.cli.failures import fail
+
             fail("interrupted", Exit.SIGINT)
         finally:
             env = ctx.find_object(Env)
@@ -309,9 +338,13 @@ def make_group(
         "quest_ref",
         metavar="REF",
         envvar="REINS_QUEST",
-        hidden=quest is not None,
-        help="Quest: a folder, an installed quest or pack name, or package.module:attr "
-        "[env REINS_QUEST].",
+        help=(
+            "Quest: a folder, an installed quest or pack name, or package.module:attr "
+            "[env REINS_QUEST]; it wins over reins.toml's, whose ledger is then not used."
+            if quest is None
+            else f"Another quest than the one {name} is made for (a folder, a quest or pack "
+            "name, or package.module:attr), on its own ledger unless --ledger is given."
+        ),
     )
     @click.option(
         "--ledger",
@@ -326,42 +359,42 @@ def make_group(
     def group(ctx: click.Context, quest_ref: str | None, ledger: str | None) -> None:
         """reins: a deterministic gate, not the agent, decides when work is done.
 
-        Seed a quest's items with `scan`; a person or agent takes one with `next` and
-        answers with `submit`; the gate judges every answer and the ledger records it.
+        Seed a quest's items with 'scan'; a person or agent takes one with 'next' and
+        answers with 'submit'; the gate judges every answer and the ledger records it.
         FAIL facts go back for the next answer; locked items never change again.
         """
-        from reins.cli.config import Config, Settings, read_config
-        from reins.errors import ConfigError
-
-        try:
-            settings = Settings.resolve(quest=quest_ref, ledger=ledger, config=read_config())
-        except ConfigError:
-            # `hook stop` reads the reins.toml of the agent's folder itself and tells the agent
-            # what is wrong; `hook install` and `init` need none (init may be what fixes it).
-            if ctx.invoked_subcommand not in ("hook", "init"):
-                raise
-            settings = Settings.resolve(quest=quest_ref, ledger=ledger, config=Config({}))
-        ctx.obj = Env(settings, quest, None if quest is None else origin or "")
+        ctx.obj = run_env(ctx, quest_ref, ledger, quest, origin)
 
     return group
 
 
-def for_quest(quest: Quest | str, *, name: str | None = None) -> Callable[[], None]:
-    """A console-script entry point running the whole reins CLI for one quest.
+def run_env(
+    ctx: click.Context,
+    quest_ref: str | None,
+    ledger: str | None,
+    quest: Quest | None,
+    origin: str | None,
+) -> Env:
+    """The run's :class:`Env`. A CLI made for one quest (``for_quest``) runs it unless its
+    command line's ``-q`` names another (``REINS_QUEST`` does not); see Settings.resolve."""
+    from click.core import ParameterSource
 
-    In your package: ``main = reins.cli.for_quest("mypkg.quest:quest")``, then
-    ``[project.scripts] myquest = "mypkg:main"``.
-    """
+    from reins.cli.config import Config, Settings, read_config
+    from reins.errors import ConfigError
 
-    def main() -> None:
-        from reins.errors import ReinsError
-        from reins.quests.find import load_quest
-
-        try:
-            q = load_quest(quest) if isinstance(quest, str) else quest
-        except ReinsError as exc:
-            fail(str(exc), exc.exit_code)
-        origin = quest if isinstance(quest, str) else None
-        make_group(q, name or q.name, origin)(prog_name=name or q.name)
-
-    return main
+    if quest is not None and ctx.get_parameter_source("quest_ref") != ParameterSource.COMMANDLINE:
+        quest_ref = None
+    fixed = None if quest is None or quest_ref else origin or quest.name
+    try:
+        settings = Settings.resolve(
+            quest=quest_ref, ledger=ledger, config=read_config(), fixed=fixed
+        )
+    except ConfigError:
+        # `hook stop` reads the reins.toml of the agent's folder itself and tells the agent
+        # what is wrong; `hook install` and `init` need none (init may be what fixes it).
+        if ctx.invoked_subcommand not in ("hook", "init"):
+            raise
+        settings = Settings.resolve(quest=quest_ref, ledger=ledger, config=Config({}), fixed=fixed)
+    if quest is None or quest_ref:
+        return Env(settings)
+    return Env(settings, quest, origin or "")

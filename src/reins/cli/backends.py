@@ -28,8 +28,23 @@ def describe() -> list[BackendRow]:
             rows.append(BackendRow(name, target, "", {}, str(exc)))
         else:
             summary, options = _summary(factory), dict(factory.options)
-            rows.append(BackendRow(name, target, summary, options, None, _prices(factory)))
+            row = BackendRow(name, target, summary, options, None, _prices(factory))
+            rows.append(_with_extra(row, getattr(factory, "extra", None)))
     return rows
+
+
+def _with_extra(row: BackendRow, extra: object) -> BackendRow:
+    """``row`` with the extra its backend runs on, and what of it is missing (see
+    :mod:`reins.extras`); unchanged for a backend that names none."""
+    import dataclasses
+
+    from reins.extras import install_line, known, missing
+
+    if not isinstance(extra, str) or not known(extra):
+        return row
+    gone = missing(extra)
+    install = install_line([extra]) if gone else None
+    return dataclasses.replace(row, extra=extra, missing=gone, install=install)
 
 
 def _prices(factory: object) -> tuple[PriceRow, ...] | None:
@@ -99,7 +114,8 @@ def backends(names: tuple[str, ...], agents: bool, as_json: bool) -> None:
     """List the installed backends and the options of each.
 
     Choose one with a model spec, backend:model?key=value&…, for example
-    ollama:qwen2.5:0.5b?temperature=0.7. Give NAMEs to show only those. With --agents, list
+    'ollama:qwen2.5:0.5b?temperature=0.7', quoted (a shell reads ? and & itself). Give NAMEs to
+    show only those. A backend on an extra not installed says what is missing. With --agents, list
     the coding agents instead: on a quest with a [workspace], --model names one of them
     (cmd:PROGRAM, say), which works in a git repository of its own per item.
     """
@@ -122,6 +138,11 @@ def backends(names: tuple[str, ...], agents: bool, as_json: bool) -> None:
         if row.error:
             click.echo(f"  unavailable: {row.error}")
             continue
+        if isinstance(row, BackendRow) and row.install:
+            click.echo(
+                f"  not installed: needs reins-quest[{row.extra}] ({', '.join(row.missing)} "
+                f"missing); {row.install}"
+            )
         if isinstance(row, AgentRow) and row.found is not None:
             click.echo(
                 f"  program: {row.program}"

@@ -72,10 +72,10 @@ COMMANDS: dict[str, Entry] = {
     "export": Entry(
         "reins.cli.inspect:export",
         "Look",
-        "Append every new lock, and a withdrawal of each exported lock a person moved back to "
-        "TODO, to a JSONL file: each exactly once.",
+        "Append to a JSONL file each lock it lacks, and each withdrawal it is owed: each "
+        "exactly once per file.",
     ),
-    # Decide: a person has the last word on a locked item.
+    # Decide: a person has the last word on a locked item, and drops any item.
     "review": Entry(
         "reins.cli.lane:review",
         "Decide",
@@ -96,6 +96,11 @@ COMMANDS: dict[str, Entry] = {
         "Decide",
         "Judge each locked item's locking submission with the current gate.",
     ),
+    "drop": Entry(
+        "reins.cli.lane:drop",
+        "Decide",
+        "Retire items for good: each locks DONE (dropped), with your note, never worked again.",
+    ),
     # Run: drivers that work unattended, and the surfaces coding agents drive.
     "loop": Entry(
         "reins.cli.loop:loop",
@@ -110,7 +115,7 @@ COMMANDS: dict[str, Entry] = {
     "batch": Entry(
         "reins.cli.batch:batch",
         "Run",
-        "The provider batches of `loop --batch`: where each stands, and cancelling them.",
+        "The provider batches of 'loop --batch': where each stands, and cancelling them.",
     ),
     "land": Entry(
         "reins.cli.land:land",
@@ -138,7 +143,7 @@ COMMANDS: dict[str, Entry] = {
     "gate": Entry(
         "reins.cli.gate:gate",
         "Quest documents",
-        "Print the quest's gate.md, or check the gate (`reins gate check`).",
+        "Print the quest's gate.md, or check the gate ('reins gate check').",
     ),
     "turn": Entry(
         "reins.cli.inspect:turn",
@@ -265,4 +270,23 @@ def load_command(name: str, where: str) -> click.Command:
         raise RuntimeError(f"reins: command {name!r} ({where}) cannot be loaded: {exc}") from exc
     if not isinstance(command, click.Command):
         raise RuntimeError(f"reins: command {name!r} ({where}) is not a click command")
+    plain_help(command)
     return command
+
+
+def plain_help(command: click.Command) -> None:
+    """Show what a docstring marks as code with backticks (`reins next`, ``[items] from``)
+    as click shows its own names, in single quotes: click prints help as written, and a
+    backtick is markup a terminal does not render. The command's options and subcommands too."""
+    import re
+
+    def plain(text: str | None) -> str | None:
+        return text and re.sub(r"``?([^`]+?)``?", r"'\1'", text)
+
+    command.help, command.short_help = plain(command.help), plain(command.short_help)
+    for param in command.params:
+        if isinstance(param, click.Option):
+            param.help = plain(param.help)
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            plain_help(sub)

@@ -59,6 +59,7 @@ def check(env: Env, source: BinaryIO | None, limit: int, as_json: bool) -> None:
     A rule that is not deterministic is a judge defect: the same answer could pass today and
     fail tomorrow.
     """
+    env.judging_quest()  # refused up front while an extra its checks need is missing
     entries = outputs(env, source, limit) if source is not None else _from_ledger(env, limit)
     ref = env.settings.quest_ref
     if not ref:

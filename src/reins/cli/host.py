@@ -41,7 +41,7 @@ def mcp(env: Env, driver: str | None) -> None:
     store = env.ledger()  # a missing ledger fails here, before the client is served
     results = env.results_path if env.settings.auto_export else None
     options = Options(env.settings.lease, env.settings.max_submission, results)
-    session = AgentSession(store, env.quest, identity.session_driver(driver), options)
+    session = AgentSession(store, env.judging_quest(), identity.session_driver(driver), options)
     serve_stdio(session)
 
 

@@ -179,7 +179,8 @@ def init(name: str, template: str, force: bool) -> None:
         edit = f"{name}.py"
     existing = [str(p) for p in files if p.exists()]
     if existing and not force:
-        raise ConfigError(f"{', '.join(existing)} already exist(s); pass --force to overwrite")
+        are = "already exists" if len(existing) == 1 else "already exist"
+        raise ConfigError(f"{', '.join(existing)} {are}; pass --force to overwrite")
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

@@ -16,8 +16,12 @@ from reins.cli.work import json_option
 from reins.errors import LedgerError
 
 if TYPE_CHECKING:
+    from reins.quest import Quest
     from reins.store.model import Stats
     from reins.store.protocol import Store
+
+# Said when turns recorded tokens and no cost: their model had no price (or ran for nothing).
+NO_COST = "no cost recorded (a model without a price records none; see --price)"
 
 
 @click.command()
@@ -44,15 +48,16 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
     if todo:
         _todo(ledger, stats, limit, allowed, as_json)
         return
-    older = stats.older_gate(quest.gate_digest if quest is not None else None)
+    older = _older_gate(ledger, stats, quest)
+    stats, land = land_apart(ledger, stats)
     sandbox = ledger.meta(SANDBOX_META)
     if as_json:
         from reins.cli.shapes.figures import Status
 
         exported = ledger.exported_count()
-        emit_json(Status.of(ledger.location, stats, older, exported, allowed, sandbox))
+        emit_json(Status.of(ledger.location, stats, older, exported, allowed, sandbox, land))
         return
-    for line in _status_lines(ledger.location, stats, older, allowed):
+    for line in _status_lines(ledger.location, stats, older, allowed, land):
         click.echo(line)
     if sandbox == "none":
         click.echo("agents       ran UNCONFINED in the last loop (--sandbox none)")
@@ -98,12 +103,50 @@ def _todo(ledger: Store, stats: Stats, limit: int, allowed: int | None, as_json:
         click.echo(f"… and {stats.total - len(rows)} more (--limit)")
 
 
+def _older_gate(ledger: Store, stats: Stats, quest: Quest | None) -> int | None:
+    """Items last judged under an older gate, but those a whole ``rejudge`` found the current
+    gate agrees with (see :data:`reins.store.model.GATE_AGREES`)."""
+    current = None if quest is None else quest.gate_digest
+    older = stats.older_gate(current)
+    if older and current:  # read the agreement only when there is something to subtract
+        from reins.store.model import GATE_AGREES, read_agreeing
+
+        older = stats.older_gate(current, read_agreeing(ledger.meta(GATE_AGREES + current)))
+    return older
+
+
+def land_apart(ledger: Store, stats: Stats) -> tuple[Stats, dict[str, int]]:
+    """``stats`` of the quest's own items, and the land items ``reins land`` added (keyed
+    ``land/…``), counted apart by state (none when it added none)."""
+    if ledger.meta(LAND_META) is None:  # no `reins land` ran: it added no item
+        return stats, {}
+    import dataclasses
+    from collections import Counter
+
+    from reins.loop.landplan import land_items
+
+    found = land_items(ledger)
+    if not found:
+        return stats, {}
+    states, tries = Counter(i.state for i in found), Counter(i.tries for i in found)
+    own = dataclasses.replace(
+        stats,
+        counts={s: n - states[s] for s, n in stats.counts.items()},
+        tries={t: n - tries[t] for t, n in stats.tries.items() if n > tries[t]},
+    )
+    return own, {s.value: states[s] for s in stats.counts}
+
+
 def _status_lines(
-    location: str, stats: Stats, older: int | None, allowed: int | None
+    location: str,
+    stats: Stats,
+    older: int | None,
+    allowed: int | None,
+    land: dict[str, int] | None = None,
 ) -> Iterator[str]:
-    """``status`` as text: counts, failures used, rules, usage, errors and a person's
-    actions."""
-    from reins.gate.wording import DONE_MEANS
+    """``status`` as text: counts (the land items apart), failures used, rules, usage, errors
+    and a person's actions."""
+    from reins.gate.wording import DONE_MEANS, DROPPED
     from reins.store.model import State
 
     yield f"ledger {location}"
@@ -111,9 +154,13 @@ def _status_lines(
         n = stats.counts[state]
         extra = f"   ({stats.leased} leased)" if state is State.TODO and stats.leased else ""
         if state is State.DONE:
-            extra = f"   ({DONE_MEANS})"
+            dropped = f"; {stats.dropped} {DROPPED}" if stats.dropped else ""
+            extra = f"   ({DONE_MEANS}{dropped})"
         yield f"  {state.value:<8} {n:>8}{extra}"
     yield f"  {'total':<8} {stats.total:>8}   remaining {stats.remaining}"
+    if land and any(land.values()):
+        counted = ", ".join(f"{n} {s}" for s, n in land.items() if n)
+        yield f"  {'land':<8} {sum(land.values()):>8}   (`reins land`'s items, apart: {counted})"
     if stats.tries:
         # items by the judged FAILs of their round: what `tries` counts
         of = f" of {allowed} allowed" if allowed is not None else ""
@@ -125,10 +172,8 @@ def _status_lines(
         for r, (fired, root) in stats.rules.items():
             yield f"  {r:<{width}} {fired:>6} / {root}"
     if stats.input_tokens or stats.output_tokens or stats.cost:
-        yield (
-            f"usage        {stats.input_tokens} in / {stats.output_tokens} out tokens, "
-            f"cost {stats.cost:.4f}"
-        )
+        cost = f"cost {stats.cost:.4f}" if stats.cost else NO_COST
+        yield f"usage        {stats.input_tokens} in / {stats.output_tokens} out tokens, {cost}"
     errors = {k: stats.kinds.get(k, 0) for k in ("generation_error", "judge_error", "human")}
     if any(errors.values()) or stats.reopened:
         yield (
@@ -189,8 +234,11 @@ def rules(env: Env, as_json: bool) -> None:
 @json_option
 @pass_env
 def export(env: Env, out: str | None, as_json: bool) -> None:
-    """Append every new lock, and a withdrawal of each exported lock a person moved back to TODO,
-    to a JSONL file: each exactly once.
+    """Append to a JSONL file each lock it lacks, and each withdrawal it is owed: each exactly
+    once per file.
+
+    A new file (--out), or the results file deleted, gets every lock; a withdrawal is owed for
+    each lock the file holds that a person moved back to TODO.
 
     A lock is the record of a locked item; a withdrawal is a record with state TODO (its round,
     the person's action and note) that says the key's earlier record no longer stands. The

@@ -1,4 +1,4 @@
-"""The human lane in the CLI: list items, review, resolve, reopen and re-judge.
+"""The human lane in the CLI: list items, review, resolve, reopen, re-judge and drop.
 
 A person has the last word: these are the only commands that move a locked item, each as a
 recorded turn of kind ``human`` naming who did it and why.
@@ -153,21 +153,23 @@ def review(
 
 @click.command()
 @click.argument("key")
-@click.option("--accept", "decision", flag_value="accept", help="The item passes (→ PASS).")
-@click.option("--reject", "decision", flag_value="reject", help="The item fails (→ DONE).")
+@click.option("--accept", is_flag=True, help="The item passes (→ PASS).")
+@click.option("--reject", is_flag=True, help="The item fails (→ DONE).")
 @click.option("--note", "-n", required=True, help="Why: recorded with the decision.")
 @by_option
 @json_option
 @pass_env
-def resolve(env: Env, key: str, decision: str | None, note: str, by: str, as_json: bool) -> None:
+def resolve(
+    env: Env, key: str, accept: bool, reject: bool, note: str, by: str, as_json: bool
+) -> None:
     """Settle a REVIEW item: --accept locks it PASS, --reject locks it DONE."""
     from reins.turn.lane import resolve as resolve_item
 
-    if decision is None:
-        raise click.UsageError("say --accept or --reject")
-    recorded = resolve_item(
-        env.ledger(), env.quest, key, accept=decision == "accept", note=note, by=by
-    )
+    if accept == reject:  # neither, or both: two flags that contradict are no decision
+        raise click.UsageError(
+            "say --accept or --reject, not both" if accept else "say --accept or --reject"
+        )
+    recorded = resolve_item(env.ledger(), env.quest, key, accept=accept, note=note, by=by)
     _report(env, [recorded], as_json)
 
 
@@ -215,6 +217,39 @@ def reopen(
 
 
 @click.command()
+@click.argument("keys", nargs=-1, required=True)
+@click.option("--note", "-n", required=True, help="Why: recorded on each dropped item.")
+@by_option
+@json_option
+@pass_env
+def drop(env: Env, keys: tuple[str, ...], note: str, by: str, as_json: bool) -> None:
+    """Retire items for good: each locks DONE (dropped), with your note, never worked again.
+
+    For what should not have been found (a bad scan's items, a test no one will fix), to do or
+    locked: each drop is your recorded action, shown by `reins status` and `reins log`, and
+    exported as a DONE record with the action and the note; `reins land` leaves a dropped
+    PASS out. An item dropped already is left as it is; one a run is working on now (a live
+    lease) is refused. `reins reopen KEY` takes an item back. Every KEY is checked before any
+    is dropped.
+    """
+    from reins.store.model import State
+    from reins.turn.lane import drop as drop_item
+
+    store = env.ledger()
+    wanted = list(dict.fromkeys(keys))
+    for key in wanted:
+        store.get(key)  # every one must be there before any is dropped
+    last = store.last_attempts(wanted)
+    already = [k for k in wanted if k in last and last[k].action == "drop"
+               and last[k].state_after is State.DONE]  # fmt: skip
+    done = [drop_item(store, env.quest, k, note=note, by=by) for k in wanted if k not in already]
+    if already and not as_json:
+        click.echo(f"dropped already, left as they are: {', '.join(already)}", err=True)
+    if done or not already or as_json:
+        _report(env, done, as_json)
+
+
+@click.command()
 @click.option(
     "--state",
     "-s",
@@ -247,7 +282,12 @@ def rejudge(
 
     store = env.ledger()
     locked = list(iter_items(store, PageQuery.parse({"state": state, "rule": rule})))
-    changes, done = _rejudge(store, env.quest, locked, apply_, by=by, note=note)
+    quest = env.judging_quest()
+    changes, done = _rejudge(store, quest, locked, apply_, by=by, note=note)
+    settled = all(c.applied for c in changes) if apply_ else not changes
+    if state is None and rule is None and settled:  # every locked item, and nothing left
+        moved = {r.item.key for r in done}  # judged under the current gate now
+        _note_agreement(store, quest.gate_digest, [i for i in locked if i.key not in moved])
     published = _publish(env, done)
     if published.count and not as_json:
         click.echo(f"exported {published.count} record(s) to {env.results_path}", err=True)
@@ -294,6 +334,23 @@ def _rejudge(
     return changes, done
 
 
+def _note_agreement(store: Store, current: str, listed: list[Item]) -> None:
+    """Record how many locked items of ``listed`` (every item) the current gate agrees with,
+    per older gate they were judged under, so ``status`` stops counting them (a TODO item is
+    still counted: re-judging judges locked items only)."""
+    from collections import Counter
+
+    from reins.store.model import GATE_AGREES
+
+    agreed = Counter(
+        i.gate_digest for i in listed if i.state.terminal and i.gate_digest not in (None, current)
+    )
+    key = GATE_AGREES + current
+    text = " ".join(f"{d}={n}" for d, n in sorted(agreed.items()))
+    if text != (store.meta(key) or ""):
+        store.set_meta(key, text)
+
+
 def _publish(env: Env, done: list[Recorded]) -> Exported:
     """Export what the actions moved: a locked item is a new record superseding its last one,
     an exported lock moved back to TODO is withdrawn by a TODO record."""
@@ -324,4 +381,4 @@ def _allowed(env: Env) -> int | None:
     return quest.max_tries if quest is not None else None
 
 
-COMMANDS = (items, review, resolve, reopen, rejudge)
+COMMANDS = (items, review, resolve, reopen, rejudge, drop)

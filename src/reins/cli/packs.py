@@ -10,6 +10,7 @@ from reins.cli.app import emit_json
 from reins.cli.shapes.setup import NewQuest, Pack, UnreadablePack
 from reins.cli.work import json_option
 from reins.errors import ConfigError
+from reins.extras import install_line, known, missing
 
 
 def summary(name: str, folder: Path) -> Pack | UnreadablePack:
@@ -22,13 +23,20 @@ def summary(name: str, folder: Path) -> Pack | UnreadablePack:
         return UnreadablePack(name, f"(unreadable quest.toml: {exc})")
     items = data.get("items", {})
     source = items.get("source", "") if isinstance(items, dict) else ""
-    extra = data.get("extra", "")
+    extras = data.get("extra", [])
+    extras = [extras] if isinstance(extras, str) else extras
+    extras = (
+        [e for e in extras if isinstance(e, str) and known(e)] if isinstance(extras, list) else []
+    )
+    gone = tuple(p for e in extras for p in missing(e))
     return Pack(
         name,
         str(data.get("description", "")),
         count_items(folder, source) if isinstance(source, str) else None,
-        f"reins-quest[{extra}]" if extra else None,
+        f"reins-quest[{','.join(extras)}]" if extras else None,
         str(folder),
+        gone,
+        install_line(e for e in extras if missing(e)) if gone else None,
     )
 
 
@@ -49,7 +57,11 @@ def count_items(folder: Path, source: str) -> int | None:
 @click.command()
 @json_option
 def packs(as_json: bool) -> None:
-    """List the quest packs shipped with reins: name, description, items, extra needed."""
+    """List the quest packs shipped with reins: name, description, items, extra needed.
+
+    A pack whose extra is not installed says which packages are missing and the pip line
+    that installs them; until then `next`, `submit` and `loop` refuse it.
+    """
     from reins.packs import folders
 
     rows = [summary(name, folder) for name, folder in folders().items()]
@@ -62,7 +74,9 @@ def packs(as_json: bool) -> None:
     width = max(len(r.name) for r in rows)
     for r in rows:
         count = "?" if r.items is None else str(r.items)
-        extra = f"  (needs {r.extra})" if r.extra else ""
+        extra = f"  (needs {r.extra}, installed)" if r.extra else ""
+        if isinstance(r, Pack) and r.install:
+            extra = f"  (needs {r.extra}: {', '.join(r.missing)} missing; {r.install})"
         click.echo(f"{r.name:<{width}}  {count:>5} items  {r.description}{extra}")
     click.echo("use one: reins -q NAME scan; edit one: reins new --pack NAME DIR", err=True)
 

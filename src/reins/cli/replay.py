@@ -113,7 +113,7 @@ def replay(
     from reins.turn.replay import Fields, match_index, read_lines
     from reins.turn.replay import replay as replay_lines
 
-    quest = env.quest
+    quest = env.judging_quest()
     if max_tries is not None:
         quest = dataclasses.replace(quest, max_tries=max_tries)
     ledger = env.ledger()

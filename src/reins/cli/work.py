@@ -91,6 +91,8 @@ def scan(env: Env, args: tuple[str, ...], as_json: bool) -> None:
     except Exception as exc:  # the quest's own seed code
         raise ConfigError(f"scan: the quest's seed raised {type(exc).__name__}: {exc}") from exc
     stats = ledger.stats()
+    if quest.extras:  # the items are in; judging them waits for the extra: say so now
+        _note_missing_extras(env)
     if as_json:
         from reins.cli.shapes.work import FoundBy, Scanned
 
@@ -103,6 +105,15 @@ def scan(env: Env, args: tuple[str, ...], as_json: bool) -> None:
         f"added {added} item(s), {present} already present; {stats.total} in {ledger.location} "
         f"({stats.remaining} to do)"
     )
+
+
+def _note_missing_extras(env: Env) -> None:
+    from reins.errors import MissingExtra
+
+    try:
+        env.judging_quest()
+    except MissingExtra as exc:
+        click.echo(f"note: {exc}", err=True)
 
 
 class _Source:
@@ -152,7 +163,7 @@ def next_(env: Env, driver: str, lease: float | None, peek: bool, as_json: bool)
     from reins.turn.compose import compose
     from reins.turn.views import leased_prompt
 
-    quest = env.quest
+    quest = env.quest if peek else env.judging_quest()
     ledger = env.ledger()
     if peek:
         _peek(env, driver, as_json)
@@ -328,7 +339,7 @@ def submit(
     from reins.store.model import AttemptKind, State
     from reins.turn.submit import submit as submit_turn
 
-    quest = env.quest
+    quest = env.judging_quest()
     ledger = env.ledger()
     limit = env.settings.max_submission
     raw = _read_submission(source, limit)

@@ -140,6 +140,7 @@ class ItemSource:
             handle = path.open("rb")  # decoded line by line, so a bad byte names its line
         except OSError as exc:
             raise DocumentError(str(path), 0, 0, f"cannot read: {exc}") from None
+        seen: dict[str, int] = {}
         with handle:
             for n, raw in enumerate(handle, start=1):
                 try:
@@ -151,7 +152,7 @@ class ItemSource:
                     raise DocumentError(str(path), n, exc.colno, f"not JSON: {exc.msg}") from None
                 except UnicodeDecodeError as exc:
                     raise DocumentError(str(path), n, 0, f"not UTF-8: {exc}") from None
-                yield self._item(data, str(path), n)
+                yield _first(seen, self._item(data, str(path), n), str(path), n)
 
     def _csv(self, path: Path) -> Iterator[Seed]:
         import csv
@@ -162,6 +163,7 @@ class ItemSource:
             raise DocumentError(str(path), 0, 0, f"cannot read: {exc}") from None
         with handle:
             reader = csv.DictReader(handle)
+            seen: dict[str, int] = {}
             try:  # the reader decodes as it goes: a bad byte surfaces in any read
                 if reader.fieldnames is None or self.key not in reader.fieldnames:
                     found = ", ".join(reader.fieldnames or []) or "none"
@@ -169,7 +171,8 @@ class ItemSource:
                         str(path), 1, 0, f"no {self.key!r} column (the key); columns: {found}"
                     )
                 for row in reader:
-                    yield self._item(dict(row), str(path), reader.line_num)
+                    line = reader.line_num
+                    yield _first(seen, self._item(dict(row), str(path), line), str(path), line)
             except csv.Error as exc:
                 raise DocumentError(str(path), reader.line_num, 0, str(exc)) from None
             except UnicodeDecodeError as exc:
@@ -188,6 +191,24 @@ class ItemSource:
                 path, line, 0, f"expected the source field {self.source_field!r} (a string)"
             )
         return Seed(str(key), data)
+
+
+def _first(seen: dict[str, int], seed: Seed, path: str, line: int) -> Seed:
+    """``seed``, the first of its key in its file (``seen``: key → line, kept by the reader).
+
+    Raises:
+        DocumentError: the key is a duplicate in the file, at this line (which names the first).
+    """
+    first = seen.setdefault(seed.key, line)
+    if first != line:
+        raise DocumentError(
+            path,
+            line,
+            0,
+            f"key {seed.key!r} is a duplicate in this file: line {first} has it already (a key "
+            "names one item: give each its own, then scan again)",
+        )
+    return seed
 
 
 def _first_glob(parts: Sequence[str]) -> int:

@@ -282,6 +282,7 @@ class Doc:
             figures=self._figures(),
             found=found,
             land_rules=land_rules,
+            extras=self._extras(),
         )
 
     def _land(
@@ -298,6 +299,18 @@ class Doc:
         rules, coached = read_land(self, folder, gate_ids)
         coaching.update(coached)
         return rules
+
+    def _extras(self) -> tuple[str, ...]:
+        """``extra``: the reins-quest extra (or a list of them) the quest's checks import."""
+        value = self.get("", "extra", (str, list), [])
+        extras = tuple([value] if isinstance(value, str) else value)
+        from reins.extras import EXTRAS  # a small table, read with the documents
+
+        unknown = [e for e in extras if e not in EXTRAS]
+        if unknown:
+            message = f"no extra of reins-quest is named {unknown[0]!r:.60}. Known: "
+            raise self.error("", "extra", message + ", ".join(EXTRAS))
+        return extras
 
     def _figures(self) -> FigureFunction | None:
         """``[report] figures``, imported and checked (only when the table is there)."""

@@ -4,7 +4,9 @@
   round (the failures used before it, plus one); ``N`` is the quest's ``max_tries``, the
   *answers allowed*. Generation errors, judge errors and a person's actions are no answers.
 - **f of N failures used**: the judged FAILs of the round, the ledger's ``tries``.
-- **DONE**: out of tries, not passed (*unsolved*); never worded or coloured as a success.
+- **DONE**: out of tries, not passed (*unsolved*); never worded or coloured as a success. A
+  DONE a person's reject locked says so instead: rejected by a person (*rejected*); so does one
+  a person dropped: dropped by a person (*dropped*).
 
 ``submit``, ``next``, ``status``, ``report``, ``log``, the loop's lines and summary and the MCP
 tools all word these through this module, so no two of them can drift apart.
@@ -17,6 +19,12 @@ DONE_MEANS = "out of tries, not passed"
 
 UNSOLVED = "unsolved"
 """DONE's one-word meaning, for summaries and tight places."""
+
+REJECTED = "rejected by a person"
+"""What DONE means when a person's reject locked it: no try ran out, a person decided."""
+
+DROPPED = "dropped by a person"
+"""What DONE means when a person dropped the item: retired for good, never worked again."""
 
 
 FLIP = "To flip the verdict to "
@@ -60,11 +68,19 @@ def judged_answer(outcome: str | None, failures_after: int) -> int | None:
     return failures_after if outcome == "FAIL" else failures_after + 1
 
 
-def state_meaning(state: str) -> str:
-    """The state's name, and for DONE what it means: ``DONE — out of tries, not passed``."""
-    return f"{state} — {DONE_MEANS}" if state == "DONE" else state
+def state_meaning(state: str, *, rejected: bool = False, dropped: bool = False) -> str:
+    """The state's name, and for DONE what it means: ``DONE — out of tries, not passed``, or
+    ``DONE — rejected by a person`` when a person's reject locked it (``rejected``), ``DONE —
+    dropped by a person`` when a person dropped it (``dropped``)."""
+    if state != "DONE":
+        return state
+    return f"{state} — {DROPPED if dropped else REJECTED if rejected else DONE_MEANS}"
 
 
-def state_short(state: str) -> str:
-    """The state's name, and for DONE its one-word meaning: ``DONE (unsolved)``."""
-    return f"{state} ({UNSOLVED})" if state == "DONE" else state
+def state_short(state: str, *, rejected: bool = False, dropped: bool = False) -> str:
+    """The state's name, and for DONE its one-word meaning: ``DONE (unsolved)``, or
+    ``DONE (rejected)`` when a person's reject locked it (``rejected``), ``DONE (dropped)``
+    when a person dropped it (``dropped``)."""
+    if state != "DONE":
+        return state
+    return f"{state} ({'dropped' if dropped else 'rejected' if rejected else UNSOLVED})"

@@ -123,6 +123,10 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "integer": (int,),
     "boolean": (bool,),
 }
+# What a refusal calls each JSON type: the argument's, and the value given (by its Python type).
+_JSON_WORDS = {"string": "a string", "integer": "an integer", "boolean": "true or false"}
+_GIVEN_WORDS = {str: "a string", int: "a number", float: "a number", bool: "true or false",
+                list: "an array", dict: "an object"}  # fmt: skip
 
 
 def check_arguments(spec: ToolSpec, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -153,7 +157,7 @@ def check_arguments(spec: ToolSpec, arguments: Mapping[str, Any] | None) -> dict
             or (p.kind == "integer" and isinstance(value, bool))
         )
         if wrong:
-            raise ConfigError(
-                f"{spec.name}: argument {p.name!r} must be a {p.kind}, not {type(value).__name__}"
-            )
+            given = _GIVEN_WORDS.get(type(value), type(value).__name__)
+            wanted = _JSON_WORDS.get(p.kind or "", p.kind)
+            raise ConfigError(f"{spec.name}: argument {p.name!r} must be {wanted}, not {given}")
     return args

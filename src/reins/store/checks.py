@@ -80,6 +80,35 @@ def _todo(row: Sequence[Any]) -> str:
     )
 
 
+def _lock_time(row: Sequence[Any]) -> str:
+    key, state, _ = row
+    if state == "TODO":
+        return f"item {key} is TODO but has a lock time: only a locked item has one"
+    return f"item {key} is {state} but has no lock time: every locked item has one"
+
+
+def _kept(what: str) -> Callable[[Sequence[Any]], str]:
+    """Words for a kept counter that disagrees with what it counts (``what`` names it)."""
+
+    def say(row: Sequence[Any]) -> str:
+        *name, kept, found = row
+        return f"the kept count of {what.format(*name)} is {kept}, but the ledger holds {found}"
+
+    return say
+
+
+def _ended_job(row: Sequence[Any]) -> str:
+    key, job, state = row
+    return f"item {key} is leased to job {job}, {state}: a batch job that ended holds no lease"
+
+
+def _export_mark(row: Sequence[Any]) -> str:
+    return (
+        f"item {row[0]} is TODO but marked by an export that finished: only a withdrawal being "
+        "written marks a TODO item"
+    )
+
+
 CHECKS: tuple[Check, ...] = (
     Check(
         "an item's log holds turns 1 to n, n its turn count",
@@ -128,6 +157,7 @@ CHECKS: tuple[Check, ...] = (
     Check(
         "a terminal item has a lock time, a TODO item none",
         "SELECT key, state, locked_at FROM items WHERE (state = 'TODO') != (locked_at IS NULL)",
+        _lock_time,
     ),
     Check(
         "the kept count per state matches the items",
@@ -136,6 +166,7 @@ CHECKS: tuple[Check, ...] = (
         "ON c.state = s.state WHERE s.n != coalesce(c.n, 0) "
         "UNION ALL SELECT c.state, 0, c.n FROM (SELECT state, count(*) AS n FROM items "
         "GROUP BY state) c WHERE c.state NOT IN (SELECT state FROM state_counts)",
+        _kept("{} items"),
     ),
     Check(
         "the kept count per kind matches the log",
@@ -144,22 +175,26 @@ CHECKS: tuple[Check, ...] = (
         "ON c.kind = k.kind WHERE k.n != coalesce(c.n, 0) "
         "UNION ALL SELECT c.kind, 0, c.n FROM (SELECT kind, count(*) AS n FROM attempts "
         "GROUP BY kind) c WHERE c.kind NOT IN (SELECT kind FROM kind_counts)",
+        _kept("{} attempts"),
     ),
     Check(
         "the kept count of attempts matches the log",
         "SELECT u.attempts, (SELECT count(*) FROM attempts) FROM usage_totals u "
         "WHERE u.attempts != (SELECT count(*) FROM attempts)",
+        _kept("attempts"),
     ),
     Check(
         "a batch job that ended holds no lease",
         "SELECT i.key, j.id, j.state FROM items i JOIN batch_jobs j "
         "ON i.lease_owner = 'batch:' || j.id "
         "WHERE j.state IN ('collected', 'cancelled', 'discarded')",
+        _ended_job,
     ),
     Check(
         "a TODO item is marked for export only while its withdrawal is being written",
         "SELECT i.key, i.state FROM items i JOIN export_batches b ON b.id = i.export_batch "
         "WHERE i.state = 'TODO' AND b.done <> 0",
+        _export_mark,
     ),
 )
 

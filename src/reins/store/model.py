@@ -8,10 +8,27 @@ the store checks the claim, applies the ratchet and returns the finished :class:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from reins.values import JSON, Fact
+
+GATE_AGREES = "gate.agrees."
+"""The ledger's meta key (+ the current gate's digest) listing, as ``DIGEST=N`` words, the
+older gates whose N locked items ``reins rejudge`` judged again, all of them, and found the
+current gate agrees with (no verdict changed, or every change applied): ``status`` no longer
+counts them as judged under an older gate."""
+
+
+def read_agreeing(text: str | None) -> dict[str, int]:
+    """The ``DIGEST=N`` words of a :data:`GATE_AGREES` entry (a malformed word is left out)."""
+    found: dict[str, int] = {}
+    for word in (text or "").split():
+        digest, _, n = word.partition("=")
+        if digest and n.isdigit():
+            found[digest] = int(n)
+    return found
 
 
 class State(StrEnum):
@@ -37,8 +54,8 @@ class AttemptKind(StrEnum):
 
     A judged attempt has a verdict. A generation error (the generator failed) and a judge error
     (the gate itself failed) have only their cause: neither uses a try or locks anything. A
-    human attempt is a person's action (resolve, reopen, re-judge): the only kind that may move
-    a terminal item.
+    human attempt is a person's action (resolve, reopen, re-judge, drop): the only kind that
+    may move a terminal item, and a drop the only one that acts on a TODO item too.
     """
 
     JUDGED = "judged"
@@ -289,6 +306,9 @@ class Stats:
     # price (a turn that recorded no list cost counts its cost): see Usage.
     batch_cost: float = 0.0
     list_cost: float = 0.0
+    # DONE items a person dropped (their last attempt a drop): through the index of a person's
+    # actions, so it costs what the people did, not what the ledger holds.
+    dropped: int = 0
 
     @property
     def total(self) -> int:
@@ -298,10 +318,18 @@ class Stats:
     def remaining(self) -> int:
         return self.counts.get(State.TODO, 0)
 
-    def older_gate(self, current: str | None) -> int | None:
+    def older_gate(
+        self, current: str | None, agreeing: Mapping[str, int] | None = None
+    ) -> int | None:
         """Items last judged under a gate other than the one of digest ``current`` (None when
-        there is no current gate to compare with)."""
-        return sum(n for d, n in self.gates.items() if d != current) if current else None
+        there is no current gate to compare with), but as many of each digest as ``agreeing``
+        says a re-judge of every locked item found the current gate agrees with (the meta entry
+        :data:`GATE_AGREES` + ``current``, which ``reins rejudge`` writes: see
+        :func:`read_agreeing`); one judged under that gate since is counted again."""
+        if not current:
+            return None
+        agreed = agreeing or {}
+        return sum(max(0, n - agreed.get(d, 0)) for d, n in self.gates.items() if d != current)
 
 
 @dataclass(frozen=True, slots=True)

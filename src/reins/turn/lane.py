@@ -1,4 +1,5 @@
-"""The human lane: a person resolves, reopens and re-judges locked items (the last word).
+"""The human lane: a person resolves, reopens and re-judges locked items, and drops any item
+(the last word).
 
 Each action is a turn of kind ``human``, decided by turn.md's human table and recorded through
 the Store protocol like any other turn, so the log shows who did what, when and why. Machines
@@ -53,12 +54,26 @@ def reopen(store: Store, quest: Quest, key: str, *, reason: str, by: str) -> Rec
     return act(store, quest, key, Action.REOPEN, note=reason, by=by)
 
 
+def drop(store: Store, quest: Quest, key: str, *, note: str, by: str) -> Recorded:
+    """Retire item ``key`` for good, to do or locked: it locks DONE with the person's ``note``
+    and no try counted, and no machine works it again (a person may reopen it).
+
+    Raises:
+        NotFound: no such item. LeaseConflict: a run holds its live lease (its turn is under
+            way), or another person claims it.
+    """
+    return act(store, quest, key, Action.DROP, note=note, by=by)
+
+
 def rejudge(store: Store, quest: Quest, items: Iterable[Item]) -> Iterator[Rejudged]:
-    """Judge each locked item's locking submission with the current gate (nothing recorded)."""
+    """Judge each locked item's locking submission with the current gate (nothing recorded);
+    a dropped item is retired for good, and not judged again."""
     for listed in items:
         if not listed.state.terminal:
             continue
         item, log = store.snapshot(listed.key)
+        if log and log[-1].action == Action.DROP:
+            continue
         locking = _locking(log)
         if locking is None or locking.submission is None:
             continue  # locked without a submission to judge (a short verdict of nothing)

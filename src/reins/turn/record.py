@@ -54,7 +54,8 @@ class Recorded:
             return a.feedback
         if a.kind is AttemptKind.HUMAN:
             why = f": {a.note}" if a.note else ""
-            state = state_short(self.item.state)
+            state = state_short(self.item.state, rejected=a.action == "reject",
+                                dropped=a.action == "drop")  # fmt: skip
             return (
                 f"{self.item.key} -> {a.action} by {a.driver} (state {state}, "
                 f"round {self.item.round}){why}\n"

@@ -6,8 +6,9 @@ prompt's text, as in ``{"prompt": …, "response": …}``). The output is judged
 submission for that item at its current turn, and the turn is recorded with the digest of the
 prompt reins would have composed (the driver table: the prompt is a digest, never sent). Lines
 are taken in order, so several lines for one key are successive tries. A bad line, an unknown
-key, a locked item or an item another driver holds is skipped and reported; nothing about it
-is recorded.
+key, a line ``--match`` finds no one item for (counted apart from bad lines: it is well
+formed), a locked item or an item another driver holds is skipped and reported; nothing about
+it is recorded.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class Replayed(StrEnum):
     RECORDED = "recorded"
     BAD = "bad-line"
     UNKNOWN = "unknown-key"
+    UNMATCHED = "unmatched"  # --match: no item (or more than one) holds the line's value
     LOCKED = "locked"
     LEASED = "leased"
     REPEATED = "repeated"  # this output was judged for this item already (this round)
@@ -55,6 +57,7 @@ class ReplayLine:
     key: str | None = None
     output: str | None = None
     problem: str | None = None
+    unmatched: bool = False  # a well-formed line whose match value names no one item
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +150,8 @@ def read_lines(stream: Iterable[bytes | str], fields: Fields | None = None) -> I
         key, problem = _key_of(data, fields)
         output = data.get(fields.output)
         if key is None:
-            yield ReplayLine(number, problem=problem)
+            unmatched = fields.match is not None and isinstance(data.get(fields.match), str)
+            yield ReplayLine(number, problem=problem, unmatched=unmatched)
         elif not isinstance(output, str):
             yield ReplayLine(
                 number, key=key, problem=f'"{fields.output}" is missing or not a string'
@@ -197,6 +201,8 @@ def replay_line(
     without recording anything.
     """
     n, key = line.number, line.key
+    if line.unmatched:
+        return ReplayResult(n, key, Replayed.UNMATCHED, f"line {n}: {line.problem}, skipped")
     if line.problem is not None or key is None or line.output is None:
         return ReplayResult(n, key, Replayed.BAD, f"line {n}: {line.problem}, skipped")
     try:

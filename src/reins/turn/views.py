@@ -61,15 +61,20 @@ def log_text(
     """Every attempt of an item, as ``reins log KEY`` prints it."""
     from reins.gate import excerpt
 
+    rejected = bool(attempts) and attempts[-1].action == "reject"  # a person's DONE, no try's
+    dropped = bool(attempts) and attempts[-1].action == "drop"
     out = [
-        f"{item.key}: {state_meaning(item.state)}, {failures_of(item.tries, max_tries)}, "
-        f"{len(attempts)} turn(s)"
+        f"{item.key}: {state_meaning(item.state, rejected=rejected, dropped=dropped)}, "
+        f"{failures_of(item.tries, max_tries)}, {len(attempts)} turn(s)"
     ]
     for a in attempts:
         who = a.driver + (f" via {a.usage.backend}" if a.usage.backend else "")
         if a.notes.batch:
             who += f" (batch {a.notes.batch})"
-        what = f"{label(a, answers=True, max_tries=max_tries)} → {state_short(a.state_after)}"
+        after = state_short(
+            a.state_after, rejected=a.action == "reject", dropped=a.action == "drop"
+        )
+        what = f"{label(a, answers=True, max_tries=max_tries)} → {after}"
         out.append(f"\nturn {a.turn} · {a.recorded_at} · {who} · {what}")
         if a.error:
             out.append(f"  error: {a.error}")

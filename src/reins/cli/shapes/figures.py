@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reins.cli.shapes import Plain
@@ -73,7 +73,9 @@ class Status(Plain):
     histogram (items by failures used), under its old name and its name now;
     ``answers_allowed`` is the quest's ``max_tries`` (None without a quest); ``sandbox`` how
     the last loop of a coding quest confined its agents (``bwrap``, or ``none``: unconfined;
-    None when no coding agent ran)."""
+    None when no coding agent ran); ``dropped`` the DONE items a person dropped;
+    ``land_items`` the items ``reins land`` added, by state, apart: ``counts``, ``total``,
+    ``remaining`` and the histogram count the quest's own items ({} when it added none)."""
 
     ledger: str
     counts: dict[str, int]
@@ -92,6 +94,8 @@ class Status(Plain):
     failures_used: dict[str, int]
     answers_allowed: int | None
     sandbox: str | None = None
+    dropped: int = 0
+    land_items: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -102,6 +106,7 @@ class Status(Plain):
         exported: int,
         allowed: int | None = None,
         sandbox: str | None = None,
+        land: dict[str, int] | None = None,
     ) -> Status:
         histogram = {str(k): v for k, v in sorted(stats.tries.items())}
         return cls(
@@ -122,6 +127,8 @@ class Status(Plain):
             dict(histogram),
             allowed,
             sandbox,
+            stats.dropped,
+            dict(land or {}),
         )
 
 
@@ -146,7 +153,8 @@ class Figures(Plain):
     """``report``: counts, passes by try, tries to lock, the rules fired most, and spend: the
     usage totals, the share of input tokens read from the prompt cache (None: no input
     recorded) and what the cache and batches saved; then the quest's own figures by name, in
-    the quest's order (empty when it declares none)."""
+    the quest's order (empty when it declares none). ``land_items``: the items ``reins land``
+    added, by state, apart from the counts and passes of the quest's own ({} when none)."""
 
     counts: dict[str, int]
     total: int
@@ -158,11 +166,17 @@ class Figures(Plain):
     usage: UsageRow
     cache_hit_rate: float | None
     saved: Saved
+    land_items: dict[str, int]
     quest_figures: dict[str, QuestFigure]
 
     @classmethod
     def of(
-        cls, b: Board, passes: tuple[int, ...], top: int, own: tuple[Figure, ...] = ()
+        cls,
+        b: Board,
+        passes: tuple[int, ...],
+        top: int,
+        own: tuple[Figure, ...] = (),
+        land: dict[str, int] | None = None,
     ) -> Figures:
         s = b.spend
         return cls(
@@ -176,6 +190,7 @@ class Figures(Plain):
             UsageRow.of(s),
             s.cache_hit_rate,
             Saved.of(s),
+            dict(land or {}),
             {f.name: QuestFigure.of(f) for f in own},
         )
 

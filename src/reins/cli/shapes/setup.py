@@ -10,13 +10,17 @@ from reins.cli.shapes import Plain
 
 @dataclass(frozen=True, slots=True)
 class Pack(Plain):
-    """A shipped pack, read from its quest.toml: ``items`` is None when not cheap to count."""
+    """A shipped pack, read from its quest.toml: ``items`` is None when not cheap to count;
+    ``missing`` names the packages of its extra that are not installed (their PyPI names), and
+    ``install`` is then the pip line that installs them (None when nothing is missing)."""
 
     name: str
     description: str
     items: int | None
     extra: str | None
     folder: str
+    missing: tuple[str, ...] = ()
+    install: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +66,8 @@ class BackendRow(Plain):
 
     ``prices`` lists the models the price table prices for it (any other model reports no
     cost unless the price options are given); None for a backend the table does not price.
+    ``extra`` is the extra of reins-quest it runs on (None: it needs none), ``missing`` the
+    packages of it not installed, and ``install`` the pip line then (else None).
     """
 
     name: str
@@ -70,6 +76,9 @@ class BackendRow(Plain):
     options: dict[str, str]
     error: str | None
     prices: tuple[PriceRow, ...] | None = None
+    extra: str | None = None
+    missing: tuple[str, ...] = ()
+    install: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
