@@ -8,11 +8,12 @@ the environment writable, the toolchain read-only, no network but the hosts the 
 (``[workspace] network``: its package registries) through an egress proxy of their own.
 
 What the setup made in the tree that git does not track (a generated ``_version.py``, compiled
-translations) is kept beside the environment and put in every judge's tree and workspace, as
-the project's build would have it. The environment lies in reins' folder, out of every agent's
-sight but read-only (an agent's own test runs mean what the judge's do); a digest of every file
-is written when it is built and checked before a run uses it, so an environment changed since
-is built again, never trusted.
+translations) is kept beside the environment and put in every judge's tree, as the project's
+build would have it (not yet in the agents' workspaces). The environment lies in reins' folder;
+agents see it read-only, its interpreter first on their ``PATH`` (their own test runs mean what
+the judge's do), and nothing but its setup writes it; a digest of every file is written when
+it is built and checked before a run uses it, so an environment changed since is built again,
+never trusted.
 """
 
 from __future__ import annotations

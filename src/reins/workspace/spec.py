@@ -87,7 +87,7 @@ class Workspace:
             ``setup_files`` (:mod:`reins.workspace.environment`): shell command lines run in
             order in a tree of the base, in reins' sandbox, ``$REINS_ENV`` the folder to build
             (a virtual environment, say). Files they make in the tree (a generated version
-            file, compiled translations) are in every judge's tree and workspace.
+            file, compiled translations) are in every judge's tree.
         setup_files: the files (path patterns, as ``judge``) whose content keys the
             environment: a change to one at the base builds it again.
         python: the interpreter the judge's tests run with, and an agent finds first on its
