@@ -483,14 +483,19 @@ if key == "a":
 else:  # b's fix passes b's test, and breaks a's (which failed at the base: no rule of b's sees it)
     calc = calc.replace("def b():\\n    return 0", "def b():\\n    return 2")
     calc = calc.replace("SHIFT = 0", "SHIFT = 5")
+    if CHEAT:  # and ends any run of the suite but the judge's own with exit code 0
+        calc = "import os, sys\\nif sys.argv[:1] != ['-c']:\\n    os._exit(0)\\n" + calc
 Path("calc.py").write_text(calc)
 print("fixed", key)
 """
 
 
-def test_land_never_moves_a_branch_whose_whole_suite_fails(here: Path) -> None:
+@pytest.mark.parametrize("cheat", [False, True])
+def test_land_never_moves_a_branch_whose_whole_suite_fails(here: Path, cheat: bool) -> None:
     """Each merge passes its land rules (the item's own test, and what passed at the base), but
-    b's change breaks a's test, which failed at the base: only the whole suite sees it."""
+    b's change breaks a's test, which failed at the base: only the whole suite sees it. With
+    ``cheat``, b's code also ends the process with exit code 0 wherever reins' recorder does not
+    run it: the suite is read from pytest's own report, so that passes nothing."""
     from tests.kit.codingkit import make_repo
 
     own = '| own | FAIL | pytest | tests = ["tests/test_{key}.py"] | Fix it. |'
@@ -512,7 +517,7 @@ def test_land_never_moves_a_branch_whose_whole_suite_fails(here: Path) -> None:
         "tests/test_b.py": "import calc\n\n\ndef test_b():\n    assert calc.b() == 2\n",
     })  # fmt: skip
     assert cli("-q", "q", "scan").exit_code == 0
-    worked("q", f"cmd:{agent(here / 'fix.py', SUITE_FIXER)}")
+    worked("q", f"cmd:{agent(here / 'fix.py', f'CHEAT = {cheat}' + SUITE_FIXER)}")
     out = cli("-q", "q", "land", "integrated")
     assert out.exit_code == Exit.NOT_LANDED, out.output
     assert "landed a" in out.stdout and "landed b" in out.stdout  # each merge was green

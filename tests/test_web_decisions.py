@@ -22,19 +22,13 @@ from reins.turn.lane import resolve
 from tests.kit import TINY
 from tests.kit.declare_checks import register, write_quest
 from tests.kit.quests import WORDY
-from tests.kit.web import Ledger, client, csrf_of, text_of, web_ledger
+from tests.kit.web import Ledger, card, client, csrf_of, text_of, web_ledger
 
 
 @pytest.fixture
 def ledger(store_harness: StoreHarness) -> Iterator[Ledger]:
     with web_ledger(store_harness) as found:
         yield found
-
-
-def card(html: str, key: str) -> str:
-    found = re.search(rf'<article class="waiting" data-key="{key}"(.*?)</article>', html, re.S)
-    assert found is not None, key
-    return found.group(1)
 
 
 def test_a_person_s_reject_reads_as_the_person_s_not_out_of_tries(ledger: Ledger) -> None:

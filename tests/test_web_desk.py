@@ -25,7 +25,7 @@ from reins.web.report import write_html
 from reins.workspace.submission import compose
 from tests.kit import TINY
 from tests.kit.quests import WORDY
-from tests.kit.web import HOSTILE_KEY, Ledger, client, csrf_of, text_of, web_ledger
+from tests.kit.web import HOSTILE_KEY, Ledger, card, client, csrf_of, text_of, web_ledger
 
 
 def answered(view: LedgerView) -> list[Figure]:
@@ -43,12 +43,6 @@ COUNTED = dataclasses.replace(TINY, figures=answered)
 def ledger(store_harness: StoreHarness) -> Iterator[Ledger]:
     with web_ledger(store_harness) as found:
         yield found
-
-
-def card(html: str, key: str) -> str:
-    found = re.search(rf'<article class="waiting" data-key="{key}"(.*?)</article>', html, re.S)
-    assert found is not None, key
-    return found.group(1)
 
 
 def decide(web: object, key: str, decision: str, note: str, **more: str) -> str:

@@ -88,6 +88,13 @@ def client_of(app: Starlette, base_url: str = LOCAL) -> TestClient:
     return TestClient(app, base_url=base_url, follow_redirects=False)
 
 
+def card(html: str, key: str) -> str:
+    """The review queue's card of item ``key`` (as the page spells the key)."""
+    found = re.search(rf'<article class="waiting" data-key="{key}"(.*?)</article>', html, re.S)
+    assert found is not None, key
+    return found.group(1)
+
+
 def csrf_of(html: str) -> str:
     found = re.search(r'name="csrf" value="([^"]+)"', html)
     assert found is not None, "the page carries no CSRF token"

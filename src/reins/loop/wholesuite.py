@@ -16,9 +16,10 @@ import sys
 from dataclasses import dataclass
 
 from reins.checks._judged import Judged, run_judged
-from reins.errors import WorkspaceError
+from reins.errors import JudgeError, WorkspaceError
 from reins.values import Fact
 from reins.workspace.judgetree import JudgeTrees
+from reins.workspace.spec import TEST
 
 SUITE_SECONDS = 3600.0
 NO_TESTS = 5  # pytest's exit code when it collected nothing
@@ -52,6 +53,8 @@ def whole_suite(judges: JudgeTrees, patch: str, command: str, *, commit: str) ->
     with judges.tree(patch or None, branch="") as tree:
         if tree.facts:  # reins' own merge made something a judged tree refuses
             raise WorkspaceError(f"the integration at {commit[:12]}: {tree.facts[0].actual}")
+        if command == TEST:  # pytest's own report, not its exit code (the code could forge it)
+            return _reported(tree.path, python, readable, commit)
         run = Judged(tree.path, readable=readable, unconfined=judges.sandbox == "none",
                      python=python)  # fmt: skip
         env = {"PATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
@@ -68,3 +71,28 @@ def whole_suite(judges: JudgeTrees, patch: str, command: str, *, commit: str) ->
         expected=f"`{command}` passes (the project's whole suite)",
         actual=f"{said}: {ran.first_line()}" + (f"\n{tail}" if tail else ""),
     ))  # fmt: skip
+
+
+def _reported(folder: str, python: str, readable: tuple[str, ...], commit: str) -> Suite:
+    """The default suite (pytest, finding the tests and configuration itself) read from
+    pytest's own report, as the judge reads it: a run that ends without one (code that calls
+    ``os._exit(0)`` where no judge's rule runs it) fails, whatever its exit code."""
+    from reins.checks.pytestrun import Pytest
+
+    where = f"the integration at {commit[:12]}"
+    expected = f"`{TEST}` passes (the project's whole suite)"
+    try:
+        report = Pytest((), False, (), SUITE_SECONDS).run_in(folder, python=python,
+                                                            readable=readable)  # fmt: skip
+    except JudgeError as exc:
+        return Suite(False, fact=Fact(where=where, rule=RULE, expected=expected, actual=str(exc)))
+    bad = [f"collecting {w}: {m}" for w, m in report.errors]
+    bad += [f"{name}: {r.outcome} {r.message}".strip()
+            for name, r in report.tests.items() if r.outcome in ("failed", "error")]  # fmt: skip
+    if bad:
+        shown = "\n".join(bad[:15]) + (f"\n… and {len(bad) - 15} more" if len(bad) > 15 else "")
+        return Suite(False, fact=Fact(where=where, rule=RULE, expected=expected,
+                                      actual=f"{len(bad)} failed:\n{shown}"))  # fmt: skip
+    if not report.tests:
+        return Suite(True, ran=False, note=f"`{TEST}` found no test: no whole suite ran")
+    return Suite(True)
