@@ -2,7 +2,7 @@
 by 844): Debian's Chromium driven by Playwright over ``reins serve`` in its own process.
 
 A reviewer decides ten REVIEW items by keyboard alone (j, n and the note, a or r, Enter to
-confirm), undoes one from the banner (u, Enter: a person's reopen, recorded as such), and finds
+confirm), undoes one from the banner (u, Enter: back in the queue, recorded as an undo), and finds
 one of those left by a word of its submission (/, the word, Enter); every decision lands in the
 ledger as the same human turn ``reins resolve`` records, and the decided view then lists who
 did what.
@@ -100,16 +100,16 @@ def test_a_reviewer_decides_ten_by_keys_undoes_one_and_finds_one_by_a_word(
         assert decided == list(KEYS[:DECIDED])  # j took each next one, never skipped one
         shot(page, f"desk-{name}-decided", full=False)
 
-        # u undoes the last decision, from its banner: a reopen, recorded as such.
+        # u undoes the last decision, from its banner: the item waits again, in its round.
         expect(page.locator('#queue[data-keys="ready"]')).to_have_count(1)
         page.keyboard.press("u")
         expect(page.locator("#hint")).to_contain_text("Enter undoes")
         page.keyboard.press("Enter")
         last = decided[-1]
         expect(page.locator("#done-text")).to_have_text(
-            f"{last}: the reject was undone: reopened, TODO again in a new round"
+            f"{last}: the reject was undone: REVIEW again, waiting for a decision"
         )
-        expect(page.locator("#waiting")).to_have_text(f"{len(KEYS) - DECIDED} waiting")
+        expect(page.locator("#waiting")).to_have_text(f"{len(KEYS) - DECIDED + 1} waiting")
 
         # / then a word of a submission: the queue narrows to the item that holds it.
         expect(page.locator('#queue[data-keys="ready"]')).to_have_count(1)
@@ -137,7 +137,7 @@ def test_a_reviewer_decides_ten_by_keys_undoes_one_and_finds_one_by_a_word(
             assert (item.state, log[-1].kind, log[-1].driver) == (want, AttemptKind.HUMAN, "pat")
             assert log[-1].note == f"{log[-1].action} {key} by keys"
         item, log = led.snapshot(last)
-        assert (item.state, item.round) == (State.TODO, 2)
-        assert [a.action for a in log[-2:]] == ["reject", "reopen"]
-        assert log[-1].note == f"undo of the reject by pat (reject {last} by keys)"
+        assert (item.state, item.round) == (State.REVIEW, 1)
+        assert [a.action for a in log[-2:]] == ["reject", "undo"]
+        assert log[-1].note == f"undo of the reject (reject {last} by keys)"
         assert [led.get(k).state for k in KEYS[DECIDED:]] == [State.REVIEW] * 2

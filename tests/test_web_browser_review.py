@@ -154,7 +154,7 @@ def test_the_review_queue_answers_to_keys(browser: BrowserContext, tmp_path: Pat
         # ? opens the sheet of every key; Escape closes it.
         page.keyboard.press("?")
         expect(page.locator("#keysheet")).to_be_visible()
-        expect(page.locator("#keysheet")).to_contain_text("undo the decision the banner names")
+        expect(page.locator("#keysheet")).to_contain_text("undo your decision the banner names")
         page.keyboard.press("Escape")
         expect(page.locator("#keysheet")).to_be_hidden()
 

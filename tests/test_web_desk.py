@@ -56,12 +56,17 @@ def decide(web: object, key: str, decision: str, note: str, **more: str) -> str:
 def test_the_card_says_what_accept_and_reject_lock(ledger: Ledger) -> None:
     b = text_of(card(client(ledger.store).get("/review").text, "b"))
     assert "Accept locks it PASS; Reject locks it DONE — rejected by a person." in b
-    assert "Either is undone from the banner for 10 min after." in b
+    assert (
+        "Either is undone from the banner for 10 min after, by whoever decided: the item waits "
+        "here again." in b
+    )
 
 
-def test_a_decision_is_undone_from_its_banner_as_a_reopen_recorded_as_such(
+def test_a_decision_is_undone_by_its_maker_back_into_the_queue_in_its_round(
     ledger: Ledger,
 ) -> None:
+    """Issue 40: an undo was a reopen (the item left the queue for a new round of the
+    generator), and anyone could undo anyone's decision."""
     web = client(ledger.store)
     back = decide(web, "b", "accept", "fine", then="c", by="rita")
     assert re.fullmatch(  # the banner's words, signed by the server (sig)
@@ -71,20 +76,31 @@ def test_a_decision_is_undone_from_its_banner_as_a_reopen_recorded_as_such(
     banner = re.search(r'<div class="done" id="done".*?</div>', page, re.S)
     assert banner is not None and 'action="/review/undo"' in banner.group(0)
     assert '<input type="hidden" name="turn" value="2">' in banner.group(0)
+    # Another person's undo is refused, naming who decided; nothing is recorded.
+    other = web.post(
+        "/review/undo", data={"csrf": csrf_of(page), "key": "b", "turn": "2", "by": "sam"}
+    )
+    assert other.status_code == 409
+    assert "was accepted by rita, not sam: only rita may undo it" in text_of(other.text)
+    assert ledger.store.get("b").turns == 2
     undone = web.post(
         "/review/undo", data={"csrf": csrf_of(page), "key": "b", "turn": "2", "by": "rita"}
     )
     assert undone.status_code == 303
     assert "the+accept+was+undone" in undone.headers["location"]
     item, log = ledger.store.snapshot("b")
-    assert (item.state, item.round, item.tries) == (State.TODO, 2, 0)
-    assert (log[-1].kind, log[-1].action, log[-1].driver) == (AttemptKind.HUMAN, "reopen", "rita")
-    assert log[-1].note == "undo of the accept by rita (fine)"
-    assert [a.action for a in log] == [None, "accept", "reopen"]  # the decision stays logged
+    assert (item.state, item.round, item.tries) == (State.REVIEW, 1, 0)  # where it was
+    assert (log[-1].kind, log[-1].action, log[-1].driver) == (AttemptKind.HUMAN, "undo", "rita")
+    assert log[-1].note == "undo of the accept (fine)"
+    assert [a.action for a in log] == [None, "accept", "undo"]  # the decision stays logged
+    assert "b" in re.findall(r'data-key="([^"]*)"', web.get("/review").text)  # waiting again
     # Once is all: the item moved since that decision.
     again = web.post("/review/undo", data={"csrf": csrf_of(page), "key": "b", "turn": "2"})
     assert again.status_code == 409 and "moved since that decision" in again.text
     assert ledger.store.get("b").turns == 3
+    # Decided again, it is a decision like any other, in the same round.
+    decide(web, "b", "reject", "on second thought", by="rita")
+    assert (ledger.store.get("b").state, ledger.store.get("b").round) == (State.DONE, 1)
 
 
 def test_an_undo_is_refused_after_its_while_and_without_the_token(ledger: Ledger) -> None:
@@ -120,7 +136,9 @@ def test_a_claim_is_seen_by_others_keeps_their_decisions_off_and_is_released(
         "/review/resolve",
         data={"csrf": token, "key": "b", "decision": "accept", "note": "mine", "by": "sam"},
     )
-    assert taken.status_code == 409 and "claimed by &#39;rita&#39;" in taken.text
+    assert taken.status_code == 409
+    said = re.search(r"claimed by rita until \d\d:\d\d UTC: theirs to decide", text_of(taken.text))
+    assert said is not None, text_of(taken.text)  # who holds it, and until when
     assert ledger.store.get("b").state is State.REVIEW
     refused = web.post("/review/release", data={"csrf": token, "key": "b", "by": "sam"})
     assert refused.status_code == 409 and ledger.store.get("b").lease_owner == "rita"

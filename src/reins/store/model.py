@@ -134,11 +134,13 @@ class Notes:
     :func:`reins.workspace.submission.patch_at`, so the patch is not stored twice). A coding
     attempt recorded before the span was noted has neither. A sandboxed agent's turn notes
     the connections its egress proxy ``refused`` (a count) and ``refused_to`` (where they
-    went, as the agent named them: ``host:port xN, …``).
+    went, as the agent named them: ``host:port xN, …``). ``temperature`` is the sampling
+    temperature the turn's retry policy declared (``facts@0.8``), None for the backend's own.
     """
 
     via: str = "manual"
     seed: int | None = None
+    temperature: float | None = None
     escalated_by: str | None = None
     model: str | None = None
     line: int | None = None
@@ -309,6 +311,9 @@ class Stats:
     # DONE items a person dropped (their last attempt a drop): through the index of a person's
     # actions, so it costs what the people did, not what the ledger holds.
     dropped: int = 0
+    # REVIEW items a person holds a live claim on (reins.store.people): counted apart from
+    # ``leased``, which counts leases of work (TODO items) only.
+    claimed: int = 0
 
     @property
     def total(self) -> int:

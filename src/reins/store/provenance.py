@@ -58,7 +58,7 @@ JUDGED: dict[str, Judgment] = {
     "BLOCKED": Judgment(("BLOCKED",), 0),
     "FAIL": Judgment((TODO, "DONE"), 1),  # TODO below max_tries, DONE when it reaches it
 }
-# Keyed by (action, re-judged outcome); accept, reject, reopen and drop apply no verdict.
+# Keyed by (action, re-judged outcome); accept, reject, reopen, drop and undo apply no verdict.
 HUMAN: dict[tuple[str, str | None], Act] = {
     ("accept", None): Act(("REVIEW",), "PASS", False),
     ("reject", None): Act(("REVIEW",), "DONE", False),
@@ -66,6 +66,7 @@ HUMAN: dict[tuple[str, str | None], Act] = {
     **{("rejudge", o): Act(TERMINAL, o, False) for o in ("PASS", "REVIEW", "SKIPPED", "BLOCKED")},
     ("rejudge", "FAIL"): Act(TERMINAL, TODO, True),
     ("drop", None): Act((TODO, *TERMINAL), "DONE", False),
+    ("undo", None): Act(("PASS", "DONE"), "REVIEW", False),
 }
 
 

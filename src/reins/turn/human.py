@@ -26,6 +26,7 @@ class Action(StrEnum):
     REOPEN = "reopen"
     REJUDGE = "rejudge"
     DROP = "drop"
+    UNDO = "undo"
 
 
 @dataclass(frozen=True, slots=True)

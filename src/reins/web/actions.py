@@ -4,8 +4,9 @@ Every action posts the page's own form with its CSRF token (:mod:`reins.web.secu
 through the human lane's functions, exactly as ``reins resolve`` and ``reins reopen`` call them,
 or the store's claims (:mod:`reins.store.people`). After a decision the queue comes back at the
 item that followed, under the same filter, with a banner that offers to undo it for a while:
-an undo is a person's reopen, recorded as such (the item goes back to TODO in a new round, the
-log keeps the decision), refused once the item moved or the while is over. The banner's words
+an undo is a person's ``undo`` of their own decision, recorded as such (the item is REVIEW again
+in the same round, back in the queue; the log keeps the decision), refused to anyone else (they
+reopen it instead), and once the item moved or the while is over. The banner's words
 and what its Undo names are signed by this server (:meth:`Guard.sign
 <reins.web.security.Guard.sign>`): the queue shows no banner a link made up.
 """
@@ -21,12 +22,12 @@ from urllib.parse import parse_qsl, urlencode
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from reins.errors import NotFound, ReinsError, TurnMoved
+from reins.errors import LeaseConflict, NotFound, ReinsError, TurnMoved
 from reins.quest import Quest
 from reins.store.model import AttemptKind, State
 from reins.store.protocol import Store
-from reins.web.desk import CLAIM_TTL
-from reins.web.security import CSRF_FIELD, CSRF_HEADER, Guard, signed_in
+from reins.web.desk import CLAIM_TTL, clock, hold
+from reins.web.security import CSRF_FIELD, CSRF_HEADER, Guard, reviewer, signed_in
 from reins.web.words import DECIDED, state_text
 
 Fields = dict[str, str]
@@ -101,6 +102,13 @@ class Actions:
             return self.problem(request, 403, "refused: the form's CSRF token is missing or wrong")
         if not site.can_act or site.quest is None:
             return self.problem(request, 403, "refused: this dashboard is read-only")
+        if site.guard.people:
+            # Reviewers are named by their own tokens: the name acted under is the token's,
+            # whatever the form says (a form of this server's offers no name to type).
+            name = reviewer(request)
+            if name is None:
+                return self.problem(request, 401, "refused: this needs a reviewer's own link")
+            fields["by"] = name
         return fields
 
     async def act(self, request: Request, action: Callable[[Quest, Fields], str]) -> Response:
@@ -136,6 +144,7 @@ class Actions:
         key, decision, note = fields.get("key", ""), fields.get("decision"), fields.get("note", "")
         if decision not in DECISIONS or not note.strip():
             raise ReinsError("say accept or reject, with a note saying why")
+        self.unclaimed(key, self.who(fields), "decide")
         done = resolve_item(
             self.site.store, quest, key, accept=decision == "accept", note=note, by=self.who(fields)
         )
@@ -150,13 +159,19 @@ class Actions:
         from reins.turn.human import Action
         from reins.turn.lane import act
 
-        key, turn = fields.get("key", ""), fields.get("turn", "")
+        key, turn, who = fields.get("key", ""), fields.get("turn", ""), self.who(fields)
         item, log = self.site.store.snapshot(key)
         last = log[-1] if log else None
         if last is None or str(last.turn) != turn or item.turns != last.turn:
             raise ReinsError(f"item {key!r} moved since that decision: nothing was undone")
         if last.kind is not AttemptKind.HUMAN or last.action not in DECISIONS:
             raise ReinsError(f"item {key!r}: its last turn is no decision to undo")
+        if last.driver != who:
+            raise ReinsError(
+                f"item {key!r} was {DECIDED[last.action]} by {last.driver}, not {who}: only "
+                f"{last.driver} may undo it. To take it back yourself, reopen it from its page "
+                "(recorded as your reopen, for a new round)"
+            )
         age = time.time() - datetime.fromisoformat(last.recorded_at).timestamp()
         if age > self.site.undo_window:
             minutes = self.site.undo_window / 60
@@ -164,16 +179,14 @@ class Actions:
                 f"item {key!r}: a decision is undone within {minutes:.0f} min of it, and this one "
                 "is older; reopen the item from its page instead"
             )
-        reason = f"undo of the {last.action} by {last.driver}" + (
-            f" ({last.note})" if last.note else ""
-        )
+        reason = f"undo of the {last.action}" + (f" ({last.note})" if last.note else "")
         try:
-            act(self.site.store, quest, key, Action.REOPEN, note=reason, by=self.who(fields),
+            act(self.site.store, quest, key, Action.UNDO, note=reason, by=who,
                 expected_turns=last.turn)  # fmt: skip
         except TurnMoved as exc:
             raise ReinsError(f"item {key!r} moved since that decision: nothing was undone") from exc
-        said = f"{key}: the {last.action} was undone: reopened, TODO again in a new round"
-        return self.back(fields, done=said, at=fields.get("then", ""))
+        said = f"{key}: the {last.action} was undone: REVIEW again, waiting for a decision"
+        return self.back(fields, done=said, at=key)
 
     def reopened(self, quest: Quest, fields: Fields) -> str:
         from reins.turn.lane import reopen as reopen_item
@@ -184,11 +197,31 @@ class Actions:
         reopen_item(self.site.store, quest, key, reason=reason, by=self.who(fields))
         return "/item?" + urlencode({"key": key})
 
+    def unclaimed(self, key: str, who: str, verb: str) -> None:
+        """Refuse, saying who holds it and until when, when another person's claim is live on
+        ``key`` (the ledger refuses their decision too; this says it in the desk's words)."""
+        held = hold(self.site.store.get(key), time.time())
+        if held is not None and held.owner != who:
+            # Take over is offered where the page knows whose the claim is: reviewers named.
+            take = ", or take it over (Take over, on its card)" if self.site.guard.people else ""
+            raise LeaseConflict(
+                f"item {key!r} is claimed by {held.owner} until {clock(held.until)}: theirs to "
+                f"{verb}. Ask them to release it, or wait until then{take}"
+            )
+
     def claimed(self, quest: Quest, fields: Fields) -> str:
         key, who = fields.get("key", ""), self.who(fields)
+        taken = ""
+        if fields.get("take") == "over":
+            # An explicit take-over: the holder's claim ends, then the claim is made as any
+            # other (refused should a third person have claimed it in between).
+            held = hold(self.site.store.get(key), time.time())
+            if held is not None and held.owner != who:
+                self.site.store.release(key, held.owner)
+                taken = f", taken over from {held.owner}"
         self.site.store.reserve(key, who, ttl=CLAIM_TTL)
         return self.back(
-            fields, done=f"{key}: claimed by {who} for {CLAIM_TTL / 60:.0f} min", at=key
+            fields, done=f"{key}: claimed by {who} for {CLAIM_TTL / 60:.0f} min{taken}", at=key
         )
 
     def released(self, quest: Quest, fields: Fields) -> str:

@@ -43,9 +43,10 @@ from reins.web.board import board, own_figures, pulse
 from reins.web.decided import decisions
 from reins.web.desk import CLAIM_TTL, UNDO_WINDOW
 from reins.web.listing import listing, read_filter
+from reins.web.live import queue_now
 from reins.web.queue import queue, rejudge_preview
 from reins.web.render import STATIC, render
-from reins.web.security import Guard, signed_in
+from reins.web.security import Guard, reviewer, signed_in
 from reins.web.timeline import timeline
 
 T = TypeVar("T")
@@ -125,12 +126,17 @@ class GuardMiddleware(BaseHTTPMiddleware):
         if not carried and guard.needs_token(request.method):
             return _secured(PlainTextResponse(NO_TOKEN, status_code=401))
         request.state.signed_in = carried  # what security.signed_in reads
+        # The reviewer the token names (None: the shared token, or none); a link just opened
+        # signs in as its own person, whoever the cookie named before.
+        found = [guard.signer(t) for t in (given, bearer, request.cookies.get(guard.cookie))]
+        request.state.reviewer = next((n for n in found if n is not None), None) or None
         if given is not None:
             # The token leaves the address bar (and history) at once; the cookie carries it on.
             rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
             target = request.url.path + (f"?{urlencode(rest)}" if rest else "")
             response: Response = RedirectResponse(target, status_code=303)
-            response.set_cookie(guard.cookie, guard.token, httponly=True, samesite="strict")
+            if found[0] is not None:  # an old link beside a good cookie keeps the cookie
+                response.set_cookie(guard.cookie, given, httponly=True, samesite="strict")
             return _secured(response)
         return _secured(await call_next(request))
 
@@ -154,6 +160,9 @@ def _page(
         quest=None if site.quest is None else site.quest.name,
         allowed=None if site.quest is None else site.quest.max_tries,
         by=site.by,
+        # With reviewers named, who acts is the token's: no page offers a name to type.
+        people=bool(site.guard.people),
+        reviewer=reviewer(request),
         now=time.time(),  # what "3 min ago" is counted back from: this server's clock
         report=False,
         undo_window=site.undo_window,
@@ -185,6 +194,7 @@ def create_app(
     routes: list[BaseRoute] = [
         Route("/", pages.board),
         Route("/api/pulse", pages.pulse),
+        Route("/api/queue", pages.queue_now),
         Route("/items", pages.items),
         Route("/item", pages.item),
         Route("/review", pages.review),
@@ -238,6 +248,19 @@ class Pages:
     async def pulse(self, request: Request) -> Response:
         site = self.site
         return JSONResponse(Pulse(await site.read(lambda: pulse(site.store))).to_json())
+
+    async def queue_now(self, request: Request) -> Response:
+        """What changed in the review queue since a page showing the keys ``key`` was drawn
+        under its filter (:mod:`reins.web.live`)."""
+        site = self.site
+        given = {name: request.query_params.get(name) for name in ("rule", "search", "after")}
+        try:
+            wanted = PageQuery.parse(given, base=PageQuery(limit=REVIEW_PAGE))
+        except ConfigError as exc:
+            return JSONResponse({"error": f"bad filter: {exc}"}, status_code=400)
+        shown = request.query_params.getlist("key")
+        found = await site.read(lambda: queue_now(site.store, wanted, shown))
+        return JSONResponse(found.to_json())
 
     async def items(self, request: Request) -> Response:
         site = self.site

@@ -84,6 +84,7 @@ class Board:
     allowed: int | None
     version: int
     spend: Spend  # cache reads and writes, the list price, and what caching and batching saved
+    claimed: int = 0  # REVIEW items a person holds a live claim on (leased: TODO items only)
 
     @property
     def locked(self) -> int:
@@ -141,6 +142,7 @@ def board(store: Store, quest: Quest | None) -> Board:
         allowed=allowed,
         version=version(stats),
         spend=Spend.of(stats),
+        claimed=stats.claimed,
     )
 
 

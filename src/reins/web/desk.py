@@ -6,11 +6,13 @@
   may weigh only REVIEW), its description in words (a code reference apart), and the coaching
   the quest gives a generator after a FAIL on it, only where a fact was raised at FAIL
   (:func:`rule_notes`).
-- **What a decision does**: Accept locks PASS, Reject locks DONE; either can be undone for
-  :data:`UNDO_WINDOW` seconds (a person's reopen, recorded as such: the item goes back to TODO
-  in a new round).
+- **What a decision does**: Accept locks PASS, Reject locks DONE; either can be undone by
+  whoever decided for :data:`UNDO_WINDOW` seconds (their ``undo``, recorded as such: the item
+  is REVIEW again in the same round, waiting in the queue).
 - **Claims**: a person's lease on a REVIEW item (:mod:`reins.store.people`) for
-  :data:`CLAIM_TTL` seconds, which others see.
+  :data:`CLAIM_TTL` seconds, which others see (who, until when: :func:`clock`).
+- **Search**: the words a queue's search was for, marked where a word starts with them
+  (:func:`highlighted`).
 - **Hidden characters**: a bidirectional control, a zero-width or a control character (those
   :func:`reins.values.printable` escapes for a terminal) would make a text read otherwise than
   it is ("9876-5432-1000" shown as "-6789 0001-2345"): a page shows each as a marker naming it
@@ -24,6 +26,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from markupsafe import Markup, escape
 
@@ -41,10 +44,12 @@ SHORTEST = 2  # characters a value needs to be marked (a lone letter would mark 
 
 @dataclass(frozen=True, slots=True)
 class Part:
-    """A run of a text, ``hit`` when it is a flagged value."""
+    """A run of a text, ``hit`` when it is a flagged value, ``found`` when it is a word the
+    queue's search was for."""
 
     text: str
     hit: bool = False
+    found: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +93,29 @@ def marked(text: str, facts: Iterable[Fact]) -> tuple[Part, ...]:
         at = found.end()
     parts.append(Part(text[at:]))
     return tuple(p for p in parts if p.text)
+
+
+def highlighted(parts: tuple[Part, ...], searched: Iterable[str]) -> tuple[Part, ...]:
+    """``parts`` with each searched word marked ``found`` where a word of the text starts with
+    it, in any case: where the store's search found it (:mod:`reins.store.search`)."""
+    wanted = sorted(set(searched) - {""}, key=len, reverse=True)
+    if not wanted:
+        return parts
+    # A word starts where no letter or digit comes before (the search's own reading of words).
+    pattern = re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, wanted)) + ")", re.I)
+    out: list[Part] = []
+    for part in parts:
+        at = 0
+        for n, hit in enumerate(pattern.finditer(part.text)):
+            if n >= MOST_MARKS:
+                break
+            if hit.start() > at:
+                out.append(Part(part.text[at : hit.start()], part.hit))
+            out.append(Part(hit.group(0), part.hit, found=True))
+            at = hit.end()
+        if at < len(part.text) or not at:
+            out.append(Part(part.text[at:], part.hit))
+    return tuple(p for p in out if p.text)
 
 
 def rule_notes(quest: Quest | None, last: Attempt | None) -> tuple[RuleNote, ...]:
@@ -186,6 +214,11 @@ def hidden(*texts: str | None) -> int:
 def fact_texts(facts: Iterable[Fact]) -> list[str]:
     """What a page shows of ``facts``: each one's rule, where, expected and actual."""
     return [t for f in facts for t in (f.rule, f.where, f.expected, f.actual)]
+
+
+def clock(when: float) -> str:
+    """A Unix time as the time of day, UTC: ``14:03 UTC``."""
+    return datetime.fromtimestamp(when, UTC).strftime("%H:%M UTC")
 
 
 def hold(item: Item, now: float) -> Hold | None:

@@ -18,8 +18,19 @@ from reins.quest import Quest
 from reins.store.model import Attempt, Item, State
 from reins.store.protocol import Store
 from reins.store.query import PageQuery
+from reins.store.search import words
 from reins.turn.review import Source, source
-from reins.web.desk import Hold, Part, RuleNote, fact_texts, hidden, hold, marked, rule_notes
+from reins.web.desk import (
+    Hold,
+    Part,
+    RuleNote,
+    fact_texts,
+    hidden,
+    highlighted,
+    hold,
+    marked,
+    rule_notes,
+)
 from reins.web.patch import Patch, patch
 from reins.web.words import answer, what
 
@@ -46,15 +57,31 @@ class Waiting:
 
 @dataclass(frozen=True, slots=True)
 class Queue:
+    """A page of the queue; ``matched``: how many REVIEW items the filter finds (None with no
+    filter), counted up to :data:`MOST_COUNTED` (``more``: there are more than that)."""
+
     entries: tuple[Waiting, ...]
     next: int | None
     waiting: int
     filter: PageQuery = field(default_factory=PageQuery)
     rules: tuple[str, ...] = ()
+    matched: int | None = None
+    more: bool = False
 
 
-def waiting(quest: Quest | None, item: Item, last: Attempt | None, now: float) -> Waiting:
-    """One card of the queue: ``item`` and its last attempt, with all a reviewer reads."""
+MOST_COUNTED = 1000  # a search's matches counted, at most: past it the page says "more than"
+COUNTED_PAGE = 500
+
+
+def waiting(
+    quest: Quest | None,
+    item: Item,
+    last: Attempt | None,
+    now: float,
+    searched: tuple[str, ...] = (),
+) -> Waiting:
+    """One card of the queue: ``item`` and its last attempt, with all a reviewer reads (and
+    the ``searched`` words marked where they occur)."""
     allowed = None if quest is None else quest.max_tries
     shown = source(quest, item)
     facts = () if last is None else last.facts
@@ -65,8 +92,10 @@ def waiting(quest: Quest | None, item: Item, last: Attempt | None, now: float) -
         shown,
         last,
         None if last is None else what(last, allowed),
-        text=marked(shown.text, facts),
-        answer=() if submission is None or change else marked(submission, facts),
+        text=highlighted(marked(shown.text, facts), searched),
+        answer=()
+        if submission is None or change
+        else highlighted(marked(submission, facts), searched),
         change=change,
         rules=rule_notes(quest, last),
         hold=hold(item, now),
@@ -79,16 +108,38 @@ def queue(store: Store, quest: Quest | None, wanted: PageQuery) -> Queue:
     last attempts, and how many wait in all."""
     page = store.page(replace(wanted, state=State.REVIEW))
     now = time.time()
+    searched = words(wanted.search) if wanted.search else ()
     entries = []
     for listed in page.items:
         item, log = store.snapshot(listed.key)
         if item.state is not State.REVIEW:  # a person may have settled it since
             continue
-        entries.append(waiting(quest, item, log[-1] if log else None, now))
+        entries.append(waiting(quest, item, log[-1] if log else None, now, searched))
     stats = store.stats()
+    matched, more = matching(store, wanted) if wanted.rule or wanted.search else (None, False)
     return Queue(
-        tuple(entries), page.next, stats.counts[State.REVIEW], wanted, tuple(sorted(stats.rules))
+        tuple(entries),
+        page.next,
+        stats.counts[State.REVIEW],
+        wanted,
+        tuple(sorted(stats.rules)),
+        matched,
+        more,
     )
+
+
+def matching(store: Store, wanted: PageQuery) -> tuple[int, bool]:
+    """How many REVIEW items ``wanted`` finds, from its first page on (at most
+    :data:`MOST_COUNTED`), and whether there are more: the store's own pages, read through."""
+    query = replace(wanted, state=State.REVIEW, after=None, limit=COUNTED_PAGE)
+    counted = 0
+    while counted < MOST_COUNTED:
+        page = store.page(query)
+        counted += len(page.items)
+        if page.next is None:
+            return counted, False
+        query = replace(query, after=page.next)
+    return MOST_COUNTED, True
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,6 @@ never mark any of it safe.
 from __future__ import annotations
 
 import functools
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -15,7 +14,7 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup
 
-from reins.web.desk import visible
+from reins.web.desk import clock, visible
 from reins.web.listing import link
 from reins.web.words import ago, exact, of, standing, state_text
 
@@ -31,11 +30,6 @@ def _when(stamp: str, now: float | None) -> Markup:
     return Markup('<time datetime="{}" title="{}">{}</time>').format(
         stamp, exact(stamp), ago(stamp, now)
     )
-
-
-def _clock(when: float) -> str:
-    """A Unix time as the time of day, UTC: ``14:03 UTC``."""
-    return datetime.fromtimestamp(when, UTC).strftime("%H:%M UTC")
 
 
 def _number(value: float) -> str:
@@ -59,7 +53,7 @@ def environment() -> jinja2.Environment:
     env.filters["standing"] = standing
     env.filters["exact"] = exact
     env.filters["when"] = _when
-    env.filters["clock"] = _clock
+    env.filters["clock"] = clock
     env.filters["visible"] = visible  # hidden characters as markers (reins.web.desk)
     return env
 

@@ -5,6 +5,9 @@
   carry it, on loopback too: any local process can reach a loopback port and read a page's CSRF
   token, so only the token shows a request comes from someone given the printed link.
   Bound to anything but loopback (or asked with ``--token``), reading needs it too.
+- **Reviewers**: given names (``reins serve --reviewer ann``), the one shared token is gone and
+  each person has a token of their own, bound to their name (:mod:`reins.web.people`): the name
+  an action records is the one its token carries (:meth:`Guard.signer`), never a typed one.
 - **CSRF**: every state-changing request carries this process's CSRF token (a hidden form
   field or an ``X-CSRF-Token`` header) and, if the browser sent one, an Origin of this server.
   The token lives only in pages this server rendered, which another site cannot read.
@@ -64,10 +67,15 @@ class Guard:
     loopback: bool
     token_to_read: bool
     seal: str = field(default_factory=lambda: secrets.token_urlsafe(24), repr=False)
+    # (name, token) of each reviewer; none: the one shared ``token`` admits whoever holds it.
+    people: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
     @classmethod
-    def for_host(cls, host: str, *, token_to_read: bool = False) -> Guard:
-        """A guard for a server bound to ``host``. Off loopback, reading needs the token too."""
+    def for_host(
+        cls, host: str, *, token_to_read: bool = False, people: tuple[tuple[str, str], ...] = ()
+    ) -> Guard:
+        """A guard for a server bound to ``host``. Off loopback, reading needs the token too.
+        ``people``: each reviewer's (name, token) (:func:`reins.web.people.roster`)."""
         loopback = is_loopback(host)
         # Cookies are shared by every port of a host: a cookie name of this server's own keeps
         # two dashboards on one machine from overwriting each other's token.
@@ -78,6 +86,7 @@ class Guard:
             cookie=cookie,
             loopback=loopback,
             token_to_read=token_to_read or not loopback,
+            people=people,
         )
 
     def needs_token(self, method: str) -> bool:
@@ -86,8 +95,19 @@ class Guard:
         return self.token_to_read or method.upper() not in READING_METHODS
 
     def admits(self, *, cookie: str | None, bearer: str | None, query: str | None) -> bool:
-        """Whether a request carries the access token."""
-        return any(_same(given, self.token) for given in (cookie, bearer, query))
+        """Whether a request carries an access token (the shared one, or a reviewer's)."""
+        return any(self.signer(given) is not None for given in (cookie, bearer, query))
+
+    def signer(self, given: str | None) -> str | None:
+        """Who ``given`` signs in: a reviewer's name for their token, "" for the shared token
+        (whoever holds it), None for no token of this server's. With reviewers named, the
+        shared token admits no one: every action is someone's."""
+        if not given:
+            return None
+        if not self.people:
+            return "" if _same(given, self.token) else None
+        found = [name for name, token in self.people if _same(given, token)]
+        return found[0] if found else None
 
     def host_ok(self, host_header: str | None) -> bool:
         """Bound to loopback, the request must be addressed to a loopback name."""
@@ -120,3 +140,9 @@ def signed_in(request: Request) -> bool:
     """Whether the dashboard's guard found the access token on ``request`` (false where no
     guard looked: an app served without it acts for no one)."""
     return getattr(request.state, "signed_in", False) is True
+
+
+def reviewer(request: Request) -> str | None:
+    """The reviewer whose own token ``request`` carries (None: the shared token, or none)."""
+    name = getattr(request.state, "reviewer", None)
+    return name if isinstance(name, str) and name else None

@@ -84,7 +84,13 @@ def turn_text(a: Attempt, allowed: int | None) -> str:
     return f"{a.outcome}{cause} on {k} → {state_short(a.state_after)}{later}"
 
 
-DECIDED = {"accept": "accepted", "reject": "rejected", "reopen": "reopened", "rejudge": "re-judged"}
+DECIDED = {
+    "accept": "accepted",
+    "reject": "rejected",
+    "reopen": "reopened",
+    "rejudge": "re-judged",
+    "undo": "decision undone",
+}
 
 
 def decided(last: Attempt | None) -> str | None:

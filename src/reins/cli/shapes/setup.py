@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reins.cli.shapes import Plain
 
@@ -117,9 +117,18 @@ class Uninstalled(Plain):
 @dataclass(frozen=True, slots=True)
 class Serving(Plain):
     """``serve``: where the dashboard listens (``url``: the link that carries the token), and
-    its access token, on every address."""
+    its access token, on every address; with reviewers named, ``reviewers`` maps each name to
+    their own link, and ``url`` carries no token (``token`` is None: no shared one admits)."""
 
     url: str
     port: int
     read_only: bool
-    token: str
+    token: str | None
+    reviewers: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, object]:
+        # Without reviewers, the four keys a program has always read, and no more.
+        found = super(Serving, self).to_json()
+        if not self.reviewers:
+            del found["reviewers"]
+        return found

@@ -8,7 +8,7 @@ from reins.store.sql import DROPPED
 
 
 def stats(db: Database, *, now: float) -> Stats:
-    counts, tries, rules, usage, leased, kinds, reopened, gates, dropped = db.read(
+    counts, tries, rules, usage, leased, kinds, reopened, gates, dropped, claimed = db.read(
         lambda s: s.batch(
             "SELECT state, n FROM state_counts",
             "SELECT tries, n FROM tries_counts WHERE n > 0",
@@ -24,6 +24,11 @@ def stats(db: Database, *, now: float) -> Stats:
             "SELECT count(*) FROM items WHERE round > 1",  # through the index items_reopened
             "SELECT digest, n FROM gate_counts WHERE n > 0",
             DROPPED,  # through the index attempts_human
+            (
+                "SELECT count(*) FROM items WHERE lease_owner IS NOT NULL AND lease_expires > %s "
+                "AND state = 'REVIEW'",  # a person's claims (reins.store.people)
+                (now,),
+            ),
             begin=SNAPSHOT,
             commit=True,
         )
@@ -47,6 +52,7 @@ def stats(db: Database, *, now: float) -> Stats:
         batch_cost=batch_cost or 0.0,
         list_cost=list_cost or 0.0,
         dropped=dropped[0][0],
+        claimed=claimed[0][0],
     )
 
 

@@ -26,6 +26,11 @@ def stats(db: Database, *, now: float) -> Stats:
             "AND +state = 'TODO'",  # a person's claim on a REVIEW item is no lease of work
             (now,),
         ).fetchone()[0]
+        claimed = conn.execute(
+            "SELECT count(*) FROM items WHERE lease_owner IS NOT NULL AND lease_expires > ? "
+            "AND +state = 'REVIEW'",
+            (now,),
+        ).fetchone()[0]
         kinds = dict(conn.execute("SELECT kind, n FROM kind_counts WHERE n > 0"))
         reopened = conn.execute("SELECT count(*) FROM items WHERE round > 1").fetchone()[0]
         gates = dict(conn.execute("SELECT digest, n FROM gate_counts WHERE n > 0"))
@@ -47,6 +52,7 @@ def stats(db: Database, *, now: float) -> Stats:
         batch_cost=usage[6],
         list_cost=usage[7],
         dropped=dropped,
+        claimed=claimed,
     )
 
 

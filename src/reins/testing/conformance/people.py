@@ -26,6 +26,7 @@ from reins.testing.harness import StoreHarness
 __all__ = [
     "test_a_claim_is_renewed_released_and_runs_out",
     "test_a_person_claims_a_review_item_and_others_cannot_decide_it",
+    "test_an_undo_takes_a_decision_back_to_review_in_its_round",
     "test_decisions_are_read_newest_first_a_page_at_a_time",
     "test_each_reviewer_is_counted",
     "test_only_an_item_waiting_in_review_is_claimed",
@@ -52,6 +53,7 @@ def test_a_person_claims_a_review_item_and_others_cannot_decide_it(
         assert claimed.lease_expires == T0 + TTL
         assert store.get("a").lease_owner == "rita"  # every reader sees who holds it
         assert store.stats(now=T0).leased == 0  # a claim is no lease of work
+        assert store.stats(now=T0).claimed == 1  # but a claim, counted as one
         with pytest.raises(LeaseConflict, match="claimed by 'rita'"):
             store.reserve("a", "sam", ttl=TTL, now=T0 + 1)
         before = world(store)
@@ -65,6 +67,31 @@ def test_a_person_claims_a_review_item_and_others_cannot_decide_it(
         _decide(store, "a", "accept", "rita", now=T0 + 2)  # the holder decides; the claim ends
         after = store.get("a")
         assert (after.state, after.lease_owner, after.lease_expires) == (State.PASS, None, None)
+        assert_sound(store)
+
+
+def test_an_undo_takes_a_decision_back_to_review_in_its_round(
+    store_harness: StoreHarness,
+) -> None:
+    """A person's ``undo`` of their accept or reject: the item is REVIEW again, in the same
+    round with the same tries, waiting for a decision; the log keeps the one undone, and the
+    lock the undo leaves is one an attempt produced (``check`` finds nothing)."""
+    with opened(store_harness, keys=["a", "b"]) as store:
+        for key, action in (("a", "accept"), ("b", "reject")):
+            before = lock(store, key, "REVIEW")
+            _decide(store, key, action, "rita", now=T0)
+            undo = human(key, State.REVIEW, "undo", note=f"undo of the {action}")
+            item, attempt = store.record(undo, Claim("rita", store.get(key).turns), now=T0 + 1)
+            assert (item.state, item.round, item.tries) == (State.REVIEW, 1, before.tries)
+            assert (attempt.action, attempt.driver, attempt.round) == ("undo", "rita", 1)
+            assert [a.action for a in store.snapshot(key)[1]] == [None, action, "undo"]
+        assert store.stats(now=T0 + 1).counts[State.REVIEW] == 2
+        assert_sound(store)
+        # Waiting again, it is claimed and decided as any REVIEW item.
+        store.reserve("a", "sam", ttl=TTL, now=T0 + 2)
+        assert (store.stats(now=T0 + 2).claimed, store.stats(now=T0 + 2).leased) == (1, 0)
+        _decide(store, "a", "reject", "sam", now=T0 + 3)
+        assert store.get("a").state is State.DONE
         assert_sound(store)
 
 

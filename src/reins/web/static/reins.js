@@ -1,10 +1,12 @@
 // reins dashboard: the only script its pages load (the Content-Security-Policy allows no other,
-// and no inline script). No framework, no build step. Three small parts:
+// and no inline script). No framework, no build step. Five small parts:
 // - the board stays live without a reload;
 // - the review queue answers to keys (j / k move, n writes the note, a / r decide, u undoes,
 //   c claims, / finds, ? shows them all), each only when pressed on its own, and those that
 //   record something only once Enter confirms them;
-// - the "by" name a person types is kept in this browser, not taken from the server's user.
+// - the "by" name a person types is kept in this browser, not taken from the server's user;
+// - the queue's forms post in place, so a refusal keeps what was typed;
+// - the queue stays live: what others decide or claim, and what comes to wait.
 // Every action still posts the page's own form, with its CSRF token: the keys press its buttons.
 "use strict";
 
@@ -299,4 +301,194 @@
     settling = window.setTimeout(settle, QUIET);
   });
   queue.dataset.keys = "ready"; // the keys are live (a test waits for this, not for a time)
+})();
+
+// A typed note is never lost. The queue's forms (decide, claim, undo) post without leaving the
+// page: a refusal (another's claim, an item that moved, a missing token) is said beside the
+// buttons and everything typed stays where it was; only what the server did sends the page on
+// to where it answered. A note is also kept in this tab as it is typed, so a reload (or a post
+// that went another way) brings it back until its decision is recorded.
+(function () {
+  const queue = document.getElementById("queue");
+  if (!queue) return;
+  const DRAFT = "reins.note.";
+
+  function stash(key, value) {
+    try {
+      if (value) window.sessionStorage.setItem(DRAFT + key, value);
+      else window.sessionStorage.removeItem(DRAFT + key);
+    } catch (err) {
+      // not kept across a reload; the field still holds it
+    }
+  }
+
+  function stashed(key) {
+    try {
+      return window.sessionStorage.getItem(DRAFT + key);
+    } catch (err) {
+      return null;
+    }
+  }
+
+  for (const entry of queue.querySelectorAll("article.waiting")) {
+    const note = entry.querySelector('form.act input[name="note"]');
+    if (!note) continue;
+    const kept = stashed(entry.dataset.key);
+    if (kept && !note.value) note.value = kept;
+    note.addEventListener("input", () => stash(entry.dataset.key, note.value));
+  }
+
+  // What a refusal says: a page of the server's (its problem paragraph), or its plain text.
+  async function refusal(response) {
+    const text = await response.text();
+    if ((response.headers.get("content-type") || "").includes("text/html")) {
+      const doc = new DOMParser().parseFromString(text, "text/html");
+      const problem = doc.getElementById("problem");
+      if (problem) return problem.textContent.trim();
+    }
+    return text.trim() || `refused (${response.status})`;
+  }
+
+  async function post(form, submitter) {
+    const where = form.querySelector(".pending, .said"); // the decision's, or a claim's
+    const say = (text, refused) => {
+      if (!where) return;
+      where.textContent = text;
+      where.classList.toggle("refusal", refused);
+    };
+    const body = new URLSearchParams(new FormData(form, submitter));
+    say("…", false);
+    let response;
+    try {
+      response = await fetch(form.action, {
+        method: "POST",
+        body: body,
+        credentials: "same-origin",
+        cache: "no-store",
+      });
+    } catch (err) {
+      say("the dashboard did not answer: nothing was recorded; what you typed is kept", true);
+      return;
+    }
+    if (response.ok) {
+      const key = body.get("key");
+      if (key && body.get("decision")) stash(key, ""); // decided: the draft is done with
+      window.location.assign(response.url);
+      return;
+    }
+    say(`${await refusal(response)} (what you typed is kept)`, true);
+  }
+
+  const forms = [...queue.querySelectorAll("form.act"), ...document.querySelectorAll("form.undo")];
+  for (const form of forms) {
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      post(form, event.submitter);
+    });
+  }
+  queue.dataset.posts = "ready";
+})();
+
+// The queue, live: every couple of seconds the page asks what became of the items it shows
+// (/api/queue, with its keys and its filter) and says it in place: a card another person
+// settled is greyed with who did what (its buttons off, its note left as typed), a claim made
+// or ended is shown, the count of items waiting follows, and items that came to wait under the
+// filter are offered with a link, never slid in under the person's keys.
+(function () {
+  const queue = document.getElementById("queue");
+  if (!queue) return;
+  const EVERY = 2000; // ms
+  const entries = Array.from(queue.querySelectorAll("article.waiting"));
+  const waiting = document.getElementById("waiting");
+  const fresh = document.getElementById("fresh");
+  const here = new URLSearchParams(window.location.search);
+  let busy = false;
+
+  function ask() {
+    const params = new URLSearchParams();
+    for (const name of ["rule", "search", "after"]) {
+      const value = here.get(name);
+      if (value) params.set(name, value);
+    }
+    for (const entry of entries) params.append("key", entry.dataset.key);
+    return `/api/queue?${params}`;
+  }
+
+  function holdOf(entry, card) {
+    let line = entry.querySelector("p.hold");
+    if (!card.holder) {
+      if (line) line.remove();
+      delete entry.dataset.holder;
+      return;
+    }
+    if (!line) {
+      line = document.createElement("p");
+      line.className = "hold";
+      line.setAttribute("role", "note");
+      entry.querySelector(".sides").before(line);
+    }
+    line.textContent = `claimed by ${card.holder} until ${card.until}: their decision to make, unless they release it`;
+    entry.dataset.holder = card.holder;
+  }
+
+  function settle(entry, card) {
+    if (entry.classList.contains("settled")) return;
+    entry.classList.add("settled");
+    const note = entry.querySelector(".live-note");
+    if (note) note.textContent = `${card.settled}: it no longer waits here`;
+    for (const button of entry.querySelectorAll("form button")) button.disabled = true;
+    const line = entry.querySelector("p.hold");
+    if (line) line.remove();
+  }
+
+  function unsettle(entry) {
+    // Undone by whoever decided it: it waits again, and can be decided again.
+    if (!entry.classList.contains("settled")) return;
+    entry.classList.remove("settled");
+    const note = entry.querySelector(".live-note");
+    if (note) note.textContent = "its decision was undone: it waits again";
+    for (const button of entry.querySelectorAll("form button")) {
+      if (!button.hidden) button.disabled = false; // Enter's hidden stopper stays off
+    }
+  }
+
+  function offer(keys) {
+    if (!fresh) return;
+    fresh.textContent = "";
+    if (!keys.length) return;
+    const n = keys.length;
+    fresh.append(`${n} more item${n === 1 ? "" : "s"} to review on this page: `);
+    const link = document.createElement("a");
+    link.href = window.location.pathname + window.location.search;
+    link.textContent = "show them";
+    fresh.append(link);
+  }
+
+  async function tick() {
+    if (busy || document.hidden) return;
+    busy = true;
+    try {
+      const response = await fetch(ask(), { credentials: "same-origin", cache: "no-store" });
+      if (!response.ok) return;
+      const now = await response.json();
+      if (waiting) waiting.textContent = `${now.waiting} waiting`;
+      const cards = new Map(now.cards.map((card) => [card.key, card]));
+      for (const entry of entries) {
+        const card = cards.get(entry.dataset.key);
+        if (!card) continue;
+        if (card.waiting) {
+          unsettle(entry);
+          holdOf(entry, card);
+        } else settle(entry, card);
+      }
+      offer(now.fresh);
+      queue.dataset.live = String(Number(queue.dataset.live || 0) + 1); // polls answered
+    } catch (err) {
+      // The server went away (or restarts): keep the page as it is and ask again.
+    } finally {
+      busy = false;
+    }
+  }
+
+  setInterval(tick, EVERY);
 })();
