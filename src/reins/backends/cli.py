@@ -16,7 +16,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -26,6 +25,7 @@ from reins.backends._http import dig
 from reins.backends.limits import estimate_tokens
 from reins.backends.redact import Redactor
 from reins.errors import BackendError, ConfigError, TransientError, TransientTimeout
+from reins.workspace.scratch import folder as temporary_folder
 
 if TYPE_CHECKING:
     from reins.values import Completion, Prompt
@@ -162,7 +162,7 @@ class CLIBackend:
         argv = [self.bin, *self.argv()]
 
         async def attempt(seconds: float) -> Reply:
-            with tempfile.TemporaryDirectory(prefix="reins-") as scratch:
+            with temporary_folder("cli") as scratch:
                 try:
                     done = await process.run(
                         argv, stdin=data, timeout=seconds, cwd=self.cwd or scratch

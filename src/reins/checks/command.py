@@ -55,7 +55,6 @@ import re
 import secrets
 import shutil
 import sys
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path as FilePath
@@ -69,7 +68,7 @@ from reins.checks.spec import CWD, BuiltCheck, CheckSpec, QuestFolder
 from reins.errors import JudgeError, ParamValueError
 from reins.gate.rule import Context
 from reins.values import Fact, JudgeTree
-from reins.workspace import processes
+from reins.workspace import processes, scratch
 
 NAME = "command"
 BROKEN = (126, 127)
@@ -189,7 +188,7 @@ class Run:
             ran = self._in(tree.path, ctx.key, unconfined=tree.sandbox == "none",
                            python=tree.python)  # fmt: skip
         else:
-            with tempfile.TemporaryDirectory(prefix="reins-command-") as folder:
+            with scratch.folder("command") as folder:
                 target = os.path.join(folder, self.file)
                 FilePath(target).write_bytes(_content(ctx.submission))
                 ran = self._run(folder, target, ctx.key, unconfined=True)

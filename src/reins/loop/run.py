@@ -17,6 +17,7 @@ from reins.loop.options import LoopOptions
 from reins.loop.progress import Reporter
 from reins.quest import Quest
 from reins.store.protocol import Store
+from reins.workspace import scratch
 
 if TYPE_CHECKING:
     from reins.loop.generator import Generator
@@ -67,6 +68,7 @@ async def drive(
 
     budget = (options or LoopOptions()).budget
     refuse_unpriced(budget, [g for g in (generator, strong) if g is not None])
+    scratch.sweep()  # the temporary folders of runs that died: a kill skips their cleanup
     engine = Engine(store, quest, generator, strong=strong, options=options, reporter=reporter)
     signals = _Signals(engine)
     if handle_signals:

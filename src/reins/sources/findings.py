@@ -21,7 +21,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -30,6 +29,7 @@ from reins.errors import ConfigError, JudgeError
 from reins.quest import Seed
 from reins.sandbox import isolation
 from reins.values import JSON
+from reins.workspace import scratch
 from reins.workspace.site import BaseTree
 
 KEPT = 50
@@ -85,7 +85,7 @@ class Findings:
         found = words[0] if os.path.isabs(words[0]) else shutil.which(words[0])
         if found is None:
             raise ConfigError(f"items from a command: {words[0]!r} was not found on PATH")
-        with tempfile.TemporaryDirectory(prefix="reins-scan-") as home:
+        with scratch.folder("scan") as home:
             env = clean_environment(home, PYTHONDONTWRITEBYTECODE="1")
             argv = [*(isolation() or ()), found, *words[1:]]
             try:

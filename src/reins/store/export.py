@@ -134,6 +134,16 @@ def export(store: Store, out: str | os.PathLike[str]) -> Exported:
     for ``out`` and for any other file that no live process is writing.
     """
     target = Path(out).resolve()
+    try:
+        return _export(store, target)
+    except OSError as exc:  # a full or read-only disk: what was written is whole (_append)
+        raise LedgerError(
+            f"cannot write export file {target}: {exc.strerror or exc}; nothing torn was "
+            "left in it, and the next export writes what this one could not"
+        ) from None
+
+
+def _export(store: Store, target: Path) -> Exported:
     path, count = str(target), 0
     with _locked(target, wait=True) as fd:
         _recover(store, path, fd)
@@ -249,11 +259,18 @@ def _write(fd: int, batch: ExportClaim) -> None:
 
 
 def _append(fd: int, data: bytes) -> None:
+    """Append ``data`` (whole lines) to the file, or, when the disk refuses (full, read-only),
+    none of it: a line cut short would stand in the file until the next export."""
+    start = os.fstat(fd).st_size
     view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-    os.fsync(fd)
+    try:
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    except OSError:
+        os.ftruncate(fd, start)  # a shrink needs no room
+        raise
 
 
 def _line(record: dict[str, Any]) -> bytes:

@@ -208,9 +208,26 @@ def _signal(pids: Iterable[int], sig: signal.Signals, root: int | None) -> None:
                 os.killpg(group, sig)
 
 
+_forker = 0  # the process that forked last, as the child sees it: set just before each fork
+
+
+def _forking() -> None:
+    global _forker
+    _forker = os.getpid()
+
+
+os.register_at_fork(before=_forking)  # subprocess runs it too when it calls a preexec_fn
+
+
 def die_with_parent() -> None:  # pragma: no cover - runs in the child, before exec
     """Linux: the child gets SIGKILL when the reins thread that started it dies (a crash must
-    leave nothing working). For ``preexec_fn``."""
+    leave nothing working). For ``preexec_fn``.
+
+    A parent killed after the fork but before the signal was armed sends none: the child,
+    already adopted by another, would run on. So it checks, once armed, that its parent is
+    still the process that forked it, and exits when not."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+        if _forker and os.getppid() != _forker:
+            os._exit(1)

@@ -30,6 +30,7 @@ from pathlib import Path
 from reins.errors import ConfigError, WorkspaceError
 from reins.workspace.basestore import base_store, objects_of, seal
 from reins.workspace.git import git
+from reins.workspace.gitlocks import clear, marking
 from reins.workspace.names import branch_of
 from reins.workspace.places import Places, write_whole
 from reins.workspace.pool import Pool
@@ -110,9 +111,15 @@ class Workspaces:
         workspace as work tree: never the agent's ``.git``."""
         store = self.places.item_store(key)
         head = [f"--git-dir={store}"] + ([f"--work-tree={self.path_of(key)}"] if tree else [])
-        env = {"GIT_INDEX_FILE": self.places.index(key)}
+        env = {"GIT_INDEX_FILE": self.places.index(key), **marking(self.path_of(key))}
         cwd = self.path_of(key) if tree else store
         return git([*head, *args], cwd=cwd, env=env, stdin=stdin).stdout
+
+    def unlock(self, key: str) -> list[str]:
+        """Delete the locks a git killed with its reins left in item ``key``'s store and index
+        (:mod:`reins.workspace.gitlocks`): the item's lease is this run's. Returns those."""
+        store, index = self.places.item_store(key), self.places.index(key)
+        return clear(self.path_of(key), stores=[store], indexes=[index])
 
     def has(self, key: str, commit: str) -> bool:
         """Whether item ``key``'s store (or the base store) holds ``commit``."""
@@ -135,6 +142,7 @@ class Workspaces:
             WorkspaceError: git failed, or ``origin`` is in no store of the item's.
         """
         self.item_store(key)
+        self.unlock(key)
         origin = origin or self.base
         path = self._folder(key)
         holds = self._holds(key)
@@ -228,6 +236,7 @@ class Workspaces:
             WorkspaceError: the land store does not hold one of them, or git failed.
         """
         self.item_store(key)
+        self.unlock(key)
         wanted = [c for c in dict.fromkeys(commits) if not self.has(key, c)]
         if not wanted:
             return

@@ -17,7 +17,7 @@ import shlex
 import sqlite3
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -56,15 +56,15 @@ class Database:
         try:
             yield conn
         except sqlite3.DatabaseError as exc:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise _ledger_error(self.path, exc) from exc
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
         try:
             conn.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise _ledger_error(self.path, exc) from exc
 
     @contextmanager
@@ -318,6 +318,14 @@ def _use_wal(conn: sqlite3.Connection) -> None:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """End a failed write transaction: SQLite has ended it already after some errors (a full
+    disk, an I/O error), and a ROLLBACK then fails and hides the cause."""
+    if conn.in_transaction:
+        with suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
 
 
 def _ledger_error(path: Path, exc: sqlite3.DatabaseError) -> LedgerError:
