@@ -203,3 +203,39 @@ def test_a_fake_pytest_or_pluggy_in_the_tree_cannot_stand_in_for_the_real_ones(
 def test_without_a_judge_s_tree_the_rule_is_a_judge_error(tmp_path: Path) -> None:
     with pytest.raises(JudgeError, match="only `reins loop` with a coding agent"):
         rule(tmp_path, tests=["t.py::t"])(Context(key="k", submission=""))
+
+
+SKIPS = """import pytest
+from calc import add
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_add_to(n):
+    if n == 3:
+        pytest.skip("three is for later")
+    assert add(n, 1) == n + 1
+"""
+
+
+def test_a_function_s_case_the_project_always_skips_is_not_the_item_s_but_a_new_skip_is(
+    tmp_path: Path,
+) -> None:
+    """A name without ``[…]`` selects every case; one the base skips too (its reason the same)
+    is no fact, so the item can pass; a case the change makes skip is one, and a name whose
+    cases all skip as at the base passed nothing."""
+    repo = make_repo(tmp_path / "project", {"calc.py": CALC, "tests/test_calc.py": SKIPS})
+    judging = Judging(repo, tmp_path / "root", judge=["tests/**"])
+    try:
+        named = rule(tmp_path, tests=["tests/test_calc.py::test_add_to"])
+        assert named(ctx(judging.tree("add", {"calc.py": FIXED}))) is None
+        skipping = FIXED.replace(
+            "return a + b",
+            "import pytest\n    if a == 2:\n        pytest.skip('not me')\n    return a + b",
+        )
+        found = said(facts(named(ctx(judging.tree("add", {"calc.py": skipping})))))
+        assert found == {"test tests/test_calc.py::test_add_to[2]": "skipped: not me"}
+        only_skip = rule(tmp_path, tests=["tests/test_calc.py::test_add_to[3]"])
+        [fact] = facts(only_skip(ctx(judging.tree("add", {"calc.py": FIXED}))))
+        assert fact.actual == "skipped: three is for later"  # one case named: it must pass
+    finally:
+        judging.close()

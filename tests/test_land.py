@@ -95,6 +95,24 @@ def test_every_pass_lands_in_the_stated_order_and_nothing_else_of_yours_moves(
     assert refs_and_status(repo, but="integration") == before
     assert git(repo, "for-each-ref", "refs/heads/reins/") == item_branches
     assert git(repo, "fsck", "--full", "--no-dangling") == ""
+    # What reins brought into your object store is packed: no loose objects, a pack or two
+    # (a geometric repack: each at least twice the size of the next).
+    packed = objects(repo)
+    assert packed["count"] == 0 and packed["packs"] <= 2, packed
+
+
+def objects(repo: Path) -> dict[str, int]:
+    counted = dict(line.split(": ") for line in git(repo, "count-objects", "-v").splitlines())
+    return {"count": int(counted["count"]), "packs": int(counted["packs"])}
+
+
+def test_with_automatic_gc_off_reins_leaves_your_object_store_as_git_does(here: Path) -> None:
+    repo = land_quest(here / "q", [{"id": "a"}, {"id": "b"}])
+    git(repo, "config", "gc.auto", "0")
+    assert cli("-q", "q", "scan").exit_code == 0
+    worked("q", stand_in(here))
+    assert cli("-q", "q", "land", "integration").exit_code == 0
+    assert objects(repo)["count"] > 0  # you said when git packs: not reins
 
 
 def test_a_rerun_lands_nothing_twice_and_its_json_says_so(here: Path) -> None:
@@ -492,30 +510,11 @@ print("fixed", key)
 
 @pytest.mark.parametrize("cheat", [False, True])
 def test_land_never_moves_a_branch_whose_whole_suite_fails(here: Path, cheat: bool) -> None:
-    """Each merge passes its land rules (the item's own test, and what passed at the base), but
-    b's change breaks a's test, which failed at the base: only the whole suite sees it. With
-    ``cheat``, b's code also ends the process with exit code 0 wherever reins' recorder does not
-    run it: the suite is read from pytest's own report, so that passes nothing."""
-    from tests.kit.codingkit import make_repo
-
-    own = '| own | FAIL | pytest | tests = ["tests/test_{key}.py"] | Fix it. |'
-    rules = own.replace("| own |", "| kept |").replace("Fix it. |", "Keep it. |")
-    make_repo(here / "q", {
-        "quest.toml": 'name = "q"\n\n[items]\nsource = "items.jsonl"\n\n[prompt]\n'
-                      'output = "text"\ntemplate = "Fix {{ key }}."\n\n[judge]\nmax_tries = 2\n\n'
-                      '[workspace]\njudge = ["tests/**"]\n\n[land]\nrules_file = "land.md"\n',
-        "gate.md": "# gate\n\n## Rules\n\n| id | level | check | parameters | coaching |\n"
-                   "|----|-------|-------|------------|----------|\n" + own + "\n",
-        "land.md": "# land\n\n## Rules\n\n| id | level | check | parameters | coaching |\n"
-                   "|----|-------|-------|------------|----------|\n"
-                   + rules.replace('"] |', '"], passing_at_base = true |') + "\n",
-        "items.jsonl": '{"id": "a"}\n{"id": "b"}\n',
-        ".gitignore": "__pycache__/\n",
-        "calc.py": SUITE_CALC,
-        "tests/test_a.py": "import calc\n\n\ndef test_a():\n"
-                           "    assert calc.a() + calc.SHIFT == 1\n",
-        "tests/test_b.py": "import calc\n\n\ndef test_b():\n    assert calc.b() == 2\n",
-    })  # fmt: skip
+    """Each merge passes its land rules (the item's own test), but b's change breaks a's test,
+    which failed at the base: only the whole suite sees it. With ``cheat``, b's code also ends
+    the process with exit code 0 wherever reins' recorder does not run it: the suite is read
+    from pytest's own report, so that passes nothing."""
+    suite_quest(here, kept=False)
     assert cli("-q", "q", "scan").exit_code == 0
     worked("q", f"cmd:{agent(here / 'fix.py', f'CHEAT = {cheat}' + SUITE_FIXER)}")
     out = cli("-q", "q", "land", "integrated")
@@ -527,3 +526,46 @@ def test_land_never_moves_a_branch_whose_whole_suite_fails(here: Path, cheat: bo
     doc = json.loads(cli("-q", "q", "land", "integrated", "--json").stdout)
     assert doc["settled"] is False and doc["moved"] is False
     assert doc["suite"]["passed"] is False and "test_a" in doc["suite"]["fact"]["actual"]
+
+
+def suite_quest(here: Path, *, kept: bool) -> None:
+    """Items a and b, each failing its own test at the base; b's fix breaks a's test. The land
+    rules: the item's own test, and with ``kept`` every test that passed before the merge."""
+    from tests.kit.codingkit import make_repo
+
+    own = '| own | FAIL | pytest | tests = ["tests/test_{key}.py"] | Fix it. |'
+    landed = own.replace("| own |", "| landed |")
+    rules = [landed] + ([landed.replace("| landed |", "| kept |").replace(
+        'tests = ["tests/test_{key}.py"]', "passing_at_base = true")] if kept else [])  # fmt: skip
+    make_repo(here / "q", {
+        "quest.toml": 'name = "q"\n\n[items]\nsource = "items.jsonl"\n\n[prompt]\n'
+                      'output = "text"\ntemplate = "Fix {{ key }}."\n\n[judge]\nmax_tries = 2\n\n'
+                      '[workspace]\njudge = ["tests/**"]\n\n[land]\nrules_file = "land.md"\n',
+        "gate.md": "# gate\n\n## Rules\n\n| id | level | check | parameters | coaching |\n"
+                   "|----|-------|-------|------------|----------|\n" + own + "\n",
+        "land.md": "# land\n\n## Rules\n\n| id | level | check | parameters | coaching |\n"
+                   "|----|-------|-------|------------|----------|\n" + "\n".join(rules) + "\n",
+        "items.jsonl": '{"id": "a"}\n{"id": "b"}\n',
+        ".gitignore": "__pycache__/\n",
+        "calc.py": SUITE_CALC,
+        "tests/test_a.py": "import calc\n\n\ndef test_a():\n"
+                           "    assert calc.a() + calc.SHIFT == 1\n",
+        "tests/test_b.py": "import calc\n\n\ndef test_b():\n    assert calc.b() == 2\n",
+    })  # fmt: skip
+
+
+def test_a_merge_keeps_every_test_that_passed_on_the_integration_before_it(here: Path) -> None:
+    """With passing_at_base, a land rule reads "before" on the integration the change goes
+    onto: a's test failed at the base and passes once a landed, so b's merge, which breaks it,
+    is red (a land item naming test_a), and nothing of b lands."""
+    suite_quest(here, kept=True)
+    assert cli("-q", "q", "scan").exit_code == 0
+    worked("q", f"cmd:{agent(here / 'fix.py', 'CHEAT = False' + SUITE_FIXER)}")
+    out = cli("-q", "q", "land", "integrated", "--json")
+    doc = json.loads(out.stdout.splitlines()[-1])
+    steps = {step["key"]: step for step in doc["steps"]}
+    assert steps["a"]["outcome"] == "landed", doc
+    assert steps["b"]["outcome"] == "red", doc
+    facts = " ".join(f["where"] + " " + f["actual"] for f in steps["b"]["facts"])
+    assert "tests/test_a.py::test_a" in facts, facts
+    assert str(steps["b"]["added"]).startswith("land/b"), steps["b"]

@@ -34,6 +34,8 @@ os.makedirs(os.path.join(site, "wordlib"))
 open(os.path.join(site, "wordlib", "__init__.py"), "w").write(
     "def shout(s):\\n    return s.upper() + '!'\\n")
 open("src/greet/_version.py", "w").write("VERSION = '1.2.3'\\n")
+open(os.path.join(site, "greeting_plugin.py"), "w").write(
+    "import pytest\\n@pytest.fixture\\ndef greeting():\\n    return 'hello'\\n")
 if how == "editable":
     os.makedirs(os.path.join(env, "copy", "greet"))
     open(os.path.join(env, "copy", "greet", "__init__.py"), "w").write(
@@ -93,6 +95,8 @@ def fixer(here: Path) -> Path:
         "import subprocess\n"
         "ran = subprocess.run(['python', '-c', 'import wordlib'], capture_output=True)\n"
         "print('wordlib on my PATH:', ran.returncode == 0)\n"
+        "import os\n"
+        "print('version file here:', os.path.isfile('src/greet/_version.py'))\n"
     ))  # fmt: skip
 
 
@@ -121,6 +125,7 @@ def test_the_judge_runs_the_project_in_its_own_environment(here: Path) -> None:
     # the tree's, with the project's interpreter and generated file.
     assert item.state is State.PASS, [(a.kind, a.error, a.facts) for a in log]
     assert "wordlib on my PATH: True" in (log[-1].submission or "")  # the agent's env too
+    assert "version file here: True" in (log[-1].submission or "")  # and what setup made
     envs = list((here / ".reins-worktrees" / "q" / ".reins" / "envs").iterdir())
     assert len([e for e in envs if e.is_dir() and not e.name.endswith(".files")]) == 1
     # A second run reuses it (nothing built again).
@@ -244,3 +249,64 @@ def test_a_pytest_fact_names_paths_from_the_tree_s_top(here: Path) -> None:
         log = led.snapshot("greet")[1]
     said = " ".join(f.actual for a in log for f in a.facts)
     assert "tests/missing.txt" in said and ".reins" not in said, said
+
+
+POLITE = TEST + "\n\ndef test_polite(greeting):\n    assert greeting == 'hello'\n"
+BOTH = '["tests/test_greet.py::test_greet", "tests/test_greet.py::test_polite"]'
+LAND = (
+    "# land\n\n## Rules\n\n| id | level | check | parameters | coaching |\n"
+    "|----|-------|-------|------------|----------|\n"
+    f"| landed | FAIL | pytest | tests = {BOTH} | Keep them. |\n"
+)
+
+
+def test_plugins_given_once_load_in_every_run_and_land_judges_in_the_environment(
+    here: Path,
+) -> None:
+    """The suite needs a plugin of the environment's (its fixture ``greeting``): named once in
+    ``[workspace] plugins``, it loads in the gate's runs, the land rules' and the whole suite
+    land runs, each with the project's interpreter (wordlib is in no environment of reins')."""
+    for name, plugins in (("q", 'plugins = ["greeting_plugin"]\n'), ("r", "")):
+        repo = project(
+            here / name,
+            test=POLITE,
+            rule=f"| fixed | FAIL | pytest | tests = {BOTH} | Fix greet. |",
+        )
+        toml = repo / "quest.toml"
+        toml.write_text(toml.read_text() + plugins + '\n[land]\nrules_file = "land.md"\n')
+        (repo / "land.md").write_text(LAND)
+        assert cli("-q", name, "scan").exit_code == 0
+        assert cli("-q", name, "loop", "--model", f"cmd:{fixer(here)}").exit_code in (0, 10)
+    with SQLiteStore.open(here / "r.reins.db") as led:
+        item, log = led.snapshot("greet")
+    assert item.state is State.DONE  # without the plugin: the fixture is not found
+    assert "fixture 'greeting' not found" in " ".join(f.actual for f in log[-1].facts)
+    with SQLiteStore.open(here / "q.reins.db") as led:
+        assert led.get("greet").state is State.PASS
+    landed = cli("-q", "q", "land", "integration", "--json")
+    assert landed.exit_code == 0, landed.output
+    said = json.loads(landed.stdout.splitlines()[-1])
+    assert said["moved"] is True and said["suite"]["passed"] is True, said
+
+
+def test_an_unconfined_agent_that_writes_the_environment_gets_no_verdict_from_it(
+    here: Path,
+) -> None:
+    """Under ``--sandbox none`` the agent runs as you do and can write the environment (here,
+    a wordlib whose shout makes every greeting pass): each judgment proves the environment
+    first, so the verdict is never the tampered environment's."""
+    project(here / "q")
+    assert cli("-q", "q", "scan").exit_code == 0
+    tamper = agent(here / "tamper.py", (
+        "import subprocess\n"
+        "where = subprocess.run(['python', '-c', 'import wordlib; print(wordlib.__file__)'],\n"
+        "                       capture_output=True, text=True).stdout.strip()\n"
+        "open(where, 'w').write('def shout(s):\\n    return \"HELLO ANN!\"\\n')\n"
+        "print('wrote', where)\n"
+    ))  # fmt: skip
+    out = cli("-q", "q", "loop", "--model", f"cmd:{tamper}", "--sandbox", "none", "--json")
+    with SQLiteStore.open(here / "q.reins.db") as led:
+        item, log = led.snapshot("greet")
+    assert item.state is not State.PASS, (out.output, [(a.kind, a.error) for a in log])
+    errors = " ".join(a.error or "" for a in log)
+    assert "environment" in errors and "changed since its setup built it" in errors, errors

@@ -32,12 +32,18 @@ class Prompt:
     ``key`` and ``turn`` say which item and turn it was composed for (empty and 0 for a
     prompt built by hand). They are not part of the text: two prompts are equal when their
     texts are.
+
+    ``temperature`` is the sampling temperature a retry policy declares for this turn
+    (``facts@0.8``), None for the backend's own. Like the seed it follows from the log and the
+    recorded policy, so a replay composes the same call; a backend that cannot take it per
+    call is refused before the run starts (:func:`reins.backends.base.takes_temperature`).
     """
 
     system: str
     user: str
     key: str = field(default="", compare=False)
     turn: int = field(default=0, compare=False)
+    temperature: float | None = field(default=None, compare=False)
 
     def text(self) -> str:
         """The prompt as one text, as ``reins next`` prints it."""
@@ -164,6 +170,11 @@ class JudgeTree:
     """the folder of the project's environment its setup built ("": none), read-only to runs"""
     generated: str = ""
     """the folder of the files the setup made in a tree of the base, which every tree holds"""
+    plugins: tuple[str, ...] = ()
+    """the pytest plugins the project's tests need (``[workspace] plugins``), loaded by name"""
+    before: str = ""
+    """the patch from the base of what the change goes onto when that is not the base: a land
+    merge's integration before it ("": the base); what "passing before" is read on"""
 
 
 def readable_json(value: object) -> str:

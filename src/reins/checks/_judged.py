@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import secrets
-import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -29,6 +28,7 @@ from reins.checks._running import Ran, clean_environment, execute
 from reins.errors import JudgeError
 from reins.sandbox.policy import below
 from reins.values import Fact
+from reins.workspace import scratch
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +44,8 @@ class Judged:
     python: str = ""
     """the interpreter the run's tests use ("": reins' own); its installation is in
     ``readable``"""
+    plugins: tuple[str, ...] = ()
+    """the pytest plugins a pytest run loads (``-p`` each)"""
 
 
 def policy(run: Judged) -> sandbox.Policy:
@@ -88,7 +90,7 @@ def run_judged(
         prefix = sandbox.isolation() or ()
         if not prefix and run.require_isolation:
             raise JudgeError(check, "cannot run without network on this host (no unshare)")
-    with tempfile.TemporaryDirectory(prefix="reins-judged-") as home:
+    with scratch.folder("judged") as home:
         return execute([*prefix, *argv], cwd=run.folder, env=clean_environment(home, **more),
                        timeout=timeout, keep=keep, check=check, pass_fds=pass_fds)  # fmt: skip
 

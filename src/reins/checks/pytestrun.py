@@ -7,9 +7,12 @@ judge's own files; never the agent's workspace) and reads the report pytest itse
 - each test ``tests`` names must have run and passed: one that is missing (no such test, a file
   that does not collect), deselected, skipped, marked to fail, failing or erroring is a FAIL
   fact saying which of these it was (``{key}`` in a name is the item's key; a name without
-  ``[…]`` means every parametrisation of it, a file or class every test in it);
+  ``[…]`` means every parametrisation of it, a file or class every test in it, and of those
+  one may skip, or fail as expected, only as it did at the base: a case the project always
+  skips is not the item's, code that makes a test skip is a FAIL);
 - with ``passing_at_base = true``, every test that passes at the base (one run in a tree of
-  the base alone, kept per base for the process) must still pass;
+  the base alone, kept per base for the process) must still pass; in a land rule, every test
+  that passes on the integration before the merge (a test an earlier item fixed included);
 - with neither, every test that runs must pass (skips and expected failures aside), and at
   least one must run;
 - an exit status 0 with no report (a test that exits the process) is a FAIL, never a pass, and
@@ -39,29 +42,34 @@ named 'x'`` for a module the tree does not hold) that the base has too.
 
 from __future__ import annotations
 
-import dataclasses
+import contextlib
+import hashlib
 import os
 import re
 import secrets
 import sys
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from reins.checks._common import excerpt, filled
 from reins.checks._judged import Judged, channel, run_judged, within
+from reins.checks._pytestfacts import STOOD_IN
+from reins.checks._pytestfacts import bounded as _bounded
+from reins.checks._pytestfacts import fact as _fact
+from reins.checks._pytestfacts import holds as _holds
+from reins.checks._pytestfacts import missing as _missing
+from reins.checks._pytestfacts import names as _names
+from reins.checks._pytestfacts import verified as _verified
 from reins.checks._pytestreport import BOOT, Report, Result, joined, read, unsaid
 from reins.checks._running import Ran
 from reins.checks.spec import BuiltCheck, CheckSpec
-from reins.errors import JudgeError, ParamValueError
+from reins.errors import JudgeError, ParamValueError, WorkspaceError
 from reins.gate.rule import Context
 from reins.values import Fact, JudgeTree
 from reins.workspace import processes
 
 NAME = "pytest"
-STOOD_IN = "stood in"
-"""The outcome of a test that passed with code not from the judge's file its id names."""
-SHOWN = 10
-"""Tests named by a fact of their own; more are counted in one fact."""
 _MISSING_MODULE = re.compile(r"No module named '([^'.]+)")
 
 
@@ -70,7 +78,8 @@ class PytestParams:
     tests: tuple[str, ...] = ()
     """the tests that must run and pass (node ids; {key} is the item's key, {item.test} a field)"""
     passing_at_base: bool = False
-    """every test that passes at the base must still pass"""
+    """every test that passes at the base (in a land rule: on the integration before the
+    merge) must still pass"""
     args: tuple[str, ...] = ()
     """pytest's arguments: which files to collect, -m, -k, -p PLUGIN (default: all of them)"""
     timeout: float = 300.0
@@ -107,7 +116,7 @@ class Pytest:
             return [report]
         facts: list[Fact] = []
         if self.tests:
-            facts += self._named(report, [filled(t, ctx, check=NAME) for t in self.tests])
+            facts += self._named(report, [filled(t, ctx, check=NAME) for t in self.tests], tree)
         if self.passing_at_base:
             facts += self._kept(report, self._base(tree))
         if not self.tests and not self.passing_at_base:
@@ -123,7 +132,10 @@ class Pytest:
 
     # -- running ---------------------------------------------------------------------------
 
-    def run_in(self, folder: str, *, python: str = "", readable: tuple[str, ...] = ()) -> Report:
+    def run_in(
+        self, folder: str, *, python: str = "", readable: tuple[str, ...] = (),
+        plugins: tuple[str, ...] = (),
+    ) -> Report:  # fmt: skip
         """One run in ``folder`` (with the project's ``python``, seeing ``readable``), judged
         as at the base: its report (``reins scan``'s failing tests). pytest finds the tests and
         configuration there itself (the base is the user's, not a generator's).
@@ -131,7 +143,7 @@ class Pytest:
         Raises:
             JudgeError: the run left no report, timed out, or pytest could not run.
         """
-        run = Judged(folder, readable=readable, unconfined=True, python=python)
+        run = Judged(folder, readable=readable, unconfined=True, python=python, plugins=plugins)
         try:
             return self._run(run, (), None, base=True)
         except _Failed as exc:
@@ -210,15 +222,15 @@ class Pytest:
                 )
 
     def _base(self, tree: JudgeTree) -> Report:
-        key = (tree.root, tree.base, tree.hidden or "", *self.args, f"{self.timeout:g}")
+        """The run in a tree of what the change goes onto: the base, or for a land rule the
+        integration before the merge (``tree.before``); kept for the process."""
+        before = hashlib.sha256(tree.before.encode()).hexdigest() if tree.before else ""
+        key = (tree.root, tree.base, before, tree.hidden or "", *self.args, f"{self.timeout:g}")
         with _BASE_LOCK:
             if key not in _BASE_REPORTS:
-                from reins.errors import WorkspaceError
-                from reins.workspace.judgetree import JudgeTrees
-
                 files = self._files(tree, [*tree.tests, *self._hidden_files(tree)])
                 try:
-                    with JudgeTrees.of(tree).base_tree() as folder:
+                    with _tree_before(tree) as folder:
                         run = _judged(folder, tree)
                         _BASE_REPORTS[key] = self._run(run, files, tree.config, base=True)
                 except WorkspaceError as exc:
@@ -242,7 +254,7 @@ class Pytest:
             argv = [run.python or sys.executable, "-P", "--check-hash-based-pycs", "always",
                     "-c", BOOT,
                     str(way.nonce_fd), str(way.report_fd), folder,
-                    *pinned, "-p", "no:cacheprovider",
+                    *pinned, "-p", "no:cacheprovider", *_loading(run.plugins),
                     "--continue-on-collection-errors", "-q", *self.args,
                     *(["--", *files] if files else [])]  # fmt: skip
             ran = run_judged(argv, run, timeout=self.timeout, keep=2000, check=NAME, env=env,
@@ -274,14 +286,32 @@ class Pytest:
 
     # -- judging ---------------------------------------------------------------------------
 
-    def _named(self, report: Report, names: list[str]) -> list[Fact]:
+    def _named(self, report: Report, names: list[str], tree: JudgeTree) -> list[Fact]:
         facts = []
         for name in names:
             found = {n: r for n, r in report.tests.items() if _names(name, n)}
             if not found:
                 facts.append(_fact(name, _missing(report, name)))
-            facts += [_fact(n, r) for n, r in found.items() if r.outcome != "passed"]
+            unpassed = {n: r for n, r in found.items() if r.outcome != "passed"}
+            if unpassed and set(found) != {name}:  # a function's parametrisations, a file
+                unpassed = self._not_as_at_base(unpassed, tree)
+                if not unpassed and not found.keys() & report.passed():
+                    none = "none passed (each skipped as at the base)"
+                    facts.append(
+                        Fact(where=f"test {name}", expected="one of its tests passes", actual=none)
+                    )
+            facts += [_fact(n, r) for n, r in unpassed.items()]
         return _bounded(facts)
+
+    def _not_as_at_base(self, unpassed: dict[str, Result], tree: JudgeTree) -> dict[str, Result]:
+        """Of the tests a name selects among others, those that did not pass, less each that
+        skipped (or failed as expected) at the base the same way: a parametrisation the project
+        always skips is not the item's to pass, and code that makes a test skip is."""
+        quiet = ("skipped", "xfailed")
+        if not any(r.outcome in quiet for r in unpassed.values()):
+            return unpassed
+        base = self._base(tree).tests
+        return {n: r for n, r in unpassed.items() if r.outcome not in quiet or base.get(n) != r}
 
     def _kept(self, report: Report, base: Report) -> list[Fact]:
         facts = []
@@ -314,26 +344,36 @@ def _judged(folder: str, tree: JudgeTree) -> Judged:
     env = Environment.of(tree.python, tree.environment, tree.generated)
     readable = env.readable if env is not None else ()
     return Judged(folder, readable=readable, unconfined=tree.sandbox == "none",
-                  python=tree.python)  # fmt: skip
+                  python=tree.python, plugins=tree.plugins)  # fmt: skip
 
 
-def _verified(report: Report, root: str) -> Report:
-    """``report`` with each passing test that was not collected from the judge's file its id
-    names under ``root`` (or whose function's code is in another file of the tree) marked as a
-    test that stood in: a module of the change answering for the judge's test."""
-    tests = dict(report.tests)
-    for name, result in report.tests.items():
-        if result.outcome != "passed":
-            continue
-        file = name.split("::", 1)[0]
-        want = os.path.normpath(os.path.join(root, file))
-        path, code = report.files.get(name, ("", ""))
-        code = os.path.normpath(code) if code else ""
-        inside = code.startswith(root.rstrip(os.sep) + os.sep)
-        if os.path.normpath(path) != want or (inside and code != want):
-            other = os.path.relpath(code if code and code != want else path or root, root)
-            tests[name] = Result(STOOD_IN, f"its code came from {other}, not the judge's {file}")
-    return dataclasses.replace(report, tests=tests)
+@contextlib.contextmanager
+def _tree_before(tree: JudgeTree) -> Iterator[str]:
+    """The folder of a tree of what ``tree``'s change goes onto, with the hidden tests: the
+    base, or the base with ``tree.before`` applied (the integration a land merge goes onto).
+
+    Raises:
+        WorkspaceError: the tree cannot be made.
+    """
+    from reins.workspace import hidden_tests
+    from reins.workspace.judgetree import JudgeTrees
+
+    trees = JudgeTrees.of(tree)
+    if not tree.before:
+        with trees.base_tree() as folder:
+            yield folder
+        return
+    with trees.tree(tree.before, branch="") as made:
+        if made.facts:  # reins' own integration, refused as a change would be
+            raise WorkspaceError(f"the integration before the merge: {made.facts[0].actual}")
+        if tree.hidden:
+            hidden_tests.place(tree.hidden, made.path)
+        yield made.path
+
+
+def _loading(plugins: tuple[str, ...]) -> list[str]:
+    """pytest's arguments that load ``plugins`` (autoload is off)."""
+    return [arg for name in plugins for arg in ("-p", name)]
 
 
 class _Failed(Exception):
@@ -342,45 +382,6 @@ class _Failed(Exception):
     def __init__(self, fact: Fact) -> None:
         super().__init__(fact.actual)
         self.fact = fact
-
-
-def _holds(folder: str, module: str) -> bool:
-    """Whether the tree holds a top-level module or package ``module`` (at its top or in
-    ``src/``)."""
-    return any(
-        os.path.exists(os.path.join(folder, *where, module + suffix))
-        for where in ((), ("src",))
-        for suffix in ("", ".py")
-    )
-
-
-def _names(name: str, nodeid: str) -> bool:
-    """Whether the test named ``name`` covers ``nodeid`` (itself, a parametrisation of it, or
-    a test in the file or class it names)."""
-    return nodeid == name or nodeid.startswith((name + "[", name + "::"))
-
-
-def _missing(report: Report, name: str) -> Result:
-    if any(_names(name, d) for d in report.deselected):
-        return Result("deselected", "it was deselected (-k, -m or --deselect)")
-    file = name.split("::", 1)[0]
-    for where, message in report.errors:
-        if where == file or where.startswith(file + "::"):
-            return Result("not run", f"collecting {where} failed: {message}")
-    return Result("not run", "no such test was collected")
-
-
-def _fact(name: str, result: Result) -> Fact:
-    actual = result.outcome + (f": {result.message}" if result.message else "")
-    return Fact(where=f"test {name}", expected="passes", actual=actual)
-
-
-def _bounded(facts: list[Fact]) -> list[Fact]:
-    if len(facts) <= SHOWN:
-        return facts
-    more = len(facts) - SHOWN
-    last = Fact(where="tests", expected="pass", actual=f"{more} more tests did not pass")
-    return [*facts[:SHOWN], last]
 
 
 _BASE_REPORTS: dict[tuple[str, ...], Report] = {}

@@ -97,9 +97,12 @@ def summary(run: LandRun) -> str:
         return (f"{said}; {run.branch} NOT moved: {fact.expected} on {fact.where}, and it "
                 f"failed: {fact.actual}\nFix it on a branch of your own from "
                 f"{run.tip[:12]} (reins' land store holds it), or drop the item whose change "
-                f"breaks it; {run.branch} stays at {(run.was or 'nothing')[:12]}")  # fmt: skip
+                f"breaks it; {run.branch} "
+                + (f"stays at {run.was[:12]}" if run.was else "is not made"))  # fmt: skip
     if run.suite is not None and run.suite.note:
         said += f" ({run.suite.note})"
+    elif run.suite is not None and run.suite.passed:
+        said += ", the project's whole suite passing on them"
     if run.moved:
         was = run.was[:12] if run.was else "nothing (made now)"
         return f"{said}; {run.branch} moved from {was} to {run.tip[:12]}"

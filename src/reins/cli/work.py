@@ -138,7 +138,8 @@ def _found(env: Env, recorded: str | None) -> tuple[str, Iterator[tuple[str, JSO
     workspace = env.quest.workspace
     assert workspace is not None
     root = workspace.worktrees or default_root(workspace, env.quest.name, worktrees_beside(env))
-    base, seeds = found_items(env.quest, root=root, recorded=recorded)
+    say = lambda said: click.echo(f"note: {said}", err=True)  # noqa: E731 (a minute, said)
+    base, seeds = found_items(env.quest, root=root, recorded=recorded, say=say)
     return base, ((s.key, s.payload) for s in seeds)
 
 

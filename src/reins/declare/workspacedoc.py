@@ -19,7 +19,8 @@ from reins.workspace.spec import Workspace, WorkspaceValueError, check_field
 TABLE = "workspace"
 KEYS = tuple(f.name for f in fields(Workspace))
 KINDS: dict[str, type] = {"judge": list, "read": list, "network": list, "setup": list,
-                          "setup_files": list, "max_files": int, "max_bytes": int}  # fmt: skip
+                          "setup_files": list, "plugins": list, "max_files": int,
+                          "max_bytes": int}  # fmt: skip
 
 
 class Doc(Protocol):

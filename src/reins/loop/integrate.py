@@ -46,7 +46,7 @@ from reins.workspace.integration import Integration, Landed, Merged
 from reins.workspace.judgetree import JudgeTrees
 from reins.workspace.landtask import LandTask
 from reins.workspace.places import locked
-from reins.workspace.site import BASE_META, hidden_folder
+from reins.workspace.site import BASE_META, equip, hidden_folder
 from reins.workspace.submission import compose
 from reins.workspace.workspaces import Workspaces
 
@@ -98,6 +98,7 @@ class Lander:
         hidden = hidden_folder(quest.workspace, spaces.repo)
         self.judges = JudgeTrees(spaces.places, self.base, judge=quest.workspace.judge_globs,
                                  hidden=hidden, sandbox=quest.workspace.sandbox)  # fmt: skip
+        equip(self.judges, quest.workspace, spaces)  # the project's environment, as the loop's
         self.tip = self.integration.tip()
         self.moved = False
 
@@ -217,7 +218,9 @@ class Lander:
         files = patch.count(b"\ndiff --git ") + patch.startswith(b"diff --git ")
         text = compose(said, patch, files=files, base=self.base, commit=merge,
                        branch=self.branch).text  # fmt: skip
-        with self.judges.tree(patch.decode("utf-8") or None, branch=self.branch) as tree:
+        before = self.integration.diff(self.tip).decode("utf-8") if self.tip != self.base else ""
+        with self.judges.tree(patch.decode("utf-8") or None, branch=self.branch,
+                              before=before) as tree:  # fmt: skip
             found = judge_landing(self.quest, candidate.item, text, workspace=tree)
         if isinstance(found, JudgeFailure):
             raise JudgeError(found.where, f"judging {candidate.key} merged onto {self.branch}: "
@@ -259,6 +262,7 @@ class Lander:
             return
         self.repo.advance(self.integration.store, self.tip, self.branch)
         self.moved = True
+        self.repo.tidy()
 
 
 def _before(key: str, landed: Landed, change: Change | Held) -> Step:

@@ -54,7 +54,7 @@ def whole_suite(judges: JudgeTrees, patch: str, command: str, *, commit: str) ->
         if tree.facts:  # reins' own merge made something a judged tree refuses
             raise WorkspaceError(f"the integration at {commit[:12]}: {tree.facts[0].actual}")
         if command == TEST:  # pytest's own report, not its exit code (the code could forge it)
-            return _reported(tree.path, python, readable, commit)
+            return _reported(tree.path, python, readable, commit, judges.plugins)
         run = Judged(tree.path, readable=readable, unconfined=judges.sandbox == "none",
                      python=python)  # fmt: skip
         env = {"PATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
@@ -73,7 +73,9 @@ def whole_suite(judges: JudgeTrees, patch: str, command: str, *, commit: str) ->
     ))  # fmt: skip
 
 
-def _reported(folder: str, python: str, readable: tuple[str, ...], commit: str) -> Suite:
+def _reported(
+    folder: str, python: str, readable: tuple[str, ...], commit: str, plugins: tuple[str, ...]
+) -> Suite:
     """The default suite (pytest, finding the tests and configuration itself) read from
     pytest's own report, as the judge reads it: a run that ends without one (code that calls
     ``os._exit(0)`` where no judge's rule runs it) fails, whatever its exit code."""
@@ -82,12 +84,13 @@ def _reported(folder: str, python: str, readable: tuple[str, ...], commit: str) 
     where = f"the integration at {commit[:12]}"
     expected = f"`{TEST}` passes (the project's whole suite)"
     try:
-        report = Pytest((), False, (), SUITE_SECONDS).run_in(folder, python=python,
-                                                            readable=readable)  # fmt: skip
+        report = Pytest((), False, (), SUITE_SECONDS).run_in(
+            folder, python=python, readable=readable, plugins=plugins
+        )
     except JudgeError as exc:
         return Suite(False, fact=Fact(where=where, rule=RULE, expected=expected, actual=str(exc)))
     bad = [f"collecting {w}: {m}" for w, m in report.errors]
-    bad += [f"{name}: {r.outcome} {r.message}".strip()
+    bad += [f"{name}: {r.outcome} {(r.message.splitlines() or [''])[0]}".strip()
             for name, r in report.tests.items() if r.outcome in ("failed", "error")]  # fmt: skip
     if bad:
         shown = "\n".join(bad[:15]) + (f"\n… and {len(bad) - 15} more" if len(bad) > 15 else "")

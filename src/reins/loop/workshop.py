@@ -162,6 +162,8 @@ class Workshop:
         still under way (the run's end)."""
         if self.landing is not None:
             self.landing.close()
+            if self.spaces is not None:
+                self.spaces.repo.tidy()  # the branches it brought in, packed
         for thread in self.ahead:
             thread.join()
         if self.judges is not None:
@@ -219,11 +221,16 @@ class Workshop:
         # What a crashed reins left running on this workspace must not work on it meanwhile.
         processes.kill_tree(None, f"{self.spaces.path_of(key)}#", grace=1.0)
         if task is None:
-            return self.spaces.prepare(key, start, patch=patch)
-        # A land item's store gets its integration commit and change from the land store
-        # (the base store, which every agent borrows, holds the base alone).
-        self.spaces.borrow(key, (task.onto, task.commit))
-        return self.spaces.prepare(key, start, patch=patch, origin=task.onto)
+            started = self.spaces.prepare(key, start, patch=patch)
+        else:
+            # A land item's store gets its integration commit and change from the land store
+            # (the base store, which every agent borrows, holds the base alone).
+            self.spaces.borrow(key, (task.onto, task.commit))
+            started = self.spaces.prepare(key, start, patch=patch, origin=task.onto)
+        env = self.judges.environment if self.judges is not None else None
+        if env is not None:  # what the project's build made (a version file), as the judge has it
+            env.place(self.spaces.path_of(key))
+        return started
 
     def _take(
         self, item: Item, start: str, turn: int, said: str, origin: str

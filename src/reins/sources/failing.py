@@ -42,7 +42,8 @@ class FailingTests:
     def scan(self, tree: BaseTree) -> Iterator[Seed]:
         try:
             check = Pytest((), False, tuple(self.args), self.timeout)
-            report = check.run_in(tree.path, python=tree.python, readable=tree.readable)
+            report = check.run_in(tree.path, python=tree.python, readable=tree.readable,
+                                  plugins=tree.plugins)  # fmt: skip
         except JudgeError as exc:
             raise ConfigError(f"items from pytest at the base {tree.commit[:12]}: {exc}") from None
         # One file can fail several collectors (its tests, and with --doctest-modules its

@@ -3,18 +3,21 @@ base held while they are read."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from reins.quest import Quest, Seed
 from reins.workspace.repository import Repository
 from reins.workspace.site import base_tree, settled_base
 
 
-def found_items(quest: Quest, *, root: str, recorded: str | None) -> tuple[str, Iterator[Seed]]:
+def found_items(
+    quest: Quest, *, root: str, recorded: str | None, say: Callable[[str], None] = lambda _: None
+) -> tuple[str, Iterator[Seed]]:
     """The base commit, and the items ``quest.found`` finds there (read as they are taken).
 
     ``recorded`` is the base the ledger recorded (None: none yet); ``root`` the workspaces'
-    folder, whose base store the loop goes on to use.
+    folder, whose base store the loop goes on to use; ``say`` hears of long steps (the
+    project's environment built).
 
     Raises:
         ConfigError: the quest finds no items in a repository, or the base moved.
@@ -25,7 +28,7 @@ def found_items(quest: Quest, *, root: str, recorded: str | None) -> tuple[str, 
     base = settled_base(recorded, named, workspace)
 
     def items() -> Iterator[Seed]:
-        with base_tree(workspace, root=root, base=base) as tree:
+        with base_tree(workspace, root=root, base=base, say=say) as tree:
             for seed in found.scan(tree):
                 yield seed if isinstance(seed, Seed) else Seed(*seed)
 

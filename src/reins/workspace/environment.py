@@ -8,8 +8,8 @@ the environment writable, the toolchain read-only, no network but the hosts the 
 (``[workspace] network``: its package registries) through an egress proxy of their own.
 
 What the setup made in the tree that git does not track (a generated ``_version.py``, compiled
-translations) is kept beside the environment and put in every judge's tree, as the project's
-build would have it (not yet in the agents' workspaces). The environment lies in reins' folder;
+translations) is kept beside the environment and put in every judge's tree and every agent's
+workspace, as the project's build would have it. The environment lies in reins' folder;
 agents see it read-only, its interpreter first on their ``PATH`` (their own test runs mean what
 the judge's do), and nothing but its setup writes it; a digest of every file is written when
 it is built and checked before a run uses it, so an environment changed since is built again,
@@ -69,9 +69,21 @@ class Environment:
         return tuple(dict.fromkeys([*([self.folder] if self.folder else []),
                                     *needed([self.python], path=False)]))  # fmt: skip
 
-    def place(self, tree: str) -> None:
+    def place(self, tree: str, *, prove: bool = False) -> None:
         """Put the files setup made into ``tree`` (a judge's tree, a workspace), as setup made
-        them; a path the tree already holds is left as it is."""
+        them; a path the tree already holds is left as it is. With ``prove`` (agents run
+        unconfined, and could have written the environment since), first check it is as its
+        setup sealed it.
+
+        Raises:
+            WorkspaceError: ``prove``, and the environment changed since it was built.
+        """
+        if prove and self.folder is not None and not _sealed_as(self.folder):
+            raise WorkspaceError(
+                f"the project's environment {self.folder} changed since its setup built it (an "
+                "agent run with --sandbox none can write it): the judge will not run with it; "
+                "the next run builds it again"
+            )
         if self.generated is None:
             return
         for folder, _, files in os.walk(self.generated):
@@ -239,18 +251,24 @@ _CHECKED: set[str] = set()  # environments this process proved, each once
 
 
 def _intact(folder: str) -> bool:
-    """Whether ``folder`` is an environment setup finished, unchanged since."""
+    """Whether ``folder`` is an environment setup finished, unchanged since (proven once per
+    process: a confined agent cannot write it)."""
     if folder in _CHECKED:
         return True
+    if not _sealed_as(folder):
+        return False
+    _CHECKED.add(folder)
+    return True
+
+
+def _sealed_as(folder: str) -> bool:
+    """Whether ``folder`` holds what its seal says: each file as its setup left it."""
     try:
         with open(folder + ".sealed", encoding="utf-8") as f:
             sealed = f.read().strip()
     except OSError:
         return False
-    if not os.path.isdir(folder) or _digest(folder) != sealed:
-        return False
-    _CHECKED.add(folder)
-    return True
+    return os.path.isdir(folder) and _digest(folder) == sealed
 
 
 def _checked(made: Environment) -> Environment:

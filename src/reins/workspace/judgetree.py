@@ -32,7 +32,7 @@ from collections.abc import Iterator, Sequence
 
 from reins.errors import WorkspaceError
 from reins.values import Fact, JudgeTree
-from reins.workspace import hidden_tests, storeproof, treefacts, treeindex
+from reins.workspace import gitlocks, hidden_tests, storeproof, treefacts, treeindex
 from reins.workspace.basestore import DONE, objects_of, seal
 from reins.workspace.change import CHANGE_RULE
 from reins.workspace.environment import Environment
@@ -64,6 +64,7 @@ class JudgeTrees:
     ) -> None:
         self.places, self.base, self.hidden, self.sandbox = places, base, hidden, sandbox
         self.environment: Environment | None = None  # the project's: its files in every tree
+        self.plugins: tuple[str, ...] = ()  # the pytest plugins the project's tests need
         self.globs = Globs.of(judge)
         self.store = places.base_store(base)
         self._judge_store = os.path.join(places.judge, "store.git")
@@ -80,10 +81,11 @@ class JudgeTrees:
         made = cls(Places(tree.root), tree.base, hidden=tree.hidden, sandbox=tree.sandbox)
         made._tests, made._config = tree.tests, tree.config
         made.environment = Environment.of(tree.python, tree.environment, tree.generated)
+        made.plugins = tree.plugins
         return made
 
     @contextlib.contextmanager
-    def tree(self, patch: str | None, *, branch: str) -> Iterator[JudgeTree]:
+    def tree(self, patch: str | None, *, branch: str, before: str = "") -> Iterator[JudgeTree]:
         """A tree of the base with ``patch`` applied, held while the block runs (the hidden
         tests are not in it).
 
@@ -101,7 +103,8 @@ class JudgeTrees:
             self._reset(path, index, target)
             made = JudgeTree(path, self.base, branch, self.places.root, self.hidden, tuple(facts),
                              changed=tuple(changed), target=target, sandbox=self.sandbox,
-                             tests=self.tests(), config=self.config())  # fmt: skip
+                             tests=self.tests(), config=self.config(),
+                             plugins=self.plugins, before=before)  # fmt: skip
             yield self._environed(made)
 
     @contextlib.contextmanager
@@ -126,7 +129,7 @@ class JudgeTrees:
             finally:
                 self._lent.pop(objects, None)
             if self.environment is not None:
-                self.environment.place(path)
+                self.environment.place(path, prove=self.sandbox == "none")
             if hidden and self.hidden:
                 hidden_tests.place(self.hidden, path)
             yield path
@@ -136,7 +139,7 @@ class JudgeTrees:
         env = self.environment
         if env is None:
             return tree
-        env.place(tree.path)
+        env.place(tree.path, prove=self.sandbox == "none")
         return dataclasses.replace(tree, python=env.python, environment=env.folder or "",
                                    generated=env.generated or "")  # fmt: skip
 
@@ -211,6 +214,7 @@ class JudgeTrees:
         path = os.path.join(self.places.judge, str(n))
         index = os.path.join(self.places.judge, f"{n}.index")
         try:
+            gitlocks.clear(path, indexes=[index, index + ".next"])  # a killed git's, held: stale
             yield path, index
         except BaseException:
             hold.release()
@@ -278,12 +282,11 @@ class JudgeTrees:
     ) -> bytes:
         """``git ARGS`` on the judge's store with ``index`` (and ``tree`` as work tree)."""
         head = [f"--git-dir={self._judge_store}"] + ([f"--work-tree={tree}"] if tree else [])
-        objects = storeproof.slot_objects(
-            index
-        )  # the slot's own, fresh each judgment; then the base's
+        objects = storeproof.slot_objects(index)  # the slot's own, fresh each judgment
         borrowed = [*([self._lent[objects]] if objects in self._lent else []), self._base_objects]
         env = {"GIT_INDEX_FILE": index, "GIT_OBJECT_DIRECTORY": objects,
-               "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(borrowed)}  # fmt: skip
+               "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(borrowed),
+               **gitlocks.marking(index.split(".index", 1)[0])}  # fmt: skip
         cwd = tree or self.places.judge
         return git([*head, *args], cwd=cwd, env=env, stdin=stdin, check=check).stdout
 

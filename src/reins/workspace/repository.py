@@ -12,7 +12,9 @@ its checkout, index, hooks or configuration is written.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import subprocess
 from dataclasses import dataclass
 
 from reins.errors import ConfigError, WorkspaceError
@@ -130,6 +132,21 @@ class Repository:
         refspec = f"{commit}:refs/heads/{branch}"
         git(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
              store, refspec], cwd=self.where)  # fmt: skip
+
+    def tidy(self) -> None:
+        """Pack what reins brought into your object store: each branch it fetched in left a
+        small pack or loose objects, and enough of them make your next git command stop for a
+        gc. A geometric repack merges the small packs (your large ones stay as they are) and
+        the loose objects; nothing when you turned automatic gc off (``gc.auto = 0``)."""
+        yours = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        with contextlib.suppress(OSError, subprocess.SubprocessError):  # your own settings
+            auto = subprocess.run(
+                ["git", "config", "--get", "gc.auto"], cwd=self.where, env=yours,
+                stdin=subprocess.DEVNULL, capture_output=True, timeout=30,
+            )  # fmt: skip
+            if auto.stdout.strip() == b"0":
+                return
+        git(["repack", "-d", "-q", "--geometric=2"], cwd=self.where, check=False)
 
     def holds(self, ancestor: str, commit: str) -> bool:
         """Whether ``ancestor`` is in the history of ``commit``."""

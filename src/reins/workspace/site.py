@@ -80,6 +80,8 @@ class BaseTree:
     """the project's interpreter its tests run with ("": reins' own)"""
     readable: tuple[str, ...] = ()
     """what a run with that interpreter must see (its environment, its installation)"""
+    plugins: tuple[str, ...] = ()
+    """the pytest plugins the project's tests need (``[workspace] plugins``)"""
 
     def files(self) -> list[str]:
         """The base's tracked files, by path from the top, sorted (the hidden tests are the
@@ -90,7 +92,9 @@ class BaseTree:
 
 
 @contextlib.contextmanager
-def base_tree(workspace: Workspace, *, root: str, base: str) -> Iterator[BaseTree]:
+def base_tree(
+    workspace: Workspace, *, root: str, base: str, say: Callable[[str], None] = lambda _: None
+) -> Iterator[BaseTree]:
     """A tree of ``base`` in the workspaces folder ``root`` (made as the loop makes it, so the
     loop reuses its base store), held while the block runs.
 
@@ -110,10 +114,11 @@ def base_tree(workspace: Workspace, *, root: str, base: str) -> Iterator[BaseTre
         hidden=hidden,
         sandbox=workspace.sandbox,
     )
-    env = equip(trees, workspace, spaces)
+    env = equip(trees, workspace, spaces, say)
     with trees.base_tree() as path:
         python, readable = (env.python, env.readable) if env else ("", ())
-        yield BaseTree(os.path.realpath(path), spaces.base, spaces.store, python, readable)
+        yield BaseTree(os.path.realpath(path), spaces.base, spaces.store, python, readable,
+                       workspace.plugins)  # fmt: skip
 
 
 def equip(
@@ -140,6 +145,7 @@ def equip(
     except WorkspaceError as exc:
         raise ConfigError(str(exc)) from None
     trees.environment = env
+    trees.plugins = workspace.plugins
     if env is not None:
         say(f"the judge's tests run with the project's interpreter, {env.python}")
     return env

@@ -42,6 +42,7 @@ LEGACY_BRANCH = "reins/{key}"
 under it keeps it (:mod:`reins.loop.branching`)."""
 
 # git check-ref-format's refusals that a template can already commit (the key is made safe).
+_MODULE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _BAD_REF = re.compile(r"\.\.|@\{|//|[\x00-\x20\x7f~^:?*\[\\]|\.lock(?:/|\Z)|(?:\A|/)\.|/\Z|\A/")
 
 
@@ -96,6 +97,10 @@ class Workspace:
         test: the project's own test command, a shell line (``python`` is the interpreter
             above): ``reins land`` runs it on the integration before it moves your branch,
             which moves only when it passes. "": none.
+        plugins: the pytest plugins the project's tests need (module names, as
+            ``pytest_mock``): every pytest run reins makes of them loads each (``-p``), the
+            ``pytest`` check's, a ``from = "pytest"`` scan's and the default ``test``'s; no
+            other is loaded (plugin autoload is off).
     """
 
     repo: str = "."
@@ -115,6 +120,7 @@ class Workspace:
     setup_files: tuple[str, ...] = SETUP_FILES
     python: str | None = None
     test: str = TEST
+    plugins: tuple[str, ...] = ()
 
     @property
     def judge_globs(self) -> tuple[str, ...]:
@@ -127,7 +133,7 @@ class Workspace:
         if self.judge is not None:  # a list from TOML or a caller: kept as a tuple, a value
             object.__setattr__(self, "judge", tuple(self.judge))
         object.__setattr__(self, "read", tuple(self.read))
-        for name in ("network", "setup", "setup_files"):
+        for name in ("network", "setup", "setup_files", "plugins"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
 
 
@@ -155,12 +161,19 @@ def _a_host(host: object) -> str | None:
     return None
 
 
+def _a_module(name: object) -> str | None:
+    if isinstance(name, str) and _MODULE.fullmatch(name):
+        return None
+    return f'expected a module name, as "pytest_mock", not {name!r:.60}'
+
+
 LISTS: dict[str, tuple[str, Callable[[object], str | None]]] = {
     "read": ('a list of paths, as ["../data"]', _a_path),
     "judge": ('a list of path patterns, as ["tests/**"]', _a_pattern),
     "setup": ('a list of strings, as ["python -m venv $REINS_ENV"]', _a_line),
     "setup_files": ('a list of path patterns, as ["uv.lock"]', _a_pattern),
     "network": ('a list of hosts, as ["pypi.org"]', _a_host),
+    "plugins": ('a list of module names, as ["pytest_mock"]', _a_module),
 }
 """The fields that are lists: what to write, and what each element must be (None: fine)."""
 
