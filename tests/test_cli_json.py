@@ -475,3 +475,22 @@ def test_serve(served: str) -> None:
     assert list(doc) == ["url", "port", "read_only", "token"]
     # On loopback too: the link a person opens carries the token every action needs.
     assert doc["token"] and doc["url"].endswith(f"/?token={doc['token']}")
+
+
+@pytest.mark.slow  # `reins serve` in its own process
+def test_serve_knows_the_reviewers_reins_toml_names(cli: Cli, tmp_path: Path) -> None:
+    """reins.toml's ``reviewers`` gives each person a link, as ``--reviewer`` does."""
+    pytest.importorskip("uvicorn", reason="serve needs the [web] extra")
+    (tmp_path / "reins.toml").write_text('[reins]\nreviewers = ["ann", "bob"]\n')
+    argv = [sys.executable, "-m", "reins.cli", "--quest", TINY_REF, "serve", "--port", "0"]
+    proc = subprocess.Popen([*argv, "--json"], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        served = json.loads(proc.stdout.readline())
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    assert sorted(served["reviewers"]) == ["ann", "bob"] and served["token"] is None, served
+    (tmp_path / "reins.toml").write_text('[reins]\nreviewers = "ann"\n')
+    out = cli("status", "--json")
+    assert out.exit_code == 2 and "reviewers must be a list of names" in doc(out)["error"]

@@ -23,6 +23,7 @@ KNOWN_KEYS = {
     "max_tries",
     "hook_max_blocks",
     "hook_max_turns",
+    "reviewers",
 }
 # The stop hook lets an agent stop after this many blocks in a row without a new recorded turn.
 DEFAULT_HOOK_MAX_BLOCKS = 3
@@ -180,6 +181,7 @@ class Settings:
     max_tries: int | None
     hook_max_blocks: int = DEFAULT_HOOK_MAX_BLOCKS
     hook_max_turns: int | None = None
+    reviewers: tuple[str, ...] = ()  # the people the desk knows (reins serve --reviewer)
     quest_folder: str | None = None
     project: Config = field(default_factory=lambda: Config({}))
 
@@ -221,6 +223,13 @@ class Settings:
         hook_max_turns = typed("hook_max_turns", int, None)
         if hook_max_turns is not None and hook_max_turns < 1:
             raise ConfigError(f"{CONFIG_FILE}: hook_max_turns must be at least 1")
+        reviewers = config.table.get("reviewers", [])
+        if not isinstance(reviewers, list) or not all(
+            isinstance(name, str) and name.strip() for name in reviewers
+        ):
+            raise ConfigError(
+                f'{CONFIG_FILE}: reviewers must be a list of names, as ["ann", "bob"]'
+            )
         # Every value is checked, even one a flag overrides: a bad file is a bad file.
         quest_ref, ledger_ref = typed("quest", str, None), typed("ledger", str, None)
         results = typed("results", str, None)
@@ -240,6 +249,7 @@ class Settings:
             max_tries=max_tries,
             hook_max_blocks=hook_max_blocks,
             hook_max_turns=hook_max_turns,
+            reviewers=tuple(reviewers),
             quest_folder=str(config.folder) if from_file else None,
             project=config,
         )

@@ -153,7 +153,8 @@ def serve(
     Who acts:
       one person   one link, a new token at every start; actions record the
                    name typed under "by" on the page, else --by.
-      --reviewer   one link per person, each token bound to its name and kept
+      --reviewer   (or reins.toml's reviewers = ["ann", "bob"]; flags win)
+                   one link per person, each token bound to its name and kept
                    across restarts (the key is .reins/desk.key in the project,
                    0600); actions record that name, and only the person who
                    decided may undo it. --new-links ends every earlier link.
@@ -168,7 +169,7 @@ def serve(
     store = env.ledger()
     quest = env.quest_if_given()
     publish = publisher(env) if quest is not None and env.settings.auto_export else None
-    people = reviewer_tokens(env, reviewers, renew=new_links)
+    people = reviewer_tokens(env, reviewers or env.settings.reviewers, renew=new_links)
     guard = Guard.for_host(host, token_to_read=want_token, people=people)
     app = create_app(store, quest, guard, read_only=read_only, by=by, publish=publish)
     sock = listen(host, port)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from reins.loop.events import StopReason
 from reins.loop.options import LoopOptions
+from reins.loop.recording import JUDGE_TREE
 from reins.loop.tally import Tally
 from reins.store.model import Attempt, AttemptKind
 
@@ -27,14 +28,14 @@ def tripped(tally: Tally, options: LoopOptions, last: Attempt) -> tuple[StopReas
     if last.kind is AttemptKind.JUDGE_ERROR:
         count, breaker = tally.consecutive_judge_errors, options.judge_breaker
         what = f"judge breaker: {count} judge errors in a row"
-        reason, advice = StopReason.JUDGE_BREAKER, "The gate itself failed; fix the quest's gate"
+        reason, advice = StopReason.JUDGE_BREAKER, _advice(last)
     else:
         count, breaker = len(tally.erring), options.breaker
         what = (
             f"circuit breaker: generation errors on {count} items in a row, "
             f"{tally.consecutive_errors} errors with no judged turn between them"
         )
-        reason, advice = StopReason.BREAKER, "Check the backend"
+        reason, advice = StopReason.BREAKER, _advice(last)
     if breaker is None or count < breaker:
         return None
     return reason, (
@@ -42,6 +43,25 @@ def tripped(tally: Tally, options: LoopOptions, last: Attempt) -> tuple[StopReas
         f"{advice}, "
         "then run the loop again."
     )
+
+
+def _advice(last: Attempt) -> str:
+    """What to look at, by whose the last error was: reins' own folders (an item's workspace,
+    a judge's tree: a full disk, a folder it cannot write), else the gate or the backend."""
+    error = last.error or ""
+    if last.kind is AttemptKind.JUDGE_ERROR:
+        if error.startswith(JUDGE_TREE) or "holds objects git did not make" in error:
+            return (
+                "reins could not make the judge's tree (not the gate's fault: the error says "
+                "why, a full disk or a folder of reins' it cannot write); fix that"
+            )
+        return "The gate itself failed; fix the quest's gate"
+    if error.startswith("workspace:"):
+        return (
+            "reins could not make or read an item's workspace (not the backend's fault: the "
+            "error says why, a full disk or a folder it cannot write); fix that"
+        )
+    return "Check the backend"
 
 
 def never_answered(tally: Tally, options: LoopOptions) -> bool:

@@ -262,7 +262,7 @@ class Lander:
             return
         self.repo.advance(self.integration.store, self.tip, self.branch)
         self.moved = True
-        self.repo.tidy()
+        self.repo.repack()
 
 
 def _before(key: str, landed: Landed, change: Change | Held) -> Step:

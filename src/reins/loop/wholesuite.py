@@ -87,8 +87,9 @@ def _reported(
         report = Pytest((), False, (), SUITE_SECONDS).run_in(
             folder, python=python, readable=readable, plugins=plugins
         )
-    except JudgeError as exc:
-        return Suite(False, fact=Fact(where=where, rule=RULE, expected=expected, actual=str(exc)))
+    except JudgeError as exc:  # said as of a run at the base, whose reading this one shares
+        actual = exc.cause.removeprefix("at the base, ")
+        return Suite(False, fact=Fact(where=where, rule=RULE, expected=expected, actual=actual))
     bad = [f"collecting {w}: {m}" for w, m in report.errors]
     bad += [f"{name}: {r.outcome} {(r.message.splitlines() or [''])[0]}".strip()
             for name, r in report.tests.items() if r.outcome in ("failed", "error")]  # fmt: skip

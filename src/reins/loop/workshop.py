@@ -162,8 +162,6 @@ class Workshop:
         still under way (the run's end)."""
         if self.landing is not None:
             self.landing.close()
-            if self.spaces is not None:
-                self.spaces.repo.tidy()  # the branches it brought in, packed
         for thread in self.ahead:
             thread.join()
         if self.judges is not None:

@@ -133,7 +133,7 @@ class Repository:
         git(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
              store, refspec], cwd=self.where)  # fmt: skip
 
-    def tidy(self) -> None:
+    def repack(self) -> None:
         """Pack what reins brought into your object store: each branch it fetched in left a
         small pack or loose objects, and enough of them make your next git command stop for a
         gc. A geometric repack merges the small packs (your large ones stay as they are) and
