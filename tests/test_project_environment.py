@@ -16,7 +16,7 @@ import pytest
 from reins import SQLiteStore, State
 from reins.store import AttemptKind
 from reins.store.walk import iter_items
-from tests.kit.codingkit import agent, cli, make_repo
+from tests.kit.codingkit import agent, cli, git, make_repo
 
 # Builds the environment as a project's setup would, offline: a virtual environment of the
 # interpreter's installation, pytest lent from reins' own (a .pth), the dependency `wordlib`
@@ -310,3 +310,30 @@ def test_an_unconfined_agent_that_writes_the_environment_gets_no_verdict_from_it
     assert item.state is not State.PASS, (out.output, [(a.kind, a.error) for a in log])
     errors = " ".join(a.error or "" for a in log)
     assert "environment" in errors and "changed since its setup built it" in errors, errors
+
+
+def test_the_setup_runs_in_a_checkout_of_the_base_that_a_version_from_git_can_read(
+    here: Path,
+) -> None:
+    """setuptools-scm and hatch-vcs read the version from git: the setup's tree is a clean
+    checkout of the base commit (alone: no other commit of yours, no tag, no remote), and no
+    judge's tree keeps its ``.git``."""
+    repo = project(here / "q")
+    toml = repo / "quest.toml"
+    line = (
+        "git rev-parse HEAD > src/greet/_commit.txt && git rev-list --count HEAD >> "
+        "src/greet/_commit.txt && git remote | wc -l >> src/greet/_commit.txt && "
+        "git status --porcelain --untracked-files=no >> src/greet/_commit.txt"
+    )
+    toml.write_text(toml.read_text().replace("setup = [", f"setup = [{json.dumps(line)}, "))
+    git(repo, "add", "quest.toml")
+    git(repo, "commit", "-qm", "the setup reads git")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    assert cli("-q", "q", "scan").exit_code == 0
+    loop(here, fixer(here))
+    [made] = (here / ".reins-worktrees" / "q" / ".reins" / "envs").glob("*.files")
+    said = (made / "generated" / "src" / "greet" / "_commit.txt").read_text().split()
+    assert said == [base, "1", "0"], said  # the base, alone, no remote, nothing dirty
+    assert not list(made.rglob(".git"))
+    judge = here / ".reins-worktrees" / "q" / ".reins" / "judge"
+    assert not [p for p in judge.glob("*/.git")], list(judge.glob("*/.git"))

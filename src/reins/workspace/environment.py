@@ -132,8 +132,9 @@ def prepared(
             shutil.rmtree(stale, ignore_errors=True)
         os.makedirs(folder)
         with base_tree() as tree:
-            for line in spec.setup:
-                _run(line, tree, folder, spec)
+            with _checked_out(tree, store, base):
+                for line in spec.setup:
+                    _run(line, tree, folder, spec)
             _keep_generated(tree, store, base, made.generated or "")
         _seal(folder)
         say(f"built the project's environment in {time.monotonic() - started:.0f} s")
@@ -203,6 +204,24 @@ def _confined(
     if not found:
         raise WorkspaceError("[workspace] setup: its sandbox could not start")
     return found[0]
+
+
+@contextlib.contextmanager
+def _checked_out(tree: str, store: str, base: str) -> Iterator[None]:
+    """``tree`` as a checkout of the base while the setup runs: a ``.git`` holding the base
+    commit alone (a shallow fetch from reins' store), its index matching the files, so that a
+    build reading its version from git (setuptools-scm, hatch-vcs) finds one as in a clone of
+    yours, with nothing of your repository's in it (no other commit, no tag, no remote). Gone
+    once the setup ends: no judged tree holds it."""
+    dot = os.path.join(tree, ".git")
+    try:
+        git(["init", "--quiet", tree], cwd=tree)
+        git(["fetch", "--quiet", "--depth=1", "--no-tags", store, base], cwd=tree)
+        git(["update-ref", "HEAD", base], cwd=tree)
+        git(["read-tree", base], cwd=tree)
+        yield
+    finally:
+        shutil.rmtree(dot, ignore_errors=True)
 
 
 def _keep_generated(tree: str, store: str, base: str, into: str) -> None:
