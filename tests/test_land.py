@@ -475,16 +475,16 @@ def test_an_item_reopened_after_it_landed_is_not_landed_over_its_old_change(here
 
 
 def test_one_land_at_a_time(here: Path) -> None:
-    from reins.workspace.places import Hold
+    """The land lease is the ledger's (any host's land sees it): a live one refuses."""
+    from reins.loop.landledger import LandLease
 
     repo = ready(here, [{"id": "a"}])
-    lock = here / ".reins-worktrees" / "q" / ".reins" / "land.lock"
-    held = Hold.take(str(lock))
-    assert held is not None
-    try:
-        out = cli("-q", "q", "land", "integration")
-    finally:
-        held.release()
+    with SQLiteStore.open(here / "q.reins.db") as led:
+        held = LandLease.take(led)  # this process's, which runs
+        try:
+            out = cli("-q", "q", "land", "integration")
+        finally:
+            held.release()
     assert out.exit_code == Exit.USAGE and "another `reins land` is running" in out.stderr
     assert git(repo, "branch", "--list", "integration") == ""
     assert cli("-q", "q", "land", "integration").exit_code == 0

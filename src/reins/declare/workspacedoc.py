@@ -47,6 +47,9 @@ def read_workspace(doc: Doc, folder: Path) -> Workspace | None:
         except WorkspaceValueError as exc:
             raise doc.error(TABLE, key, f"{key}: {exc.message}") from None
         values[key] = value
+    remote = values.get("remote")
+    if remote is not None and not _is_url(remote):  # a path: from the quest folder
+        values["remote"] = str((folder / Path(remote).expanduser()).resolve())
     for key in ("repo", "worktrees", "hidden"):
         if key in values:
             values[key] = str((folder / values[key]).resolve())
@@ -58,3 +61,12 @@ def read_workspace(doc: Doc, folder: Path) -> Workspace | None:
         values["python"] = os.path.normpath(folder / Path(python).expanduser())
     values.setdefault("repo", str(folder))
     return Workspace(**values)
+
+
+def _is_url(text: str) -> bool:
+    """Whether a remote is written as a URL (``scheme://``, or ssh's ``[user@]host:path``)
+    rather than a path."""
+    if "://" in text:
+        return True
+    head, sep, _ = text.partition(":")
+    return bool(sep) and "/" not in head and len(head) > 1

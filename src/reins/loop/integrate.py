@@ -11,11 +11,14 @@ item stays as it is (only a person moves a locked item), and the change becomes 
 new TODO item that starts from the integration commit and asks an agent to land it
 (:mod:`reins.workspace.landtask`).
 
-The integration's history is the journal (each merge commit names what it landed), so a rerun
-skips what landed and goes on; a SIGKILL at any step (the crash points ``land-merged``,
-``land-ref``, ``land-branch``, ``land-item`` of :mod:`reins.loop.crashpoint`) loses nothing and
-lands nothing twice, and a land item added before a crash makes its item wait for it, so it is
-never added twice. One ``reins land`` runs at a time per quest folder.
+The journal of what landed is in the ledger (:mod:`reins.loop.landledger`, agreeing with the
+integration's history, where each merge commit names what it landed), so a rerun skips what
+landed and goes on; a SIGKILL at any step (the crash points ``land-merged``, ``land-ref``,
+``land-branch``, ``land-item`` of :mod:`reins.loop.crashpoint`) loses nothing and lands
+nothing twice, and a land item added before a crash makes its item wait for it, so it is never
+added twice. One ``reins land`` runs at a time per ledger (its land lease). With ``[workspace]
+remote`` the integration and BRANCH are the remote's, and a land killed on one host is
+finished on any other.
 """
 
 from __future__ import annotations
@@ -26,26 +29,24 @@ from reins.errors import ConfigError, JudgeError, WorkspaceError
 from reins.gate import Outcome, Verdict
 from reins.loop.branching import check_land_branch, settle_branches
 from reins.loop.crashpoint import crash_point
+from reins.loop.landledger import Journal, LandLease
 from reins.loop.landplan import (
     EMPTY,
-    STUCK,
     Candidate,
     Change,
     Held,
     candidates,
     change_of,
 )
-from reins.loop.landrun import BEFORE, CONFLICT, LAND_META, LANDED, RED, LandRun, Step
+from reins.loop.landrun import CONFLICT, LAND_META, LANDED, RED, LandRun, Step, landed_before
 from reins.loop.wholesuite import Suite, whole_suite
 from reins.quest import Quest
 from reins.store.protocol import Store
 from reins.turn.failures import JudgeFailure
 from reins.turn.judge import judge_landing
-from reins.workspace.basestore import seal
-from reins.workspace.integration import Integration, Landed, Merged
+from reins.workspace.integration import Integration, Landed, Merged, sealed
 from reins.workspace.judgetree import JudgeTrees
 from reins.workspace.landtask import LandTask
-from reins.workspace.places import locked
 from reins.workspace.site import BASE_META, equip, hidden_folder
 from reins.workspace.submission import compose
 from reins.workspace.workspaces import Workspaces
@@ -76,13 +77,14 @@ def land(
         raise ConfigError("nothing to land: no item of this ledger has run (`reins loop` first)")
     workspace = settle_branches(store, workspace, quest.name)  # the land items' branches
     check_land_branch(branch, workspace)
-    spaces = Workspaces.open(workspace, root=root, base=base)
-    with locked(spaces.places.land_lock, wait=False) as held:
-        if not held:
-            raise ConfigError(
-                f"another `reins land` is running on {spaces.root}: wait for it to end"
-            )
-        return Lander(store, quest, spaces, branch, dry_run=dry_run, say=say).run(order)
+    lease = LandLease.take(store)
+    try:
+        spaces = Workspaces.open(workspace, root=root, base=base)
+        lander = Lander(store, quest, spaces, branch, dry_run=dry_run, say=say)
+        lander.lease = lease
+        return lander.run(order)
+    finally:
+        lease.release()
 
 
 class Lander:
@@ -94,12 +96,17 @@ class Lander:
         self.store, self.quest, self.spaces, self.branch = store, quest, spaces, branch
         self.base, self.repo = spaces.base, spaces.repo
         self.dry_run, self.say = dry_run, say
-        self.integration = Integration.open(spaces.places, self.base, branch)
+        remote = quest.workspace.remote
+        self.integration = Integration.open(spaces.places, self.base, branch, remote=remote,
+                                            quest=quest.name)  # fmt: skip
+        self.integration.sync()  # with a remote, where any host left it
+        self.journal = Journal(store, branch, self.base)
+        self.lease: LandLease | None = None
         hidden = hidden_folder(quest.workspace, spaces.repo)
         self.judges = JudgeTrees(spaces.places, self.base, judge=quest.workspace.judge_globs,
                                  hidden=hidden, sandbox=quest.workspace.sandbox)  # fmt: skip
         equip(self.judges, quest.workspace, spaces)  # the project's environment, as the loop's
-        self.tip = self.integration.tip()
+        self.tip = self.journal.settle(self.integration)
         self.moved = False
 
     def run(self, order: str) -> LandRun:
@@ -107,7 +114,7 @@ class Lander:
         if not plan:
             raise ConfigError("nothing to land: no item of this ledger locked PASS yet")
         was = self._check_branch()
-        landed = {entry.key: entry for entry in self.integration.landed()}
+        landed = {entry.key: entry for entry in self.journal.landed}
         steps = []
         try:
             for candidate in plan:
@@ -153,7 +160,9 @@ class Lander:
         key = candidate.key
         change = change_of(self.store, candidate, self.base)
         if key in landed:
-            return _before(key, landed[key], change)
+            return landed_before(key, landed[key], change)
+        if self.lease is not None:
+            self.lease.renew()
         if isinstance(change, Held):
             return Step(key, change.outcome, note=change.note)
         commit = self._bring(change)
@@ -172,6 +181,7 @@ class Lander:
         if not self.dry_run:
             self.integration.move(self.tip, merge)
             crash_point("land-ref")
+            self.journal.append(Landed(key, merge, change.commit or commit, change.via))
         self.tip = merge
         return Step(key, LANDED, commit=commit, merge=merge, via=change.via)
 
@@ -195,7 +205,7 @@ class Lander:
         owner = change.via or change.key
         if change.commit is not None:
             item_store = self.spaces.places.item_store(owner)
-            sources = [*([item_store] if _sealed(item_store) else []), self.repo.common]
+            sources = [*([item_store] if sealed(item_store) else []), self.repo.common]
             if self.integration.bring(owner, change.commit, sources):
                 return change.commit
         if change.patch is None:
@@ -258,32 +268,12 @@ class Lander:
         """The user's branch onto the integration's commit (fast-forward only)."""
         if self.dry_run or self.tip == self.base:
             return
-        if self.repo.branch_commit(self.branch) == self.tip:
+        was = self.repo.branch_commit(self.branch)
+        if was == self.tip:
             return
-        self.repo.advance(self.integration.store, self.tip, self.branch)
+        if self.integration.remote is not None:  # the remote's branch, pinned to what it was
+            self.integration.publish(self.tip, self.branch, was=was)
+        else:
+            self.repo.advance(self.integration.store, self.tip, self.branch)
         self.moved = True
         self.repo.repack()
-
-
-def _before(key: str, landed: Landed, change: Change | Held) -> Step:
-    """An item that landed before: nothing to do, unless its PASS is another change now (a
-    person reopened it since, and it passed again), which reins does not land over the old."""
-    now = change.commit if isinstance(change, Change) else None
-    if now is None or now == landed.commit:
-        return Step(key, BEFORE, commit=landed.commit, merge=landed.merge, via=landed.item)
-    return Step(key, STUCK, commit=now, note=(
-        f"{key} landed as {landed.commit[:12]} (merge {landed.merge[:12]}), and its PASS is "
-        f"{now[:12]} now (it was reopened since): reins lands an item's change once, so land "
-        "the new one by hand, or land onto a new branch"
-    ))  # fmt: skip
-
-
-def _sealed(store: str) -> bool:
-    """Whether reins' store of an item is there, sealed as reins made it (an unconfined agent
-    could have written to its configuration) before git reads it."""
-    import os
-
-    if not os.path.isfile(os.path.join(store, "HEAD")):
-        return False
-    seal(store)
-    return True

@@ -42,8 +42,7 @@ class Landing:
                 continue
             last = log[-1] if log else None
             commit = last_commit(last)
-            branch = self.spaces.branch_of(key)
-            landed = commit is None or self.spaces.repo.branch_commit(branch) == commit
+            landed = commit is None or self.spaces.landed(key, commit)
             if item.state.terminal and not (landed and not self._removes(item.state)):
                 self._settle(item, last)
                 tidied += 1

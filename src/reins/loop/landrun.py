@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reins.loop.landplan import EMPTY, STUCK, WAITING
+from reins.loop.landplan import EMPTY, STUCK, WAITING, Change, Held
 from reins.loop.wholesuite import Suite
 from reins.values import Fact
+from reins.workspace.integration import Landed
 
 LANDED, BEFORE, CONFLICT, RED = "landed", "landed-before", "conflict", "red"
 OUTCOMES = (LANDED, BEFORE, CONFLICT, RED, WAITING, STUCK, EMPTY)
@@ -88,3 +89,16 @@ class LandRun:
             return (f"{self.branch} not moved: the whole suite fails on the integration at "
                     f"{self.tip[:12]}{rest}")  # fmt: skip
         return f"{self.branch} at {self.tip[:12]}: {landed} landed{rest}"
+
+
+def landed_before(key: str, landed: Landed, change: Change | Held) -> Step:
+    """An item that landed before: nothing to do, unless its PASS is another change now (a
+    person reopened it since, and it passed again), which reins does not land over the old."""
+    now = change.commit if isinstance(change, Change) else None
+    if now is None or now == landed.commit:
+        return Step(key, BEFORE, commit=landed.commit, merge=landed.merge, via=landed.item)
+    return Step(key, STUCK, commit=now, note=(
+        f"{key} landed as {landed.commit[:12]} (merge {landed.merge[:12]}), and its PASS is "
+        f"{now[:12]} now (it was reopened since): reins lands an item's change once, so land "
+        "the new one by hand, or land onto a new branch"
+    ))  # fmt: skip

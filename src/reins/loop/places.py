@@ -27,7 +27,10 @@ from reins.workspace.workspaces import Workspaces
 
 def default_root(workspace: Workspace, quest: str, preferred: str | None) -> str:
     """Where the workspaces go: ``preferred`` (the CLI's: beside the ledger) unless it lies in
-    the repository's checkout, else ``.reins-worktrees/<quest>`` beside the repository."""
+    the repository's checkout, else ``.reins-worktrees/<quest>`` beside the repository (with
+    a remote there is no checkout: ``preferred``, else ``.reins-worktrees/<quest>`` here)."""
+    if workspace.remote is not None:
+        return str(Path(preferred or os.path.join(".reins-worktrees", quest)).resolve())
     found = Repository.find(workspace.repo)
     repo = Path(found.top or found.common).resolve()
     if preferred is not None and not Path(preferred).resolve().is_relative_to(repo):

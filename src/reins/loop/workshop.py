@@ -53,7 +53,6 @@ from reins.values import Fact, Prompt
 from reins.workspace import processes
 from reins.workspace.judgetree import JudgeTrees
 from reins.workspace.landtask import LandTask
-from reins.workspace.repository import Repository
 from reins.workspace.site import BASE_META, equip, hidden_folder, settled_base
 from reins.workspace.spec import Workspace
 from reins.workspace.submission import MESSAGE_CAP, Submission, compose
@@ -114,10 +113,10 @@ class Workshop:
         root = self.workspace.worktrees or default_root(
             self.workspace, self.quest.name, self.options.worktrees
         )
-        repo = Repository.find(self.workspace.repo)
         self.workspace = settle_branches(store, self.workspace, self.quest.name)
         recorded = store.meta(BASE_META)
         spaces = Workspaces.open(self.workspace, root=root, base=recorded or None)
+        repo = spaces.repo  # with a remote, this host's copy of it
         settled_base(recorded, repo.commit(self.workspace.base), self.workspace)
         if recorded is None:
             store.set_meta(BASE_META, spaces.base)
@@ -244,6 +243,8 @@ class Workshop:
         processes.kill_tree(None, f"{spaces.path_of(item.key)}#", grace=1.0)
         message = f"reins: turn {turn} of {item.key}\n\nReins-Quest: {self.quest.name}\n"
         change = take(spaces, item.key, start, message=message, origin=origin)
+        if change.commit is not None and self.workspace.remote is not None:
+            spaces.land(item.key, change.commit)  # on the remote before its turn is recorded
         refused = change.refused.actual if change.refused is not None else None
         made = compose(said, change.patch, files=change.files, base=spaces.base,
                        commit=change.commit, branch=spaces.branch_of(item.key),

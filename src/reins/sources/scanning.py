@@ -3,9 +3,12 @@ base held while they are read."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 
 from reins.quest import Quest, Seed
+from reins.workspace.places import Places
+from reins.workspace.remote import mirrored
 from reins.workspace.repository import Repository
 from reins.workspace.site import base_tree, settled_base
 
@@ -24,7 +27,13 @@ def found_items(
     """
     workspace, found = quest.workspace, quest.found
     assert workspace is not None and found is not None
-    named = Repository.find(workspace.repo).commit(workspace.base)
+    if workspace.remote is not None:  # this host's copy of the remote, where the loop keeps it
+        places = Places(os.path.realpath(root))
+        os.makedirs(places.own, exist_ok=True)
+        repo = mirrored(workspace.remote, places)
+    else:
+        repo = Repository.find(workspace.repo)
+    named = repo.commit(workspace.base)
     base = settled_base(recorded, named, workspace)
 
     def items() -> Iterator[Seed]:

@@ -240,6 +240,9 @@ class Ledger(Generic[DB]):
     def set_meta(self, key: str, value: str) -> None:
         self._sql.counters.set_meta(self._db, key, value)
 
+    def swap_meta(self, key: str, old: str | None, new: str | None) -> bool:
+        return self._sql.counters.swap_meta(self._db, key, old, new)
+
     def check(self) -> list[str]:
         return self._sql.counters.check(self._db)
 

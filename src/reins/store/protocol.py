@@ -203,6 +203,12 @@ class Store(Protocol):
 
     def set_meta(self, key: str, value: str) -> None: ...
 
+    def swap_meta(self, key: str, old: str | None, new: str | None) -> bool:
+        """Set ``key`` to ``new`` (None: remove it) only if it holds ``old`` now (None: it is
+        absent), in one transaction; whether it did. What a hold of the whole ledger (``reins
+        land``'s) and a journal many hosts append to are made of."""
+        ...
+
     def check(self) -> list[str]:
         """Verify the ledger's invariants by scanning it; returns what is wrong (empty: sound)."""
         ...

@@ -7,6 +7,11 @@
                                           commit per change landed
       refs/reins/changes/<slug>           each change brought in to be merged (kept reachable)
 
+With ``[workspace] remote``, the integration's ref is the remote's ``refs/reins/<quest>/land/
+<BRANCH>`` (:meth:`Integration.sync` fetches it into the store, :meth:`Integration.move`
+pushes it, pinned to the commit it held), so any host lands from where another stopped; the
+store is a host's cache of it.
+
 The history of ``refs/heads/<BRANCH>`` is the journal: each landing is a merge commit whose
 first parent is the integration before it and whose second is the change, and whose message
 names the item it landed (``Reins-Landed: <key>``), the change's commit and the land item it
@@ -35,6 +40,7 @@ from reins.workspace.basestore import DONE, objects_of, seal
 from reins.workspace.git import DIFF_OPTIONS, git
 from reins.workspace.names import slug
 from reins.workspace.places import Places, locked
+from reins.workspace.remote import push, ref_at
 
 LANDED, COMMIT, ITEM, QUEST = "Reins-Landed", "Reins-Commit", "Reins-Item", "Reins-Quest"
 ZERO = "0" * 40
@@ -65,19 +71,52 @@ class Landed:
 class Integration:
     """The integration of ``branch`` in reins' land store of ``places``, from commit ``base``."""
 
-    def __init__(self, places: Places, base: str, branch: str) -> None:
+    def __init__(self, places: Places, base: str, branch: str, *, remote: str | None = None,
+                 quest: str = "") -> None:  # fmt: skip
         self.places, self.base, self.branch = places, base, branch
         self.store = places.land_store(base)
         self.ref = f"refs/heads/{branch}"
+        self.remote = remote
+        self.remote_ref = f"refs/reins/{quest}/land/{branch}"
+
+    @property
+    def where(self) -> str:
+        """Where the integration's ref is, in words."""
+        return f"the remote {self.remote} ({self.remote_ref})" if self.remote else self.store
+
+    def sync(self) -> None:
+        """The store's ref made the remote's (nothing without a remote): the remote's commits
+        fetched, objects checked; no ref there, none here.
+
+        Raises:
+            WorkspaceError: the remote cannot be read.
+        """
+        if self.remote is None:
+            return
+        there = ref_at(self.remote, self.remote_ref, cwd=self.scratch)
+        if there is None:
+            self.git(["update-ref", "-d", self.ref], check=False)
+            return
+        if not self.has(there):
+            self.git(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+                      "--no-recurse-submodules", self.remote, self.remote_ref])  # fmt: skip
+        self.git(["update-ref", self.ref, there])
+
+    def publish(self, commit: str, branch: str, *, was: str | None) -> None:
+        """The remote's ``BRANCH`` moved from ``was`` (None: absent) to ``commit``, or not at
+        all (with a remote only: the user's branch, where it lands)."""
+        assert self.remote is not None
+        push(self.store, self.remote, commit, f"refs/heads/{branch}", old=was)
 
     @classmethod
-    def open(cls, places: Places, base: str, branch: str) -> Integration:
+    def open(cls, places: Places, base: str, branch: str, *, remote: str | None = None,
+             quest: str = "") -> Integration:  # fmt: skip
         """The integration of ``branch``, its store made if it is not whole.
 
         Raises:
             WorkspaceError: git failed.
         """
-        found = cls(places, base, branch)
+        found = cls(places, base, branch, remote=remote, quest=quest)
         path = found.store
         if not os.path.isfile(os.path.join(path, DONE)):
             with locked(places.lock_file):
@@ -213,11 +252,15 @@ class Integration:
         return self.git(args).decode().strip()
 
     def move(self, old: str, new: str) -> None:
-        """The integration's ref from ``old`` (the base: no ref yet) to ``new``, or not at all.
+        """The integration's ref from ``old`` (the base: no ref yet) to ``new``, or not at all
+        (with a remote, the remote's first: a push pinned to ``old``).
 
         Raises:
             WorkspaceError: the ref is not at ``old`` (another run moved it), or git failed.
         """
+        if self.remote is not None:
+            push(self.store, self.remote, new, self.remote_ref,
+                 old=None if old == self.base else old)  # fmt: skip
         before = ZERO if old == self.base and not self._ref_exists() else old
         self.git(["update-ref", "-m", "reins land", self.ref, new, before])
 
@@ -287,3 +330,12 @@ def _merge_output(out: bytes) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
         if len(entry) == count + 2 and entry[-2].startswith("CONFLICT"):
             messages.append(entry[-1].strip())
     return tree, tuple(dict.fromkeys(files)), tuple(m for m in messages if m)
+
+
+def sealed(store: str) -> bool:
+    """Whether reins' store of an item is there, sealed as reins made it (an unconfined agent
+    could have written to its configuration) before git reads it."""
+    if not os.path.isfile(os.path.join(store, "HEAD")):
+        return False
+    seal(store)
+    return True

@@ -13,6 +13,7 @@ checkout.
     root/.reins/notes/<slug>.json which item a workspace belongs to
     root/.reins/land-<commit>.git the integrations of ``reins land`` from a base: a ref a branch
     root/.reins/land.lock         held while ``reins land`` runs
+    root/.reins/remote.git        this host's copy of ``[workspace] remote`` (its refs fetched)
     root/.reins/lock              held while the base store is made
 
 Everything under ``root/.reins`` is reins' and is hidden from a sandboxed agent: it sees its
@@ -86,6 +87,10 @@ class Places:
     @property
     def land_lock(self) -> str:
         return os.path.join(self.own, "land.lock")
+
+    @property
+    def mirror(self) -> str:
+        return os.path.join(self.own, "remote.git")
 
     @property
     def lock_file(self) -> str:

@@ -101,6 +101,10 @@ class Workspace:
             ``pytest_mock``): every pytest run reins makes of them loads each (``-p``), the
             ``pytest`` check's, a ``from = "pytest"`` scan's and the default ``test``'s; no
             other is loaded (plugin autoload is off).
+        remote: the git URL every host works from (a path on shared storage, ``file://``,
+            ``ssh://``, ``host:path``, ``https://``), in place of ``repo``: each host fetches
+            the base from it and pushes each turn's commit onto the item's branch there, and
+            ``reins land`` lands there (:mod:`reins.workspace.remote`). None: ``repo``.
     """
 
     repo: str = "."
@@ -121,6 +125,7 @@ class Workspace:
     python: str | None = None
     test: str = TEST
     plugins: tuple[str, ...] = ()
+    remote: str | None = None
 
     @property
     def judge_globs(self) -> tuple[str, ...]:
@@ -141,6 +146,17 @@ def _a_path(path: object) -> str | None:
     if isinstance(path, str) and path.strip() and "\0" not in path:
         return None
     return f"expected a path, not {path!r:.60}"
+
+
+def _a_url(url: object) -> str | None:
+    if not isinstance(url, str) or not url.strip() or "\0" in url or url.startswith("-"):
+        return f"expected a git URL or a path, not {url!r:.60}"
+    scheme, sep, rest = url.partition("://")
+    if sep and "@" in rest.split("/", 1)[0] and ":" in rest.split("/", 1)[0].rsplit("@", 1)[0]:
+        # a password in the URL would sit in every git command line reins runs
+        return (f"{scheme}:// with a password in it: reins never puts a secret on a command "
+                "line; use ssh keys, or a URL without the password")  # fmt: skip
+    return None
 
 
 def _a_line(line: object) -> str | None:
@@ -180,6 +196,10 @@ LISTS: dict[str, tuple[str, Callable[[object], str | None]]] = {
 
 def check_field(name: str, value: object) -> None:
     """Refuse one field's value with a :class:`WorkspaceValueError` that says what to write."""
+    if name == "remote":
+        if value is not None and (why := _a_url(value)) is not None:
+            raise WorkspaceValueError(name, why)
+        return
     if name in ("worktrees", "hidden"):
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise WorkspaceValueError(name, "expected a folder")

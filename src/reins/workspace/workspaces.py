@@ -34,6 +34,7 @@ from reins.workspace.gitlocks import clear, marking
 from reins.workspace.names import branch_of
 from reins.workspace.places import Places, write_whole
 from reins.workspace.pool import Pool
+from reins.workspace.remote import mirrored, publish
 from reins.workspace.repository import Repository
 from reins.workspace.spec import Workspace
 
@@ -60,9 +61,13 @@ class Workspaces:
             ConfigError: the repository or base is not usable, or ``root`` is in the checkout.
             WorkspaceError: the base's history cannot be copied.
         """
-        repo = Repository.find(workspace.repo)
         root_path = Path(root).resolve()
-        for mine in (repo.top, repo.common):
+        if workspace.remote is not None:  # every host's: this host's copy of it stands for it
+            os.makedirs(Places(str(root_path)).own, exist_ok=True)
+            repo = mirrored(workspace.remote, Places(str(root_path)))
+        else:
+            repo = Repository.find(workspace.repo)
+        for mine in (repo.top, repo.common) if workspace.remote is None else ():
             if mine is not None and root_path.is_relative_to(Path(mine).resolve()):
                 raise ConfigError(
                     f"the workspaces folder {root_path} is inside the repository {mine}: set "
@@ -242,14 +247,25 @@ class Workspaces:
             return
         source = self.places.land_store(self.base)
         refspecs = [f"+{c}:refs/reins/borrowed/{c}" for c in wanted]
+        fetch = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+                 "--no-recurse-submodules"]  # fmt: skip
         try:
-            self.run(key, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
-                           "--no-recurse-submodules", source, *refspecs], tree=False)  # fmt: skip
+            if self.workspace.remote is not None and not self._in(source, wanted):
+                source = self.repo.common  # landed on another host: on the remote, copied here
+            self.run(key, [*fetch, source, *refspecs], tree=False)
         except WorkspaceError as exc:
             raise WorkspaceError(
                 f"item {key}: reins' land store ({source}) does not hold commits "
                 f"{', '.join(c[:12] for c in wanted)}: {exc}"
             ) from None
+
+    def _in(self, store: str, commits: Sequence[str]) -> bool:
+        """Whether the git folder ``store`` holds every one of ``commits``."""
+        if not os.path.isdir(store):
+            return False
+        args = [f"--git-dir={store}", "cat-file", "--batch-check"]
+        said = git(args, cwd=self.places.own, stdin="".join(f"{c}\n" for c in commits).encode())
+        return b"missing" not in said.stdout
 
     @staticmethod
     def _drop_agent_git(path: str) -> None:
@@ -278,10 +294,25 @@ class Workspaces:
     def land(self, key: str, commit: str) -> None:
         """Bring ``commit`` of item ``key`` back to the user's repository, onto its branch.
 
+        With a remote, ``commit`` is pushed onto the item's branch there instead (nothing when
+        it is there already: :func:`reins.workspace.remote.publish`).
+
         Raises:
-            WorkspaceError: the branch is not reins', or git failed.
+            WorkspaceError: the branch is not reins', another host moved it, or git failed.
         """
-        self.repo.land(self.places.item_store(key), commit, self.branch_of(key), base=self.base)
+        store, branch = self.places.item_store(key), self.branch_of(key)
+        remote = self.workspace.remote
+        if remote is not None:
+            publish(store, remote, commit, f"refs/heads/{branch}", copy=self.repo, base=self.base)
+        else:
+            self.repo.land(store, commit, branch, base=self.base)
+
+    def landed(self, key: str, commit: str) -> bool:
+        """Whether item ``key``'s branch holds ``commit`` (this host's copy of the remote's,
+        as fetched when the run started, with a remote: a turn pushed it before its record)."""
+        if self.workspace.remote is not None:
+            return True
+        return self.repo.branch_commit(self.branch_of(key)) == commit
 
     def remove(self, key: str) -> None:
         """Done with item ``key`` (its branch in the user's repository stays): its workspace

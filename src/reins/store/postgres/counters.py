@@ -72,6 +72,21 @@ def set_meta(db: Database, key: str, value: str) -> None:
     )
 
 
+def swap_meta(db: Database, key: str, old: str | None, new: str | None) -> bool:
+    if old is None and new is None:
+        return not db.read(lambda s: s.rows("SELECT 1 FROM meta WHERE key = %s", (key,)))
+    if old is None:
+        sql = "INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT DO NOTHING"
+        args: tuple[str, ...] = (key, str(new))
+    elif new is None:
+        sql, args = "DELETE FROM meta WHERE key = %s AND value = %s", (key, old)
+    else:
+        sql, args = "UPDATE meta SET value = %s WHERE key = %s AND value = %s", (new, key, old)
+    # Not made again on a fresh connection: a swap whose commit was lost may have been done.
+    done = db.write(lambda s: s.count(sql, args), what=f"setting {key!r}", idempotent=False)
+    return bool(done == 1)
+
+
 def check(db: Database) -> list[str]:
     from reins.store.checks import run_checks  # only `ledger check` needs the checks
 

@@ -71,6 +71,20 @@ def set_meta(db: Database, key: str, value: str) -> None:
         )
 
 
+def swap_meta(db: Database, key: str, old: str | None, new: str | None) -> bool:
+    with db.write() as conn:
+        if old is None and new is None:
+            return conn.execute("SELECT 1 FROM meta WHERE key = ?", (key,)).fetchone() is None
+        if old is None:
+            sql = "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT DO NOTHING"
+            args: tuple[str | None, ...] = (key, new)
+        elif new is None:
+            sql, args = "DELETE FROM meta WHERE key = ? AND value = ?", (key, old)
+        else:
+            sql, args = "UPDATE meta SET value = ? WHERE key = ? AND value = ?", (new, key, old)
+        return bool(conn.execute(sql, args).rowcount == 1)
+
+
 def check(db: Database) -> list[str]:
     from reins.store.checks import run_checks  # only `ledger check` needs the checks
 

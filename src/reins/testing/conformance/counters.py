@@ -1,6 +1,6 @@
 """Counters: ``stats`` (kept counters, never a scan: remaining, the gates that last judged
-each item), ``meta`` / ``set_meta``. Every test also checks ``stats`` against a scan of the
-log (``assert_sound``) and ``check()``."""
+each item), ``meta`` / ``set_meta`` / ``swap_meta``. Every test also checks ``stats``
+against a scan of the log (``assert_sound``) and ``check()``."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from reins.testing.harness import StoreHarness
 __all__ = [
     "test_items_are_counted_by_the_gate_that_last_judged_them",
     "test_meta_is_kept_and_seen_by_every_store",
+    "test_meta_is_swapped_only_from_the_value_it_holds",
     "test_remaining_never_grows",
 ]
 
@@ -104,6 +105,25 @@ def test_meta_is_kept_and_seen_by_every_store(store_harness: StoreHarness) -> No
         two.set_meta("quest", "emails: é \u2028")
         assert one.meta("quest") == "emails: é \u2028"
         assert one.check() == []
+    finally:
+        one.close()
+        two.close()
+
+
+def test_meta_is_swapped_only_from_the_value_it_holds(store_harness: StoreHarness) -> None:
+    """A compare-and-set: of two stores swapping from what both read, one wins."""
+    location = store_harness.create()
+    one, two = store_harness.open(location), store_harness.open(location)
+    try:
+        assert one.swap_meta("hold", None, None)  # absent, as said
+        assert one.swap_meta("hold", None, "ann")
+        assert not two.swap_meta("hold", None, "bob")  # not absent any more
+        assert not two.swap_meta("hold", "nobody", "bob")
+        assert two.meta("hold") == "ann" and not two.swap_meta("hold", None, None)
+        assert two.swap_meta("hold", "ann", "bob") and not one.swap_meta("hold", "ann", "cy")
+        assert one.meta("hold") == "bob"
+        assert not one.swap_meta("hold", "ann", None) and one.swap_meta("hold", "bob", None)
+        assert two.meta("hold") is None and one.check() == []
     finally:
         one.close()
         two.close()
