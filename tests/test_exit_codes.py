@@ -1,4 +1,5 @@
-"""Exit codes: one enum, and every table of them (README, CLI docstrings, the error tree) is it.
+"""Exit codes: one enum, and every table of them (docs/commands.md, CLI docstrings, the error
+tree) is it.
 
 A code added to ``reins.errors.Exit`` and not to a table, or the other way round, fails here;
 each failure prints the table as it should read, to paste.
@@ -54,11 +55,13 @@ def test_every_code_is_one_member_with_a_one_line_meaning() -> None:
     assert Exit["SIGINT"] == 130 and Exit["SIGTERM"] == 143  # the loop looks signals up by name
 
 
-def test_the_readme_table_is_the_enum() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Exit codes\n\n", 1)[1]
+def test_the_docs_table_is_the_enum() -> None:
+    page = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
+    section = page.split("### Exit codes\n\n", 1)[1] + "\n"  # the page may end with it
     table = section[: section.index("\n\n") + 1]
-    assert table == markdown_table(), "README's ### Exit codes should read:\n" + markdown_table()
+    assert table == markdown_table(), (
+        "docs/commands.md's Exit codes should read:\n" + markdown_table()
+    )
 
 
 def test_the_cli_docstring_table_is_the_enum() -> None:

@@ -362,7 +362,7 @@ def test_a_quest_that_allows_proposals_takes_them_as_todo_items(tmp_path: Path, 
         assert led.check() == []
 
 
-# -- the README's transcript is a real session, made here ---------------------------------
+# -- docs/coding.md's transcript is a real session, made here ---------------------------
 
 TRANSCRIPT_MOVES: list[tuple[str, dict[str, Any]]] = [
     ("next_item", {}),
@@ -379,7 +379,7 @@ TRANSCRIPT_MOVES: list[tuple[str, dict[str, Any]]] = [
 
 
 async def transcript(folder: Path) -> str:
-    """A session on the emails quest, as the README shows it: each call, then its result."""
+    """A session on the emails quest, as docs/coding.md shows it: each call, then its result."""
     subprocess.run(
         [sys.executable, "-m", "reins.cli", "-q", "emails", "scan"],
         cwd=folder,
@@ -405,20 +405,20 @@ async def transcript(folder: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_the_readme_transcript_is_a_real_session(tmp_path: Path) -> None:
+def test_the_docs_transcript_is_a_real_session(tmp_path: Path) -> None:
     made: list[str] = []
 
     async def session() -> None:
         made.append(await transcript(tmp_path))
 
     run(session)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    shown = re.search(r"<!-- mcp-transcript -->\n```text\n(.*?)```", readme, re.S)
-    assert shown is not None, "README.md lost its MCP transcript"
+    page = (ROOT / "docs" / "coding.md").read_text(encoding="utf-8")
+    shown = re.search(r"<!-- mcp-transcript -->\n```text\n(.*?)```", page, re.S)
+    assert shown is not None, "docs/coding.md lost its MCP transcript"
     assert shown[1] == made[0], "regenerate it: python -m tests.test_mcp\n" + made[0]
 
 
-if __name__ == "__main__":  # print the transcript for the README
+if __name__ == "__main__":  # print the transcript for docs/coding.md
     import tempfile
 
     async def main() -> None:

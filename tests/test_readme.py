@@ -1,9 +1,13 @@
 """The README's blocks run as pasted: every fenced block is checked here, or skipped with why.
 
+The README's blocks and those of the docs/ pages its sections moved to (PAGES) are one text.
+
 Python blocks run each in a fresh namespace (a reader pastes one, not the page); the capitals
 quest's four documents are written to a folder and worked through the CLI; every `reins …`
-line of a console or bash block (the README's and the packs') names a command and options that
-exist; the `make` targets exist. The others are named in SKIPPED with the reason.
+line of a console or bash block (the README's, docs/'s and the packs') names a command and
+options that exist; the `make` targets exist. The others are named in SKIPPED with the reason.
+The console sessions themselves run in tests/test_doc_sessions.py, each compared with what it
+shows.
 """
 
 from __future__ import annotations
@@ -20,6 +24,10 @@ import pytest
 from tests.kit import ROOT, Cli
 
 README = ROOT / "README.md"
+# The README and the pages that hold what it said before it was cut to a ten-minute read.
+MOVED = ["loop", "coding", "writing-quests", "review", "commands", "ledger", "security"]
+PAGES = [README, *(ROOT / "docs" / f"{name}.md" for name in MOVED)]
+DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 PACK_READMES = sorted((ROOT / "src" / "reins" / "packs").glob("*/README.md"))
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 # Blocks not run, each with why (matched by their first line).
@@ -47,17 +55,18 @@ def blocks(path: Path) -> list[tuple[str, str]]:
 
 
 def python_blocks() -> list[str]:
-    return [body for lang, body in blocks(README) if lang == "python"]
+    return [body for page in PAGES for lang, body in blocks(page) if lang == "python"]
 
 
 def test_every_block_of_the_readme_is_checked_or_skipped_with_a_reason() -> None:
     checked = {"python", "console", "bash", ""}  # run, or their commands parsed, below
     capitals = capitals_blocks()
-    for lang, body in blocks(README):
-        first = body.split("\n", 1)[0]
-        assert lang in checked or body in capitals or first in SKIPPED, (
-            f"README block ```{lang} starting {first!r} is neither checked nor skipped"
-        )
+    for page in PAGES:
+        for lang, body in blocks(page):
+            first = body.split("\n", 1)[0]
+            assert lang in checked or body in capitals or first in SKIPPED, (
+                f"{page.name} block ```{lang} starting {first!r} is neither checked nor skipped"
+            )
 
 
 @pytest.mark.parametrize("n", range(len(python_blocks())))
@@ -67,7 +76,7 @@ def test_each_python_block_runs_alone_as_pasted(
     monkeypatch.chdir(tmp_path)
     block = python_blocks()[n]
     namespace: dict[str, object] = {"__name__": "readme"}
-    exec(compile(block, f"README.md python block {n + 1}", "exec"), namespace)
+    exec(compile(block, f"python block {n + 1} of the README's pages", "exec"), namespace)
 
 
 def test_the_readme_quest_judges_as_it_says() -> None:
@@ -75,7 +84,8 @@ def test_the_readme_quest_judges_as_it_says() -> None:
     from reins.turn.judge import judge
 
     namespace: dict[str, object] = {"__name__": "readme"}
-    exec(compile(python_blocks()[0], "README.md python block 1", "exec"), namespace)
+    (shout,) = [block for block in python_blocks() if 'Quest(name="shout"' in block]
+    exec(compile(shout, "docs/writing-quests.md: the shout quest", "exec"), namespace)
     quest = namespace["quest"]
     assert isinstance(quest, Quest)
     item = Item("apple", State.TODO, 0, {"word": "apple"})
@@ -89,7 +99,7 @@ def test_the_readme_quest_judges_as_it_says() -> None:
 
 def capitals_blocks() -> list[str]:
     """quest.toml, gate.md, items.jsonl and schema.json: the blocks of "Quests as documents"."""
-    text = README.read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "writing-quests.md").read_text(encoding="utf-8")
     section = text.split("\n## Quests as documents\n", 1)[1].split("\n### ", 1)[0]
     return [body for _, body in FENCE.findall(section)]
 
@@ -161,7 +171,7 @@ def parse(args: list[str]) -> str:
             ctx.close()
 
 
-@pytest.mark.parametrize("path", [README, *PACK_READMES], ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("path", [*DOCS, *PACK_READMES], ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_reins_command_in_the_docs_exists_with_its_options(
     path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -196,100 +206,3 @@ def test_the_demo_sample_is_shipped_so_its_scan_runs_as_pasted(cli: Cli, tmp_pat
     (tmp_path / "mine.jsonl").rename(tmp_path / "sample.jsonl")
     again = cli("--ledger", "other.db", "scan", "sample.jsonl")
     assert again.stdout.startswith("added 1 item(s)")
-
-
-# -- the coding session, as a newcomer pastes it ---------------------------------------------
-
-
-def coding_session() -> str:
-    """The console block of "Coding agents in the loop" that starts with `reins new`."""
-    for lang, body in blocks(README):
-        if lang == "console" and body.startswith("$ reins new --pack coding play\n"):
-            return body
-    raise AssertionError("the README has no coding session starting with `reins new`")
-
-
-@pytest.mark.slow  # a coding agent's loop: git, bubblewrap, pytest in the judge's tree
-def test_the_coding_session_runs_as_pasted(tmp_path: Path) -> None:
-    """After `reins new --pack coding play`, the README's `cmd:` stand-in is there, and every
-    command of the session runs: it named a file only a source checkout had, and a diff from
-    `master`, a branch git's default may not make. Its diff is from the base the loop printed."""
-    import os
-    import shutil
-    import subprocess
-    import sys
-
-    if shutil.which("bwrap") is None:
-        pytest.skip("bubblewrap is not installed (apt-get install bubblewrap)")
-    session = coding_session()
-    said_base = re.search(r"from base (\w+)", session)
-    assert said_base is not None
-    commands = [line[2:] for line in session.splitlines() if line.startswith("$ ")]
-    assert any(f"diff {said_base.group(1)} " in c for c in commands)  # the base the loop said
-    env = {**os.environ, "REINS_DRIVER": "newcomer"}
-    base = said_base.group(1)
-    outputs = []
-    for command in commands:
-        argv = [a.replace(said_base.group(1), base) for a in shlex.split(command)]
-        if argv[0] == "reins":
-            argv = [sys.executable, "-m", "reins.cli", *argv[1:]]
-        done = subprocess.run(
-            argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
-        )
-        assert done.returncode == 0, (command, done.stdout, done.stderr)
-        outputs.append(done.stdout)
-        printed = re.search(r"from base (\w+)", done.stderr)
-        base = printed.group(1) if printed else base
-        if command.startswith("reins new"):  # the stand-in came with the pack, untracked
-            agent = tmp_path / "play" / "stand_in_agent.py"
-            assert agent.is_file() and os.access(agent, os.X_OK)
-    listed = dict(zip(commands, outputs, strict=True))
-    assert listed['git -C play branch --list "reins/*"'].split() == [
-        f"reins/{k}"
-        for k in ("count_vowels", "initials", "is_palindrome", "reverse_words", "slugify")
-    ]
-    diff = next(out for c, out in listed.items() if c.startswith("git -C play diff"))
-    assert diff.startswith("diff --git a/textkit/__init__.py b/textkit/__init__.py")
-    assert "+    return re.sub(r'[^a-z0-9]+', '-', text.lower()).strip('-')" in diff
-    assert listed["git -C play status --short"] == ""  # the stand-in is not in the repository
-
-
-# -- the ledger check, as a newcomer pastes it -------------------------------------------------
-
-
-def ledger_check_session() -> str:
-    """The console block of "The ledger" that forges a lock and runs `reins ledger check`."""
-    for lang, body in blocks(README):
-        if lang == "console" and "ledger check\n" in body and "sqlite3 " in body:
-            return body
-    raise AssertionError("the README has no console block forging a lock for `ledger check`")
-
-
-def test_the_ledger_check_session_runs_as_pasted(cli: Cli) -> None:
-    """Each `$` line runs (`sqlite3 FILE SQL` through Python's sqlite3, `cd` into a fresh
-    folder being the test's own), and prints what the block shows: no raw row of values."""
-    import sqlite3
-
-    said: list[tuple[str, list[str]]] = []
-    for line in ledger_check_session().splitlines():
-        if line.startswith("$ "):
-            said.append((line[2:].split("  #")[0].strip(), []))
-        else:
-            said[-1][1].append(line)
-    code = 0
-    for command, shown in said:
-        argv = shlex.split(command)
-        if argv[0] == "cd":
-            printed = ""
-        elif argv[0] == "reins":
-            out = cli(*argv[1:], quest=None)
-            code, printed = out.exit_code, out.stdout
-        elif argv[0] == "sqlite3":
-            with sqlite3.connect(cli.folder / argv[1]) as db:
-                db.execute(argv[2])
-            db.close()
-            printed = ""
-        else:
-            assert argv == ["echo", "$?"], command
-            printed = f"{code}\n"
-        assert printed.splitlines() == shown, command

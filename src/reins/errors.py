@@ -26,8 +26,8 @@
     check's parameter); ParamValueError is a ParamError that is also a ValueError.
 
 :class:`Exit` is every exit status of the ``reins`` command, each with its meaning: the one
-table (the README's and the CLI's are checked against it by tests/test_exit_codes.py). Messages
-say what went wrong and what to do next; the CLI prints them in one place.
+table (docs/commands.md's and the CLI's are checked against it by tests/test_exit_codes.py).
+Messages say what went wrong and what to do next; the CLI prints them in one place.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The ``reins`` command group, the per-run environment, and the one place errors become exit codes.
 
-Exit codes (:class:`reins.errors.Exit`, the one table; the README's is checked against it):
+Exit codes (:class:`reins.errors.Exit`, the one table; docs/commands.md's is checked against it):
 
 ====  =========================================================================================
 0     success; for ``submit``, the item locked PASS; for ``loop``, every item is locked or a

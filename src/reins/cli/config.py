@@ -64,6 +64,13 @@ class Config:
         return ref
 
 
+def _reviewers(value: Any) -> tuple[str, ...]:
+    """``reviewers``: the names of the people the desk knows (``reins serve --reviewer``)."""
+    if not isinstance(value, list) or not all(isinstance(n, str) and n.strip() for n in value):
+        raise ConfigError(f'{CONFIG_FILE}: reviewers must be a list of names, as ["ann", "bob"]')
+    return tuple(value)
+
+
 def find_config(start: Path | None = None) -> Path | None:
     """The nearest reins.toml: in ``start`` (default: the working folder) or in the closest
     folder above it, as git finds ``.git``; None when there is none up to the root."""
@@ -223,13 +230,6 @@ class Settings:
         hook_max_turns = typed("hook_max_turns", int, None)
         if hook_max_turns is not None and hook_max_turns < 1:
             raise ConfigError(f"{CONFIG_FILE}: hook_max_turns must be at least 1")
-        reviewers = config.table.get("reviewers", [])
-        if not isinstance(reviewers, list) or not all(
-            isinstance(name, str) and name.strip() for name in reviewers
-        ):
-            raise ConfigError(
-                f'{CONFIG_FILE}: reviewers must be a list of names, as ["ann", "bob"]'
-            )
         # Every value is checked, even one a flag overrides: a bad file is a bad file.
         quest_ref, ledger_ref = typed("quest", str, None), typed("ledger", str, None)
         results = typed("results", str, None)
@@ -249,7 +249,7 @@ class Settings:
             max_tries=max_tries,
             hook_max_blocks=hook_max_blocks,
             hook_max_turns=hook_max_turns,
-            reviewers=tuple(reviewers),
+            reviewers=_reviewers(config.table.get("reviewers", [])),
             quest_folder=str(config.folder) if from_file else None,
             project=config,
         )

@@ -84,7 +84,7 @@ class Exported:
 
 
 def record_of(entry: ExportEntry) -> dict[str, Any]:
-    """The JSONL record of a terminal item (the shape is documented in the README).
+    """The JSONL record of a terminal item (the shape is documented in docs/ledger.md).
 
     An item a coding agent worked in a workspace also has ``workspace``: the branch that holds
     its change, the commit on it, the base commit, the patch from the base (the whole patch the
