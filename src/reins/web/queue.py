@@ -5,7 +5,8 @@ A reviewer decides from three things side by side: the item's own text (its payl
 quest renders it, the first layer of every prompt), the submission, and the facts that raised
 the doubt, with the flagged value marked where it occurs, the rules behind the facts and what
 a decision locks (:mod:`reins.web.desk`); a coding item's submission as its diff, per file
-(:mod:`reins.web.patch`). The queue may be narrowed to a root cause and to the items whose
+(:mod:`reins.web.patch`); a retried answer with what changed since the previous one
+(:mod:`reins.web.changed`). The queue may be narrowed to a root cause and to the items whose
 texts hold some words (the store's search).
 """
 
@@ -20,6 +21,7 @@ from reins.store.protocol import Store
 from reins.store.query import PageQuery
 from reins.store.search import words
 from reins.turn.review import Source, source
+from reins.web.changed import Changed, retried
 from reins.web.desk import (
     Hold,
     Part,
@@ -40,8 +42,10 @@ class Waiting:
     """A REVIEW item with its own text and the attempt that locked it (its facts raised the
     doubt), ``what`` that attempt was ("REVIEW on answer 1 of 3"); the item's text and the
     submission in runs with the flagged values marked (``text``, ``answer``), a coding
-    submission per file (``change``), the rules behind the facts, who claimed it, and how many
-    hidden characters (bidirectional controls, zero-widths) the card shows as markers."""
+    submission per file (``change``), the rules behind the facts, who claimed it, how many
+    hidden characters (bidirectional controls, zero-widths) the card shows as markers, and
+    what changed since the item's previous answer (``retry``; None for a first answer or a
+    coding change)."""
 
     item: Item
     source: Source
@@ -53,6 +57,7 @@ class Waiting:
     rules: tuple[RuleNote, ...] = ()
     hold: Hold | None = None
     hidden: int = 0
+    retry: Changed | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,14 +84,18 @@ def waiting(
     last: Attempt | None,
     now: float,
     searched: tuple[str, ...] = (),
+    log: list[Attempt] | None = None,
 ) -> Waiting:
     """One card of the queue: ``item`` and its last attempt, with all a reviewer reads (and
-    the ``searched`` words marked where they occur)."""
+    the ``searched`` words marked where they occur; ``log``: the item's, for what changed
+    since its previous answer)."""
     allowed = None if quest is None else quest.max_tries
     shown = source(quest, item)
     facts = () if last is None else last.facts
     submission = None if last is None else last.submission
     change = patch(last)
+    retry = None if change is not None or not log else retried(log, last)
+    gone = () if retry is None else [p.text for p in retry.pieces if p.kind == "del"]
     return Waiting(
         item,
         shown,
@@ -99,7 +108,8 @@ def waiting(
         change=change,
         rules=rule_notes(quest, last),
         hold=hold(item, now),
-        hidden=hidden(item.key, shown.text, submission, *fact_texts(facts)),
+        hidden=hidden(item.key, shown.text, submission, *fact_texts(facts), *gone),
+        retry=retry,
     )
 
 
@@ -114,7 +124,7 @@ def queue(store: Store, quest: Quest | None, wanted: PageQuery) -> Queue:
         item, log = store.snapshot(listed.key)
         if item.state is not State.REVIEW:  # a person may have settled it since
             continue
-        entries.append(waiting(quest, item, log[-1] if log else None, now, searched))
+        entries.append(waiting(quest, item, waits_on(log), now, searched, log))
     stats = store.stats()
     matched, more = matching(store, wanted) if wanted.rule or wanted.search else (None, False)
     return Queue(
@@ -126,6 +136,13 @@ def queue(store: Store, quest: Quest | None, wanted: PageQuery) -> Queue:
         matched,
         more,
     )
+
+
+def waits_on(log: list[Attempt]) -> Attempt | None:
+    """The turn a REVIEW item waits on: its last with an answer (a judged turn, or a person's
+    re-judge), since a person's undo after it carries none; else its last."""
+    found = (a for a in reversed(log) if a.submission is not None)
+    return next(found, log[-1] if log else None)
 
 
 def matching(store: Store, wanted: PageQuery) -> tuple[int, bool]:
