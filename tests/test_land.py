@@ -389,7 +389,7 @@ def test_a_python_quest_s_land_rules_need_a_workspace_and_ids_of_their_own() -> 
 def test_a_merge_whose_files_are_not_utf8_is_judged_on_their_very_bytes(tmp_path: Path) -> None:
     """The merged patch is text a judge's tree applies: a Latin-1 file goes as git's binary
     patch, and the tree holds its bytes exactly."""
-    from reins.workspace.integration import Integration
+    from reins.land.integration import Integration
     from reins.workspace.judgetree import JudgeTrees
     from reins.workspace.spec import Workspace
     from reins.workspace.workspaces import Workspaces
@@ -476,7 +476,7 @@ def test_an_item_reopened_after_it_landed_is_not_landed_over_its_old_change(here
 
 def test_one_land_at_a_time(here: Path) -> None:
     """The land lease is the ledger's (any host's land sees it): a live one refuses."""
-    from reins.loop.landledger import LandLease
+    from reins.land.journal import LandLease
 
     repo = ready(here, [{"id": "a"}])
     with SQLiteStore.open(here / "q.reins.db") as led:

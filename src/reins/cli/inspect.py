@@ -80,7 +80,7 @@ def status(env: Env, todo: bool, limit: int, as_json: bool) -> None:
 
 
 SANDBOX_META = "workspace.sandbox"  # as reins.loop.workshop writes it (cli loads no loop here)
-LAND_META = "land.last"  # as reins.loop.landrun names it
+LAND_META = "land.last"  # as reins.land.run names it
 
 
 def _todo(ledger: Store, stats: Stats, limit: int, allowed: int | None, as_json: bool) -> None:
@@ -123,7 +123,7 @@ def land_apart(ledger: Store, stats: Stats) -> tuple[Stats, dict[str, int]]:
     import dataclasses
     from collections import Counter
 
-    from reins.loop.landplan import land_items
+    from reins.land.plan import land_items
 
     found = land_items(ledger)
     if not found:

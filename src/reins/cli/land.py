@@ -15,7 +15,7 @@ from reins.cli.work import json_option
 from reins.errors import Exit
 
 if TYPE_CHECKING:
-    from reins.loop.landrun import LandRun
+    from reins.land.run import LandRun
 
 
 @click.command("land")
@@ -52,7 +52,7 @@ def land(env: Env, branch: str, order: str, dry_run: bool, as_json: bool) -> Non
     the whole suite fails.
     """
     from reins.cli.loopflags import worktrees_beside
-    from reins.loop.integrate import land as land_all
+    from reins.land.integrate import land as land_all
     from reins.loop.places import default_root
 
     quest = env.judging_quest()
@@ -63,7 +63,7 @@ def land(env: Env, branch: str, order: str, dry_run: bool, as_json: bool) -> Non
         root = quest.workspace.worktrees or default_root(quest.workspace, quest.name, preferred)
 
     def say(step: object) -> None:
-        from reins.loop.landrun import BEFORE, Step
+        from reins.land.run import BEFORE, Step
 
         if isinstance(step, Step) and step.outcome != BEFORE:
             click.echo(step.line(dry_run))
@@ -82,7 +82,7 @@ def land(env: Env, branch: str, order: str, dry_run: bool, as_json: bool) -> Non
 
 def summary(run: LandRun) -> str:
     """The run's last line: what landed, what is left, where the branch is."""
-    from reins.loop.landrun import BEFORE, LANDED, SETTLED
+    from reins.land.run import BEFORE, LANDED, SETTLED
 
     now = sum(s.outcome == LANDED for s in run.steps)
     before = sum(s.outcome == BEFORE for s in run.steps)

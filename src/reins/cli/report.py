@@ -158,7 +158,7 @@ def _land_apart(
     import dataclasses
     from collections import Counter
 
-    from reins.loop.landplan import land_items
+    from reins.land.plan import land_items
     from reins.store.model import State
 
     found = land_items(store)

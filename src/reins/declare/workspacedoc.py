@@ -2,7 +2,8 @@
 
 Each value is checked where it is written: a bad one is a DocumentError at its line. Folders
 (``repo``, ``worktrees``, ``hidden``, each of ``read``) are relative to the quest folder (``~``
-is the HOME in ``read``), and made absolute here,
+is the HOME in ``read``), and made absolute here (a ``hidden`` naming a folder of a git ref,
+``refs/…:FOLDER``, is kept as written),
 so the quest means the same repository from whatever folder a command runs.
 """
 
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from reins.errors import DocumentError
-from reins.workspace.spec import Workspace, WorkspaceValueError, check_field
+from reins.workspace.spec import HiddenRef, Workspace, WorkspaceValueError, check_field
 
 TABLE = "workspace"
 KEYS = tuple(f.name for f in fields(Workspace))
@@ -51,7 +52,7 @@ def read_workspace(doc: Doc, folder: Path) -> Workspace | None:
     if remote is not None and not _is_url(remote):  # a path: from the quest folder
         values["remote"] = str((folder / Path(remote).expanduser()).resolve())
     for key in ("repo", "worktrees", "hidden"):
-        if key in values:
+        if key in values and not (key == "hidden" and HiddenRef.parse(values[key])):
             values[key] = str((folder / values[key]).resolve())
     if "read" in values:
         values["read"] = [str((folder / Path(p).expanduser()).resolve()) for p in values["read"]]

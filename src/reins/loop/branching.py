@@ -16,7 +16,6 @@ import dataclasses
 
 from reins.errors import ConfigError
 from reins.store.protocol import Store
-from reins.workspace.git import git
 from reins.workspace.names import for_quest
 from reins.workspace.spec import DEFAULT_BRANCH, LEGACY_BRANCH, Workspace
 
@@ -70,20 +69,3 @@ def _named_before(store: Store) -> bool:
     if store.meta(SANDBOX_META) is not None:
         return True
     return any(attempt.notes.branch for attempt in store.recent(limit=RECENT))
-
-
-def check_land_branch(branch: str, workspace: Workspace) -> None:
-    """Refuse a branch ``reins land`` may not land on: a name git refuses, or one under the
-    first folder of the items' own branches (``reins/``: every quest's, by default).
-
-    Raises:
-        ConfigError: it is such a branch.
-    """
-    if git(["check-ref-format", f"refs/heads/{branch}"], cwd="/", check=False).returncode:
-        raise ConfigError(f"{branch!r} is not a branch name git accepts")
-    folder = workspace.branch.split("/", 1)[0] + "/"
-    if branch.startswith(folder):
-        raise ConfigError(
-            f"branch {branch} is under {folder}, where the items' own branches are "
-            f"([workspace] branch = {workspace.branch!r}): land on a branch of its own"
-        )

@@ -3,7 +3,7 @@ deterministically.
 
 ``REINS_CRASH_AT=STEP`` (or ``STEP:N``, the N-th time) kills the process at the named step of
 a batch round (see :mod:`reins.loop.batchjob`) or of ``reins land`` (see
-:mod:`reins.loop.integrate`): nothing is flushed, nothing is cleaned up, exactly as a ``kill
+:mod:`reins.land.integrate`): nothing is flushed, nothing is cleaned up, exactly as a ``kill
 -9`` at that moment. Unset, a crash point costs one dictionary lookup.
 """
 

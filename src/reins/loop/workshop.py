@@ -120,7 +120,7 @@ class Workshop:
         settled_base(recorded, repo.commit(self.workspace.base), self.workspace)
         if recorded is None:
             store.set_meta(BASE_META, spaces.base)
-        hidden = hidden_folder(self.workspace, repo)
+        hidden = hidden_folder(self.workspace, spaces)
         store.set_meta(SANDBOX_META, self.workspace.sandbox)
         self.tally.sandbox = self.workspace.sandbox
         self.spaces = spaces

@@ -1,7 +1,7 @@
 """A land item: the task of landing one PASS's change onto the integration branch, as the item's
 payload holds it, and the prompt that asks for it.
 
-``reins land`` (:mod:`reins.loop.integrate`) adds one when a PASS's change does not merge
+``reins land`` (:mod:`reins.land.integrate`) adds one when a PASS's change does not merge
 onto the integration commit (a conflict), or merges and fails a land rule (red). The PASS item
 itself never moves: the land item is a TODO item like any other, keyed ``land/<key>`` (then
 ``land/<key>/2``, … when the change needs landing again), whose payload is one object under

@@ -14,6 +14,7 @@ checkout.
     root/.reins/land-<commit>.git the integrations of ``reins land`` from a base: a ref a branch
     root/.reins/land.lock         held while ``reins land`` runs
     root/.reins/remote.git        this host's copy of ``[workspace] remote`` (its refs fetched)
+    root/.reins/hidden/<tree>/    hidden tests read from a git ref, by their folder's git tree
     root/.reins/lock              held while the base store is made
 
 Everything under ``root/.reins`` is reins' and is hidden from a sandboxed agent: it sees its
@@ -91,6 +92,10 @@ class Places:
     @property
     def mirror(self) -> str:
         return os.path.join(self.own, "remote.git")
+
+    @property
+    def hidden(self) -> str:
+        return os.path.join(self.own, "hidden")
 
     @property
     def lock_file(self) -> str:

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from reins.errors import ConfigError
 from reins.workspace.git import git
-from reins.workspace.repository import Repository
 from reins.workspace.spec import Workspace
 
 if TYPE_CHECKING:
@@ -47,14 +46,23 @@ def settled_base(recorded: str | None, named: str, workspace: Workspace) -> str:
     return named
 
 
-def hidden_folder(workspace: Workspace, repo: Repository) -> str | None:
-    """The hidden tests' folder, checked: a folder, outside the repository.
+def hidden_folder(workspace: Workspace, spaces: Workspaces) -> str | None:
+    """The hidden tests' folder, checked: a folder, outside the repository; or, for a folder of
+    a git ref, the one in reins' own folder they are read into (:mod:`reins.workspace.hiddenref`).
 
     Raises:
-        ConfigError: it is missing, or inside the repository (the agent would see it there).
+        ConfigError: it is missing, or inside the repository (the agent would see it there);
+            the ref or its folder is missing, or the base's history holds it.
     """
     if workspace.hidden is None:
         return None
+    repo = spaces.repo
+    ref = workspace.hidden_ref
+    if ref is not None:
+        from reins.workspace.hiddenref import read
+
+        remote = workspace.remote is not None
+        return read(ref, repo, spaces.places, spaces.store, remote=remote)
     folder = Path(workspace.hidden).resolve()
     if not folder.is_dir():
         raise ConfigError(f"workspace hidden {folder}: no such folder")
@@ -106,7 +114,7 @@ def base_tree(
     from reins.workspace.workspaces import Workspaces
 
     spaces = Workspaces.open(workspace, root=root, base=base)
-    hidden = hidden_folder(workspace, spaces.repo)
+    hidden = hidden_folder(workspace, spaces)
     trees = JudgeTrees(
         spaces.places,
         spaces.base,

@@ -40,6 +40,8 @@ DEFAULT_BRANCH = "reins/{quest}/{key}"
 LEGACY_BRANCH = "reins/{key}"
 """The default before issue 39, shared by every quest: a ledger that gave its items branches
 under it keeps it (:mod:`reins.loop.branching`)."""
+REFS = "refs/"
+"""What a ``hidden`` value naming a ref starts with (:class:`HiddenRef`)."""
 
 # git check-ref-format's refusals that a template can already commit (the key is made safe).
 _MODULE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
@@ -76,7 +78,10 @@ class Workspace:
             FAIL fact, and the judge's tree takes them from the base. None: the defaults
             (:data:`~reins.workspace.globs.DEFAULT_JUDGE`).
         hidden: a folder outside the repository whose files are copied into the judge's tree
-            only (tests the agent never sees), at the same paths.
+            only (tests the agent never sees), at the same paths; or a folder of a git ref of
+            the repository (of the remote, with ``remote``), written as git names a folder of
+            a revision, ``REF:FOLDER`` (``refs/reins/hidden:tests``; ``REF:`` its whole
+            tree): read into reins' own folder, never into an agent's (:class:`HiddenRef`).
         max_files: the most files one change may touch.
         max_bytes: the most bytes one change may bring (its files, and its patch).
         read: folders and files a sandboxed agent may read besides its workspace and its
@@ -128,6 +133,11 @@ class Workspace:
     remote: str | None = None
 
     @property
+    def hidden_ref(self) -> HiddenRef | None:
+        """The hidden tests' ref and folder (None: a folder on disk, or none)."""
+        return None if self.hidden is None else HiddenRef.parse(self.hidden)
+
+    @property
     def judge_globs(self) -> tuple[str, ...]:
         """The judge's files: the quest's patterns (or the defaults), and compiled Python."""
         return (*(globs.DEFAULT_JUDGE if self.judge is None else self.judge), *globs.ALWAYS)
@@ -140,6 +150,35 @@ class Workspace:
         object.__setattr__(self, "read", tuple(self.read))
         for name in ("network", "setup", "setup_files", "plugins"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
+
+
+@dataclass(frozen=True, slots=True)
+class HiddenRef:
+    """Hidden tests kept in git: the folder ``path`` ("": the whole tree) of the commit ``ref``
+    names. Written ``REF:FOLDER``, as git names a folder of a revision; a value is one when it
+    starts with ``refs/`` and holds a colon (a folder of the quest's is neither)."""
+
+    ref: str
+    path: str
+
+    @classmethod
+    def parse(cls, value: str) -> HiddenRef | None:
+        if not value.startswith(REFS) or ":" not in value:
+            return None
+        ref, _, path = value.partition(":")
+        return cls(ref, path.rstrip("/"))
+
+    def __str__(self) -> str:
+        return f"{self.ref}:{self.path}"
+
+    def why_not(self) -> str | None:
+        """What is wrong with it, in words (None: nothing)."""
+        if _BAD_REF.search(self.ref) or self.ref.endswith(".") or self.ref.count("/") < 2:
+            return f"{self.ref!r:.60} is not a valid ref (as refs/reins/hidden)"
+        parts = self.path.split("/")
+        if self.path and (self.path.startswith("/") or ".." in parts or "\0" in self.path):
+            return f"expected a folder inside the ref, as {self.ref}:tests, not {self.path!r:.60}"
+        return None
 
 
 def _a_path(path: object) -> str | None:
@@ -203,6 +242,9 @@ def check_field(name: str, value: object) -> None:
     if name in ("worktrees", "hidden"):
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise WorkspaceValueError(name, "expected a folder")
+        ref = HiddenRef.parse(value) if name == "hidden" and value is not None else None
+        if ref is not None and (why := ref.why_not()) is not None:
+            raise WorkspaceValueError(name, why)
         return
     if name in ("max_files", "max_bytes"):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:

@@ -9,7 +9,7 @@ from reins.cli.shapes import Plain
 from reins.values import Fact
 
 if TYPE_CHECKING:
-    from reins.loop.landrun import LandRun, Step
+    from reins.land.run import LandRun, Step
 
 
 @dataclass(frozen=True, slots=True)

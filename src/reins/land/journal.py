@@ -26,9 +26,9 @@ import time
 from dataclasses import dataclass
 
 from reins.errors import ConfigError, LedgerError, WorkspaceError
+from reins.land.integration import Integration, Landed
 from reins.store.holder import gone, holder_name
 from reins.store.protocol import Store
-from reins.workspace.integration import Integration, Landed
 
 LEASE_META = "land.lease"
 JOURNAL_META = "land.journal.{}"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reins.loop.landplan import EMPTY, STUCK, WAITING, Change, Held
-from reins.loop.wholesuite import Suite
+from reins.land.integration import Landed
+from reins.land.plan import EMPTY, STUCK, WAITING, Change, Held
+from reins.land.wholesuite import Suite
 from reins.values import Fact
-from reins.workspace.integration import Landed
 
 LANDED, BEFORE, CONFLICT, RED = "landed", "landed-before", "conflict", "red"
 OUTCOMES = (LANDED, BEFORE, CONFLICT, RED, WAITING, STUCK, EMPTY)

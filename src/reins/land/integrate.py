@@ -1,9 +1,9 @@
 """``reins land BRANCH``: every PASS of a coding quest merged onto one integration branch, in
 reins' own store, judged by the quest's land rules after each merge.
 
-For each PASS item, in the stated order (:mod:`reins.loop.landplan`), its change (or the PASS
+For each PASS item, in the stated order (:mod:`reins.land.plan`), its change (or the PASS
 of the land item standing for it) is brought into reins' land store and merged onto the
-integration commit there (:mod:`reins.workspace.integration`: ``merge-tree``, no work tree);
+integration commit there (:mod:`reins.land.integration`: ``merge-tree``, no work tree);
 the merged commit's patch from the base is judged in a judge's tree by the land rules
 (:func:`reins.turn.judge.judge_landing`); green, the integration's ref moves onto it, and then
 the user's BRANCH, fast-forward only. A conflict or a red land rule moves nothing: the PASS
@@ -11,7 +11,7 @@ item stays as it is (only a person moves a locked item), and the change becomes 
 new TODO item that starts from the integration commit and asks an agent to land it
 (:mod:`reins.workspace.landtask`).
 
-The journal of what landed is in the ledger (:mod:`reins.loop.landledger`, agreeing with the
+The journal of what landed is in the ledger (:mod:`reins.land.journal`, agreeing with the
 integration's history, where each merge commit names what it landed), so a rerun skips what
 landed and goes on; a SIGKILL at any step (the crash points ``land-merged``, ``land-ref``,
 ``land-branch``, ``land-item`` of :mod:`reins.loop.crashpoint`) loses nothing and lands
@@ -27,10 +27,9 @@ from collections.abc import Callable
 
 from reins.errors import ConfigError, JudgeError, WorkspaceError
 from reins.gate import Outcome, Verdict
-from reins.loop.branching import check_land_branch, settle_branches
-from reins.loop.crashpoint import crash_point
-from reins.loop.landledger import Journal, LandLease
-from reins.loop.landplan import (
+from reins.land.integration import Integration, Landed, Merged, sealed
+from reins.land.journal import Journal, LandLease
+from reins.land.plan import (
     EMPTY,
     Candidate,
     Change,
@@ -38,16 +37,19 @@ from reins.loop.landplan import (
     candidates,
     change_of,
 )
-from reins.loop.landrun import CONFLICT, LAND_META, LANDED, RED, LandRun, Step, landed_before
-from reins.loop.wholesuite import Suite, whole_suite
+from reins.land.run import CONFLICT, LAND_META, LANDED, RED, LandRun, Step, landed_before
+from reins.land.wholesuite import Suite, whole_suite
+from reins.loop.branching import settle_branches
+from reins.loop.crashpoint import crash_point
 from reins.quest import Quest
 from reins.store.protocol import Store
 from reins.turn.failures import JudgeFailure
 from reins.turn.judge import judge_landing
-from reins.workspace.integration import Integration, Landed, Merged, sealed
+from reins.workspace.git import git
 from reins.workspace.judgetree import JudgeTrees
 from reins.workspace.landtask import LandTask
 from reins.workspace.site import BASE_META, equip, hidden_folder
+from reins.workspace.spec import Workspace
 from reins.workspace.submission import compose
 from reins.workspace.workspaces import Workspaces
 
@@ -87,6 +89,23 @@ def land(
         lease.release()
 
 
+def check_land_branch(branch: str, workspace: Workspace) -> None:
+    """Refuse a branch ``reins land`` may not land on: a name git refuses, or one under the
+    first folder of the items' own branches (``reins/``: every quest's, by default).
+
+    Raises:
+        ConfigError: it is such a branch.
+    """
+    if git(["check-ref-format", f"refs/heads/{branch}"], cwd="/", check=False).returncode:
+        raise ConfigError(f"{branch!r} is not a branch name git accepts")
+    folder = workspace.branch.split("/", 1)[0] + "/"
+    if branch.startswith(folder):
+        raise ConfigError(
+            f"branch {branch} is under {folder}, where the items' own branches are "
+            f"([workspace] branch = {workspace.branch!r}): land on a branch of its own"
+        )
+
+
 class Lander:
     """One run of ``reins land`` onto ``branch``, holding the integration's commit as it goes."""
 
@@ -102,7 +121,7 @@ class Lander:
         self.integration.sync()  # with a remote, where any host left it
         self.journal = Journal(store, branch, self.base)
         self.lease: LandLease | None = None
-        hidden = hidden_folder(quest.workspace, spaces.repo)
+        hidden = hidden_folder(quest.workspace, spaces)
         self.judges = JudgeTrees(spaces.places, self.base, judge=quest.workspace.judge_globs,
                                  hidden=hidden, sandbox=quest.workspace.sandbox)  # fmt: skip
         equip(self.judges, quest.workspace, spaces)  # the project's environment, as the loop's
