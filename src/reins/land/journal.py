@@ -6,8 +6,9 @@ The lease is a meta entry (``land.lease``: its holder, named as :mod:`reins.stor
 names a process, and until when), taken and renewed only by a compare-and-set
 (:meth:`~reins.store.protocol.Store.swap_meta`): a land finds another's lease and stops, unless
 that lease ran out, or its holder is a process of this host that is gone (then at once). A
-land renews it before each change it merges; a host that died holds it until it runs out
-(:data:`TTL`), as an item's lease.
+land renews it before each change it merges and, while it runs, every :data:`BEAT` seconds
+from a thread of its own (a judgment or the whole suite may take minutes); a land whose host
+died holds it only until it runs out (:data:`TTL`), as an item's lease.
 
 The journal of BRANCH (``land.journal.<BRANCH>``) lists each landing (the item, the merge
 commit, the change's commit, the land item it came through) and the integration's commit
@@ -22,8 +23,9 @@ same way: its whole journal is the history.
 from __future__ import annotations
 
 import json
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reins.errors import ConfigError, LedgerError, WorkspaceError
 from reins.land.integration import Integration, Landed
@@ -32,20 +34,32 @@ from reins.store.protocol import Store
 
 LEASE_META = "land.lease"
 JOURNAL_META = "land.journal.{}"
-TTL = 900.0
-"""How long a land's lease lasts without a renewal (seconds): a land renews it before each
-change it merges, and a judgment or the whole suite may take minutes. A land whose host died
-holds the ledger's lands this long, unless it was a process of the host that looks."""
+TTL = 60.0
+"""How long a land's lease lasts without a renewal (seconds): how long a land whose host died
+holds the ledger's lands, unless it was a process of the host that looks (then none)."""
+BEAT = 15.0
+"""How often a running land renews its lease from a thread of its own (seconds)."""
 
 
 @dataclass
 class LandLease:
-    """The ledger's land lease, held by this process as ``holder`` (its entry ``value``)."""
+    """The ledger's land lease, held by this process as ``holder`` (its entry ``value``),
+    renewed every :data:`BEAT` seconds by a thread of its own until :meth:`release`."""
 
     store: Store
     holder: str
     value: str
     ttl: float = TTL
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _stop: threading.Event = field(default_factory=threading.Event, repr=False)
+    _lost: bool = False
+
+    def _beat(self) -> None:
+        while not self._stop.wait(min(BEAT, self.ttl / 3)):
+            try:
+                self.renew()
+            except (LedgerError, OSError):  # taken over, or the ledger is gone: said at renew
+                return
 
     @classmethod
     def take(cls, store: Store, *, ttl: float = TTL) -> LandLease:
@@ -66,7 +80,9 @@ class LandLease:
         value = _entry(holder, ttl)
         if not store.swap_meta(LEASE_META, held, value):
             raise ConfigError("another `reins land` took this ledger's land lease just now")
-        return cls(store, holder, value, ttl)
+        lease = cls(store, holder, value, ttl)
+        threading.Thread(target=lease._beat, daemon=True, name="reins-land-lease").start()
+        return lease
 
     def renew(self) -> None:
         """Hold the lease ``ttl`` more.
@@ -74,16 +90,21 @@ class LandLease:
         Raises:
             LedgerError: another land took it over (this one ran past its lease).
         """
-        value = _entry(self.holder, self.ttl)
-        if not self.store.swap_meta(LEASE_META, self.value, value):
-            raise LedgerError(
-                "this land's lease ran out and another `reins land` took it over: this one "
-                "stops here (what it landed is kept, and the other goes on from there)"
-            )
-        self.value = value
+        with self._lock:
+            value = _entry(self.holder, self.ttl)
+            if self._lost or not self.store.swap_meta(LEASE_META, self.value, value):
+                self._lost = True
+                raise LedgerError(
+                    "this land's lease ran out and another `reins land` took it over: this "
+                    "one stops here (what it landed is kept, and the other goes on from there)"
+                )
+            self.value = value
 
     def release(self) -> None:
-        self.store.swap_meta(LEASE_META, self.value, None)
+        self._stop.set()
+        with self._lock:
+            if not self._lost:
+                self.store.swap_meta(LEASE_META, self.value, None)
 
 
 def _entry(holder: str, ttl: float) -> str:
