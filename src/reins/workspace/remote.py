@@ -73,6 +73,10 @@ def ref_at(url: str, ref: str, *, cwd: str) -> str | None:
     return None
 
 
+class Moved(WorkspaceError):
+    """A pinned push refused: the remote's ref is not where the push expected it."""
+
+
 def push(store: str, url: str, commit: str, ref: str, *, old: str | None) -> None:
     """Move ``ref`` on the remote from ``old`` (None: it must not exist) to ``commit``, sent
     from the git folder ``store``, or not at all.
@@ -89,21 +93,33 @@ def push(store: str, url: str, commit: str, ref: str, *, old: str | None) -> Non
     said = done.stdout.decode("utf-8", "replace")
     if "stale info" in said or "fetch first" in said or "already exists" in said:
         was = f"at {old[:12]}" if old else "absent"
-        raise WorkspaceError(
+        raise Moved(
             f"the remote's {ref} is no longer {was}: another host moved it (nothing was pushed)"
         )
     raise WorkspaceError(f"push of {ref} to {url} failed: {last_line(done)}")
 
 
-def publish(store: str, url: str, commit: str, ref: str, *, copy: Repository, base: str) -> None:
+def publish(
+    store: str, url: str, commit: str, ref: str, *, copy: Repository, base: str,
+    expected: str | None = None,
+) -> None:  # fmt: skip
     """``commit`` onto ``ref`` on the remote (an item's branch), from reins' ``store`` of the
     item; nothing when it is there already. A ref of that name that reins did not make for
     this base (its history, as this host's ``copy`` knows it, does not hold the base) is
     refused, as the user's repository's is.
 
+    First a push pinned to ``expected`` (what this process last pushed there; None: nothing,
+    the ref must not exist), which costs one round trip; only when the remote refuses it is
+    the ref read and checked (a crash's rerun, a branch of another run or of someone else's).
+
     Raises:
         WorkspaceError: the branch is not reins', another host moved it, or the push failed.
     """
+    try:
+        push(store, url, commit, ref, old=expected)
+        return
+    except Moved:
+        pass
     old = ref_at(url, ref, cwd=store)
     if old == commit:
         return

@@ -51,6 +51,7 @@ class Workspaces:
         self.root = self.places.root
         self.store = ""  # the base store, made by open()
         self.pool = Pool(self.places)
+        self._pushed: dict[str, str] = {}  # item → the commit this process pushed to the remote
 
     @classmethod
     def open(cls, workspace: Workspace, *, root: str, base: str | None = None) -> Workspaces:
@@ -303,7 +304,11 @@ class Workspaces:
         store, branch = self.places.item_store(key), self.branch_of(key)
         remote = self.workspace.remote
         if remote is not None:
-            publish(store, remote, commit, f"refs/heads/{branch}", copy=self.repo, base=self.base)
+            if self._pushed.get(key) == commit:  # its turn pushed it (the item's lease is ours)
+                return
+            publish(store, remote, commit, f"refs/heads/{branch}", copy=self.repo, base=self.base,
+                    expected=self._pushed.get(key))  # fmt: skip
+            self._pushed[key] = commit
         else:
             self.repo.land(store, commit, branch, base=self.base)
 
