@@ -489,3 +489,36 @@ def test_a_reply_larger_than_the_cap_is_refused_not_buffered(
     backend = registry.resolve(f"openai:m?base_url={http_server.url}/v1&{FAST}&retries=0")
     with pytest.raises(BackendError, match="larger than 4096 bytes"):
         run(backend)
+
+
+# -- a retry policy's temperature ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "where"),
+    [
+        ("ollama:m", ("options", "temperature")),
+        ("openai:m", ("temperature",)),
+        ("anthropic:claude-x", ("temperature",)),
+        ("gemini:m", ("generationConfig", "temperature")),
+    ],
+)
+def test_a_retry_s_declared_temperature_goes_into_the_request(
+    spec: str, where: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--retry facts@0.9`` puts 0.9 on the retry's prompt: each HTTP backend sends it in
+    place of the spec's temperature, and the spec's (or none) on every other call."""
+    for env in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.setenv(env, "sk-test")
+    backend = registry.resolve(f"{spec}?temperature=0.2")
+    assert getattr(backend, "takes_temperature", False) is True
+
+    def sent(prompt: Prompt) -> object:
+        body: object = backend.request(prompt, 7)[2]  # type: ignore[attr-defined]
+        for key in where:
+            assert isinstance(body, dict)
+            body = body.get(key)
+        return body
+
+    hot = Prompt(PROMPT.system, PROMPT.user, temperature=0.9)
+    assert (sent(PROMPT), sent(hot)) == (0.2, 0.9)

@@ -7,6 +7,7 @@ they are skipped when llama-cpp-python or the model package is missing, in CI th
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib.metadata
 import json
 import os
@@ -107,6 +108,17 @@ def test_different_seeds_sample_different_answers() -> None:
 def test_temperature_zero_is_greedy_and_ignores_the_seed() -> None:
     b = backend(max_output_tokens="24", temperature="0")
     assert complete(b, POEM, seed=1).text == complete(b, POEM, seed=2).text
+
+
+@pytest.mark.slow  # generates with the real model
+def test_a_retry_policy_s_temperature_on_the_prompt_is_the_one_sampled_at() -> None:
+    """``facts@1.5`` puts 1.5 on the retry's prompt: the backend samples at it, not its own."""
+    greedy = backend(max_output_tokens="12", temperature="0")
+    hot = dataclasses.replace(POEM, temperature=1.5)
+    assert len({complete(greedy, hot, seed=n).text for n in range(1, 6)}) >= 2
+    cold = dataclasses.replace(POEM, temperature=0.0)
+    warm = backend(max_output_tokens="12", temperature="1.5")
+    assert complete(warm, cold, seed=1).text == complete(warm, cold, seed=2).text
 
 
 @pytest.mark.slow  # generates with the real model

@@ -18,6 +18,7 @@ from reins import Context, Fact, Item, Level, Outcome, Quest, Seed, Verdict, rul
 from reins.gate import Graph
 from reins.packs import HERE as PACKS
 from reins.testing import FakeBackend
+from reins.turn.compose import PREVIOUS_NOTE
 from reins.values import JSON
 from tests.kit import Cli
 from tests.kit.loopkit import registered
@@ -197,8 +198,8 @@ def test_facts_plus_previous_quotes_a_bounded_previous_submission(cli: Cli) -> N
     second = fake.calls_for("apple")[1].prompt.user
     assert "## The submission that failed" in second
     assert len(second) <= FEEDBACK_CAP + PREVIOUS_CAP + 2_000
-    previous = second.split("## The submission that failed\n\n", 1)[1]
-    assert previous.startswith("x" * 1_000) and previous.endswith(" more characters)\n")
+    previous = second.split("## The submission that failed\n\n", 1)[1].split(PREVIOUS_NOTE)[0]
+    assert previous.startswith("x" * 1_000) and previous.endswith(" more characters)\n\n")
 
 
 def test_feedback_that_escaping_lengthens_still_fits_and_is_fed_back_whole(cli: Cli) -> None:

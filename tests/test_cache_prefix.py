@@ -24,7 +24,7 @@ from reins.quest import Quest, Seed
 from reins.quests.find import load_quest
 from reins.store import Attempt, AttemptKind, Item, State
 from reins.turn import compose
-from reins.turn.compose import FEEDBACK_HEADER
+from reins.turn.compose import FEEDBACK_HEADER, PREVIOUS_HEADER
 
 # The Python emails quest (coaching, no examples) and a declared pack (manual, examples, coaching).
 QUEST_REFS = ("emails", "news5w1h")
@@ -99,9 +99,11 @@ def test_every_prompt_of_a_quest_opens_with_the_same_system_text(
     judged = [a for a in log if a.kind is AttemptKind.JUDGED]
     coaching = quest.coaching.get(judged[-1].root_cause or "") if judged else None
     if coaching and policy != "fresh":
-        assert f"\n\n{coaching}\n\n{FEEDBACK_HEADER}\n\n" in prompt.user
+        # facts+previous puts the failed submission between the two
+        after = f"\n\n{coaching}\n\n{'' if policy == 'facts' else PREVIOUS_HEADER}"
+        assert after in prompt.user and FEEDBACK_HEADER in prompt.user.split(after, 1)[1]
         assert coaching not in prompt.system
-    if judged and policy == "facts":
+    if judged and policy != "fresh":
         assert prompt.user.endswith(judged[-1].feedback)  # feedback parity: the same bytes
 
 

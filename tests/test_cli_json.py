@@ -368,7 +368,7 @@ def test_report_retry_compare(cli: Cli) -> None:
     with registered(fake=FakeBackend(replies=["good"] * 10)):
         out = cli("report", "--retry-compare", "facts", "-m", "fake:fake", "--json")
     compared = doc(out)
-    assert list(compared) == ["model", "runs"]
+    assert list(compared) == ["model", "runs", "recommendation"]
     assert list(compared["runs"][0]) == [
         "policy",
         "items",
@@ -381,6 +381,7 @@ def test_report_retry_compare(cli: Cli) -> None:
         "output_tokens",
         "stopped",
         "message",
+        "solved",
     ]
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from reins.store import Attempt, AttemptKind, Item, State
 from reins.turn import Prompt, call_seed, compose
-from reins.turn.compose import FEEDBACK_HEADER, PREVIOUS_HEADER
+from reins.turn.compose import FEEDBACK_HEADER, PREVIOUS_HEADER, PREVIOUS_NOTE
 from tests.kit import TINY
 
 ITEM = Item("a", State.TODO, 0, {"word": "a"})
@@ -78,7 +78,11 @@ def test_the_policies_compose_the_retry_differently() -> None:
     coached = "Say 'good' for a.\n\nNever answer 'bad'."
     assert facts.user == f"{coached}\n\n{FEEDBACK_HEADER}\n\n{log[0].feedback}"
     assert facts.system == "Answer in one word."
-    assert both.user == f"{facts.user}\n{PREVIOUS_HEADER}\n\nbad answer\n"
+    # the failed answer shown as what failed, the facts after it (not it last, bare)
+    assert both.user == (
+        f"{coached}\n\n{PREVIOUS_HEADER}\n\nbad answer\n\n{PREVIOUS_NOTE}"
+        f"\n\n{FEEDBACK_HEADER}\n\n{log[0].feedback}"
+    )
     assert (fresh.system, fresh.user) == ("Answer in one word.", "Say 'good' for a.")
     assert compose(TINY, ITEM, log).user == facts.user  # the quest's default: facts
 

@@ -124,10 +124,13 @@ VERSION_HEAVY = {"click", "sqlite3", "json", "typing", "re", "dataclasses", "pat
 # generated methods compiled), more than loading a module. Each budget is two above what the
 # command loaded when it was set (issue 22), so that a change which adds to every turn is a
 # choice made here, in the open.
+# reins.retry (issue 41: a retry policy is a schedule, checked when a quest is made and read
+# when a turn is composed) is one small module that imports only reins.errors, and two small
+# dataclasses (RetryPolicy, RetryStep): about a millisecond more at each start, chosen here.
 BUDGET = {
-    "next": (46, 32),
-    "submit": (53, 40),
-    "status": (44, 32),
+    "next": (47, 34),
+    "submit": (54, 42),
+    "status": (45, 34),
     "version": (4, 0),
 }
 

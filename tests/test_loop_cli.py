@@ -105,7 +105,7 @@ def test_strong_model_and_escalation_from_the_command_line(path: Path, cli: Cli)
     [
         (["--escalate-on", "not-bad"], "--escalate-on needs --strong"),
         (["--concurrency", "0"], "0 is not in the range"),
-        (["--retry", "sometimes"], "'sometimes' is not one of"),
+        (["--retry", "sometimes"], "unknown retry policy 'sometimes'"),
     ],
 )
 def test_bad_flags_are_usage_errors(path: Path, cli: Cli, args: list[str], message: str) -> None:

@@ -92,16 +92,22 @@ def test_report_gives_pass_at_1_and_the_pass_rates_after_answers_2_and_3(
     assert "humaneval figures" in text and "pass@1: passed on answer 1" in text
 
 
-def test_each_retry_is_written_with_the_failed_assertion_and_its_coaching(
+def test_the_retries_follow_the_pack_s_schedule_with_the_failed_call_and_its_coaching(
     looped: tuple[Cli, FakeBackend],
 ) -> None:
+    """The pack's policy is fresh,facts@0.8 (the best bench_convergence measured): answer 2 is
+    a new sample, answer 3 carries the facts and samples at 0.8."""
     _, fake = looped
     quest = load_pack("humaneval")
-    second = next(c for c in fake.calls if c.key == "HumanEval/1" and c.n == 1)
-    user = second.prompt.user
-    test = problem("HumanEval/1").test
+    assert quest.retry == "fresh,facts@0.8"
+    first, second, third = fake.calls_for("HumanEval/2")
+    assert second.prompt.user == first.prompt.user and second.prompt.temperature is None
+    user = third.prompt.user
+    assert third.prompt.temperature == 0.8
+    test = problem("HumanEval/2").test
     failed = next(line.strip() for line in test.splitlines() if line.strip().startswith("assert"))
-    assert failed in user and "returned None" in user
+    # what the call returned, never the tests' code: a model shown an assert pastes it
+    assert "returned None" in user and failed not in user and "assert " not in user
     assert str(quest.coaching["tests"]) in user
 
 

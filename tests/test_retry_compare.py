@@ -11,6 +11,7 @@ from reins import SQLiteStore
 from reins.errors import ConfigError
 from reins.loop import LoopOptions, TextGenerator
 from reins.loop.compare import compare_retry
+from reins.loop.paired import recommend, sign_test
 from reins.store.owner import Owner
 from reins.store.query import PageQuery
 from reins.store.walk import passes_by_try
@@ -123,3 +124,53 @@ def test_report_retry_compare_needs_a_model(here: Path, cli: Cli) -> None:
     assert out.exit_code == 2 and "needs --model" in out.output
     out = cli("report", "--retry-compare", "sideways", "-m", "fake:x")
     assert out.exit_code == 2 and "sideways" in out.output
+
+
+# -- item by item: the paired comparison and the recommendation -------------------------------
+
+
+def test_the_sign_test_is_two_sided_and_exact() -> None:
+    assert sign_test(0, 0) == 1.0
+    assert sign_test(5, 0) == sign_test(0, 5) == 0.0625
+    assert sign_test(6, 1) == 0.125
+    assert sign_test(2, 1) == 1.0
+
+
+def test_each_run_says_which_items_it_solved_on_which_answer() -> None:
+    items = [(k, {"word": k}) for k in ("a", "b", "c")]
+    runs = compare_retry(TINY, items, text_learner, ["fresh", "fresh,facts@0.5"], options=FAST)
+    by = {r.policy: r for r in runs}
+    assert by["fresh"].solved == ()
+    # answer 2 is a fresh sample (still 'bad'), answer 3 sees the facts
+    assert by["fresh,facts@0.5"].solved == (("a", 3), ("b", 3))
+    advice = recommend(runs)
+    assert advice.policy == "fresh,facts@0.5" and advice.solved == 2
+    assert advice.against is not None
+    assert (advice.against.only_policy, advice.against.only_baseline) == (("a", "b"), ())
+    assert advice.against.p_value == 0.5 and "no clear difference" in advice.said
+    assert recommend(runs, answers=2).policy == "fresh"  # a tie by answer 2: fewer turns
+
+
+def test_report_retry_compare_pairs_each_policy_with_fresh_and_recommends(
+    here: Path, cli: Cli
+) -> None:
+    with registered(learner=learner()):
+        out = cli(
+            "report", "--retry-compare", "fresh", "--retry-compare", "facts", "-m", "fake:learner"
+        )
+        data = json.loads(
+            cli("report", "--retry-compare", "fresh", "--retry-compare", "facts", "-m",
+                "fake:learner", "--json").output
+        )  # fmt: skip
+        bad = cli("report", "--retry-compare", "facts@warm", "-m", "fake:learner")
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert lines[-2] == (
+        "facts against fresh, by answer 3: solved alone 2 (a, b) against 0 (none), "
+        "sign test p = 0.500"
+    )
+    assert lines[-1].startswith("recommended: --retry facts (2 solved by answer 3; against fresh")
+    assert data["recommendation"]["policy"] == "facts"
+    assert data["recommendation"]["against"]["only_policy"] == ["a", "b"]
+    assert data["runs"][1]["solved"] == {"a": 2, "b": 2}
+    assert bad.exit_code == 2 and "facts@warm" in bad.output

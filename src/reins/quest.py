@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from reins.errors import ConfigError
 from reins.gate import CatalogEntry, Context, Rule, Verdict, evaluate
+from reins.retry import RETRY_POLICIES, canonical_retry
 from reins.store.model import Item
 from reins.values import JSON
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from reins.workspace.site import BaseTree
     from reins.workspace.spec import Workspace
 
-RETRY_POLICIES = ("facts", "facts+previous", "fresh")
+__all__ = ["RETRY_POLICIES", "Example", "FlatGate", "Gate", "Quest", "RepositoryItems", "Seed"]
 
 
 class Seed(NamedTuple):
@@ -98,7 +99,9 @@ class Quest:
         max_tries: judged FAILs before an item locks DONE.
         gate: a gate other than the flat one over ``rules`` (a defeat graph, say).
         escalate_on: root-cause rule ids that move an item to the stronger model.
-        retry: how a retry is composed: ``facts``, ``facts+previous`` or ``fresh``.
+        retry: how a retry is composed: ``facts``, ``facts+previous`` or ``fresh``, or a
+            schedule of them per answer with declared temperatures (``fresh,facts@0.8``:
+            :mod:`reins.retry`); kept in its canonical form.
         gate_version: a label to change whenever a rule's code changes its judgment; it goes
             into the gate digest every attempt records, beside the catalog's ids, levels,
             descriptions and edges, so ``status`` can count items judged under an older gate.
@@ -156,11 +159,13 @@ class Quest:
             )
         if not isinstance(self.max_tries, int) or self.max_tries < 1:
             raise ConfigError(f"quest {self.name}: max_tries must be a whole number ≥ 1")
-        if self.retry not in RETRY_POLICIES:
+        try:
+            object.__setattr__(self, "retry", canonical_retry(self.retry))
+        except ConfigError as exc:
             raise ConfigError(
-                f"quest {self.name}: retry must be one of {', '.join(RETRY_POLICIES)}, "
-                f"not {self.retry!r}"
-            )
+                f"quest {self.name}: retry must be one of {', '.join(RETRY_POLICIES)} or a "
+                f"schedule of them: {exc}"
+            ) from None
         ids = [r.id for r in self.rules]
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:

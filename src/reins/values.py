@@ -36,7 +36,7 @@ class Prompt:
     ``temperature`` is the sampling temperature a retry policy declares for this turn
     (``facts@0.8``), None for the backend's own. Like the seed it follows from the log and the
     recorded policy, so a replay composes the same call; a backend that cannot take it per
-    call is refused before the run starts (:func:`reins.backends.base.takes_temperature`).
+    call is refused before the run starts (:func:`reins.loop.generator.samples_as_told`).
     """
 
     system: str

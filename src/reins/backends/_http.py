@@ -110,6 +110,8 @@ class HTTPBackend:
     key_env_default: ClassVar[str | None] = None
     # The provider whose price table prices this backend's models (reins.backends.prices)
     prices: ClassVar[str | None] = None
+    # A retry policy's declared temperature (facts@0.8) goes into the request (sampling_at).
+    takes_temperature: ClassVar[bool] = True
     # What to check when nothing answers at the server's address ({where}: scheme, host, port).
     down_hint: ClassVar[str] = (
         "is the server running and listening at {where}? Start it, or set base_url to where "
@@ -170,6 +172,11 @@ class HTTPBackend:
 
     def output_reserve(self) -> int:
         return self.max_output_tokens or DEFAULT_MAX_OUTPUT
+
+    def sampling_at(self, prompt: Prompt) -> float | None:
+        """The temperature of this call: the retry policy's (on the prompt), else the spec's,
+        else None (the server's own)."""
+        return self.temperature if prompt.temperature is None else prompt.temperature
 
     # -- the call ------------------------------------------------------------------------
 

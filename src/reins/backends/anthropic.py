@@ -61,8 +61,9 @@ class AnthropicBackend(HTTPBackend):
             body["system"] = [{"type": "text", "text": prompt.system, "cache_control": marker}]
         elif prompt.system:
             body["system"] = prompt.system
-        if self.temperature is not None:
-            body["temperature"] = self.temperature
+        temperature = self.sampling_at(prompt)
+        if temperature is not None:
+            body["temperature"] = temperature
         headers = {"anthropic-version": self.version}
         if self.key:
             headers["x-api-key"] = self.key

@@ -44,8 +44,9 @@ class GeminiBackend(HTTPBackend):
 
     def request(self, prompt: Prompt, seed: int) -> tuple[str, dict[str, str], dict[str, Any]]:
         config: dict[str, Any] = {"seed": api_seed(seed)}
-        if self.temperature is not None:
-            config["temperature"] = self.temperature
+        temperature = self.sampling_at(prompt)
+        if temperature is not None:
+            config["temperature"] = temperature
         if self.max_output_tokens is not None:
             config["maxOutputTokens"] = self.max_output_tokens
         if self.thinking_budget is not None:

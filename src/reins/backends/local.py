@@ -222,6 +222,7 @@ class LocalBackend:
     name = "local"
     extra = "local"  # llama-cpp-python: `reins backends` says when it is missing
     priced = True  # it runs here: every call costs 0
+    takes_temperature = True  # a retry policy's temperature (facts@0.8) is used per call
     options: ClassVar[dict[str, str]] = {
         "temperature": f"sampling temperature (default {DEFAULT_TEMPERATURE}); the per-call"
         " seed makes each turn reproducible, so keep it above 0 for retries to differ",
@@ -297,7 +298,10 @@ class LocalBackend:
                 out: Any = llm.create_chat_completion(
                     messages=messages,
                     seed=seed % _SEED_RANGE,
-                    temperature=self.temperature,
+                    # a retry policy's declared temperature (facts@0.8), else the spec's
+                    temperature=self.temperature
+                    if prompt.temperature is None
+                    else prompt.temperature,
                     max_tokens=self.max_output_tokens,
                     grammar=self._grammar,
                 )

@@ -79,8 +79,9 @@ class OllamaBackend(HTTPBackend):
             "num_predict": reserve,
             "seed": api_seed(seed),
         }
-        if self.temperature is not None:
-            options["temperature"] = self.temperature
+        temperature = self.sampling_at(prompt)
+        if temperature is not None:
+            options["temperature"] = temperature
         messages = [{"role": "user", "content": prompt.user}]
         if prompt.system:
             messages.insert(0, {"role": "system", "content": prompt.system})

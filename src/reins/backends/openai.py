@@ -89,8 +89,9 @@ class OpenAIBackend(HTTPBackend):
         if prompt.system:
             messages.insert(0, {"role": "system", "content": prompt.system})
         body: dict[str, Any] = {"model": self.model, "messages": messages, "seed": api_seed(seed)}
-        if self.temperature is not None:
-            body["temperature"] = self.temperature
+        temperature = self.sampling_at(prompt)
+        if temperature is not None:
+            body["temperature"] = temperature
         if self.max_output_tokens is not None:
             # OpenAI's reasoning models refuse the older max_tokens; most other servers know
             # only max_tokens

@@ -23,6 +23,31 @@ if TYPE_CHECKING:
 RETRY_CHOICES = ("facts", "facts+previous", "fresh")
 
 
+class RetryPolicyType(click.ParamType[str]):
+    """A retry policy or a schedule of them (``fresh,facts@0.8``), checked by
+    :func:`reins.retry.parse_retry` and given on in its canonical form; a bad one is a usage
+    error (exit 2) that says which step is wrong."""
+
+    name = "POLICY"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from reins.errors import ConfigError
+        from reins.retry import canonical_retry
+
+        try:
+            return canonical_retry(str(value))
+        except ConfigError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+RETRY = RetryPolicyType()
+RETRY_HELP = (
+    f"How a retry is composed: {', '.join(RETRY_CHOICES)}, or a schedule, one per answer "
+    "from answer 2 (the last repeats), each with an optional @TEMPERATURE to sample that "
+    "retry at: fresh,facts@0.8"
+)
+
+
 @click.command("loop")
 @click.option(
     "--model",
@@ -76,8 +101,8 @@ RETRY_CHOICES = ("facts", "facts+previous", "fresh")
 )
 @click.option(
     "--retry",
-    type=click.Choice(RETRY_CHOICES),
-    help="How a retry is composed [default: the quest's, else facts].",
+    type=RETRY,
+    help=f"{RETRY_HELP} [default: the quest's, else facts].",
 )
 @click.option(
     "--breaker",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, BinaryIO
 import click
 
 from reins.cli.app import Env, emit_json, pass_env, say_refused
-from reins.cli.loop import RETRY_CHOICES
+from reins.cli.loop import RETRY
 from reins.cli.shapes.runs import ReplayTally, replayed
 from reins.cli.work import json_option
 from reins.errors import Exit
@@ -62,8 +62,9 @@ if TYPE_CHECKING:
 )
 @click.option(
     "--retry",
-    type=click.Choice(RETRY_CHOICES),
-    help="Retry policy recorded with each turn [default: the quest's].",
+    type=RETRY,
+    help="Retry policy (or schedule, see `reins loop --help`) recorded with each turn "
+    "[default: the quest's].",
 )
 @click.option(
     "--max-tries",

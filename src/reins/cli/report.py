@@ -9,9 +9,9 @@ import click
 
 from reins.cli.app import Env, emit_json, pass_env
 from reins.cli.inspect import NO_COST
+from reins.cli.loop import RETRY
 from reins.cli.shapes.figures import Compared, Figures, HtmlWritten
 from reins.cli.work import json_option
-from reins.quest import RETRY_POLICIES
 from reins.store.walk import passes_by_try
 
 if TYPE_CHECKING:
@@ -37,9 +37,10 @@ DEFAULT_TRIES = 3  # the passes-by-try columns shown when no quest says its max_
     "policies",
     metavar="POLICY",
     multiple=True,
-    type=click.Choice(RETRY_POLICIES),
-    help="Run the ledger's items again under this retry policy (repeat for several), each on a "
-    "fresh temporary ledger, and compare passes by try. Needs --model.",
+    type=RETRY,
+    help="Run the ledger's items again under this retry policy or schedule (fresh,facts@0.8; "
+    "repeat for several), each on a fresh temporary ledger, compare passes by answer and each "
+    "policy against fresh item by item, and recommend one. Needs --model.",
 )
 @click.option(
     "--model",
@@ -84,8 +85,10 @@ def report(
     view.
 
     With --retry-compare POLICY… --model SPEC, the same items run again under each policy on
-    one backend, each on its own temporary ledger (yours is not touched), and the passes by try
-    are compared.
+    one backend, each on its own temporary ledger (yours is not touched), and the passes by
+    answer are compared; then each policy against fresh (when it ran, else the first given),
+    item by item: the items each alone solved, and a sign test on them. The policy that solved
+    the most is recommended, with a word on whether these items tell it from fresh.
     """
     if policies:
         retry_compare(env, policies, model, limit, concurrency, as_json)
@@ -262,8 +265,11 @@ def retry_compare(
         policies,
         options=LoopOptions(concurrency=concurrency),
     )
+    from reins.loop.paired import recommend
+
+    advice = recommend(runs)
     if as_json:
-        emit_json(Compared(model, tuple(runs)))
+        emit_json(Compared(model, tuple(runs), advice))
         return
     tries = max(len(r.passes) for r in runs)
     head = "".join(f"{'ans ' + str(t):>8}" for t in range(1, tries + 1))
@@ -274,3 +280,15 @@ def retry_compare(
         click.echo(f"{r.policy:<16}{cells}{r.review:>8}{r.done:>6}{r.turns:>7}")
         if r.stopped != "done":
             click.echo(f"  ({r.policy}: the run ended early: {r.stopped}: {r.message})")
+    for p in advice.pairs:
+        click.echo(
+            f"{p.policy} against {p.baseline}, by answer {p.answers}: solved alone "
+            f"{len(p.only_policy)} ({_keys(p.only_policy)}) against {len(p.only_baseline)} "
+            f"({_keys(p.only_baseline)}), sign test p = {p.p_value:.3f}"
+        )
+    click.echo(advice.said)
+
+
+def _keys(keys: tuple[str, ...], most: int = 8) -> str:
+    shown = ", ".join(keys[:most])
+    return (shown + f", … {len(keys) - most} more" if len(keys) > most else shown) or "none"

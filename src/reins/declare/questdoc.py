@@ -19,9 +19,10 @@ from reins.declare.items import ItemSource
 from reins.declare.template import Template
 from reins.declare.workspacedoc import KEYS as WORKSPACE_KEYS
 from reins.declare.workspacedoc import read_workspace
-from reins.errors import DocumentError
+from reins.errors import ConfigError, DocumentError
 from reins.gate import Context, Fact, Outcome, Rule, Verdict, excerpt
 from reins.quest import RETRY_POLICIES, Example, Quest
+from reins.retry import canonical_retry
 from reins.store.model import Item
 from reins.values import JSON
 
@@ -337,10 +338,11 @@ class Doc:
         if max_tries < 1:
             raise self.error("judge", "max_tries", "max_tries must be at least 1")
         retry = self.get("judge", "retry", str, "facts")
-        if retry not in RETRY_POLICIES:
-            raise self.error(
-                "judge", "retry", f"retry must be one of {', '.join(RETRY_POLICIES)}, not {retry!r}"
-            )
+        try:
+            retry = canonical_retry(retry)
+        except ConfigError as exc:
+            said = f"retry must be one of {', '.join(RETRY_POLICIES)} or a schedule of them: {exc}"
+            raise self.error("judge", "retry", said) from None
         escalate = self.get("judge", "escalate_on", list, [])
         for rule_id in escalate:
             if not isinstance(rule_id, str) or rule_id not in ids:

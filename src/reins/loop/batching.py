@@ -31,6 +31,7 @@ from reins.loop.collect import Ended, Flow
 from reins.loop.course import Course
 from reins.loop.crashpoint import crash_point
 from reins.loop.events import BatchEvent, ResultsEvent, StopReason, Summary
+from reins.loop.generator import TextGenerator, samples_as_told
 from reins.loop.holds import Holds
 from reins.loop.inflight import InFlight
 from reins.loop.ledger_thread import LedgerThread
@@ -65,6 +66,7 @@ class BatchRun(Course):
         super().__init__(store, quest, LedgerThread(), options or LoopOptions(), reporter)
         self.api = batch_api_of(backend)
         self.policy = self.options.retry or quest.retry
+        samples_as_told(TextGenerator(backend), self.policy, batch=True)
         self.driver = self.options.driver
         self.poll = self.options.poll
         # A rerun on this host takes its jobs over once this process is gone.

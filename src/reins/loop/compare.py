@@ -18,10 +18,12 @@ from reins.errors import ConfigError
 from reins.loop.generator import Generator
 from reins.loop.options import LoopOptions
 from reins.loop.run import run
-from reins.quest import RETRY_POLICIES, Quest
+from reins.quest import Quest
+from reins.retry import RETRY_POLICIES, SYNTAX, canonical_retry
 from reins.store.model import State
 from reins.store.protocol import Store
-from reins.store.walk import passes_by_try
+from reins.store.query import PageQuery
+from reins.store.walk import iter_items, passes_by_try
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +43,9 @@ class PolicyRun:
     output_tokens: int
     stopped: str
     message: str
+    solved: tuple[tuple[str, int], ...] = ()
+    """Each passed item's key and the answer it passed on, by key: what a paired comparison
+    of two policies reads."""
 
     @property
     def cumulative(self) -> tuple[int, ...]:
@@ -63,6 +68,7 @@ class PolicyRun:
             "output_tokens": self.output_tokens,
             "stopped": self.stopped,
             "message": self.message,
+            "solved": dict(self.solved),
         }
 
 
@@ -84,7 +90,7 @@ def compare_retry(
     Raises:
         ConfigError: an unknown policy, or no items.
     """
-    _known(policies)
+    policies = _known(policies)
     seeds = list(items)
     if not seeds:
         raise ConfigError("retry-compare: no items to run")
@@ -110,13 +116,21 @@ def compare_retry(
     return runs
 
 
-def _known(policies: Sequence[str]) -> None:
-    unknown = [p for p in policies if p not in RETRY_POLICIES]
+def _known(policies: Sequence[str]) -> list[str]:
+    """The policies in their canonical form (as each attempt records them)."""
+    known, unknown = [], []
+    for policy in policies:
+        try:
+            known.append(canonical_retry(policy))
+        except ConfigError as exc:
+            unknown.append((policy, exc))
     if unknown:
         raise ConfigError(
-            f"unknown retry polic{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; "
-            f"known: {', '.join(RETRY_POLICIES)}"
+            f"unknown retry polic{'y' if len(unknown) == 1 else 'ies'} "
+            f"{', '.join(p for p, _ in unknown)}; known: {', '.join(RETRY_POLICIES)}, or a "
+            f"schedule of them ({SYNTAX}): {unknown[0][1]}"
         )
+    return known
 
 
 def _run(
@@ -137,4 +151,11 @@ def _run(
         output_tokens=summary.output_tokens,
         stopped=summary.reason.value,
         message=summary.message,
+        solved=solved_on(store),
     )
+
+
+def solved_on(store: Store) -> tuple[tuple[str, int], ...]:
+    """Each PASS item's key and the answer it passed on (``tries`` counts the FAILs before)."""
+    passed = iter_items(store, PageQuery(state=State.PASS))
+    return tuple(sorted((item.key, item.tries + 1) for item in passed))

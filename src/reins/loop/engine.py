@@ -22,7 +22,7 @@ from collections.abc import Collection
 from reins.errors import ReinsError
 from reins.loop.course import Course
 from reins.loop.events import StopReason, Summary
-from reins.loop.generator import Bench, Generator, Site, TextSite, suits
+from reins.loop.generator import Bench, Generator, Site, TextSite, samples_as_told, suits
 from reins.loop.inflight import InFlight
 from reins.loop.keeper import keep
 from reins.loop.ledger_thread import LedgerThread
@@ -64,6 +64,9 @@ class Engine(Course):
         self.strong = strong
         self.rules: Collection[str] = quest.escalate_on | self.options.escalate_on
         self.policy = self.options.retry or quest.retry
+        for chosen in (generator, strong):
+            if chosen is not None:
+                samples_as_told(chosen, self.policy)
         # The process is in the name: a rerun on this host takes the leases over the moment
         # this process is gone (reins.store.holder), instead of when they run out.
         self.owner_prefix = holder_name(self.options.driver)

@@ -186,6 +186,27 @@ def text_backend(spec: str) -> Backend:
     return resolve(parsed)
 
 
+def samples_as_told(generator: Generator, policy: str, *, batch: bool = False) -> None:
+    """Refuse a retry policy that declares a temperature (``facts@0.8``) when the generator
+    cannot sample at one per call (a CLI backend, a coding agent; a batch round, which does not
+    record it): the declared temperature would be recorded and not used.
+
+    Raises:
+        ConfigError: naming the policy and the generator.
+    """
+    from reins.retry import parse_retry
+
+    if not parse_retry(policy).temperatures:
+        return
+    backend = generator.backend if isinstance(generator, TextGenerator) else None
+    if batch or backend is None or getattr(backend, "takes_temperature", False) is not True:
+        where = "a batch round" if batch else repr(generator.name)
+        raise ConfigError(
+            f"retry policy {policy!r} declares a temperature, which {where} cannot take per "
+            "call (the local and HTTP backends can, one call at a time): drop the @TEMPERATURE"
+        )
+
+
 def suits(generator: Generator, quest: Quest) -> None:
     """Refuse a generator that cannot work ``quest``: an agent on a text quest, a text
     backend on a quest whose items live in a repository.

@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass, field
 
 from reins.errors import ConfigError
-from reins.quest import RETRY_POLICIES
+from reins.retry import canonical_retry
 from reins.turn.drivers import DRIVERS
 from reins.workspace.spec import SANDBOX
 
@@ -78,7 +78,9 @@ class LoopOptions:
         judge_breaker: consecutive judge errors (the gate failing on a submission) that stop
             the run (None: never stop). They use no try and lock nothing, but a broken gate
             makes every further generation wasted.
-        retry: retry policy (``facts``, ``facts+previous``, ``fresh``); None is the quest's.
+        retry: retry policy (``facts``, ``facts+previous``, ``fresh``, or a schedule of them
+            with declared temperatures, ``fresh,facts@0.8``: :mod:`reins.retry`); None is the
+            quest's.
         escalate_on: root causes that move an item to the stronger backend, on top of the
             quest's ``escalate_on``.
         driver: the driver name recorded on each attempt; leases are held per slot under
@@ -130,10 +132,8 @@ class LoopOptions:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ConfigError(f"{name} must be a whole number ≥ 1, not {value!r}")
-        if self.retry is not None and self.retry not in RETRY_POLICIES:
-            raise ConfigError(
-                f"retry policy must be one of {', '.join(RETRY_POLICIES)}, not {self.retry!r}"
-            )
+        if self.retry is not None:
+            object.__setattr__(self, "retry", canonical_retry(self.retry))
         if not self.driver or any(c.isspace() or c in "@#" for c in self.driver):
             raise ConfigError(f"a driver name is one word without @ or #, not {self.driver!r}")
         if not isinstance(self.round_size, int) or self.round_size < 1:

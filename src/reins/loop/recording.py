@@ -72,7 +72,9 @@ class Recorder:
             prompt_digest=prompt.digest(),
             usage=usage_of(generator, result),
             started_at=started_at,
-            notes=DRIVER.notes(seed=prompt.seed, escalated_by=cause, model=model),
+            notes=DRIVER.notes(
+                seed=prompt.seed, temperature=prompt.temperature, escalated_by=cause, model=model
+            ),
             gate_digest=self.quest.gate_digest,
         )
 

@@ -83,6 +83,8 @@ class FakeBackend:
             raise ValueError("failure_rate must lie between 0 and 1")
         self.name = name
         self.model = model
+        # a retry policy's declared temperature reaches each call's prompt (FakeCall.prompt)
+        self.takes_temperature = True
         self.replies = replies
         self.latency = latency
         self.failure_rate = failure_rate

@@ -10,6 +10,14 @@ prompt; how a retry uses the log is the retry policy. Each backend call also car
 derived from (item key, turn number): a retry samples anew, a restarted process repeats the
 call.
 
+How a retry uses the log is a :class:`~reins.retry.RetryPolicy`, one step per retry: the step of
+the item's n-th FAIL in its round (:func:`tries_before`) makes answer n + 1, its feedback and,
+when it declares one, its sampling temperature (carried on the prompt; the first answer always
+samples at the backend's own, so it is the same under every policy). Under ``facts+previous``
+the submission that failed is shown as what failed: before the feedback, with a word that it is
+not to be sent back unchanged, so the facts come after it (a small model shown its answer last,
+bare, copies it back).
+
 What the feedback layer quotes is bounded (invariant 15): the feedback as the gate rendered it
 (:data:`~reins.gate.bounds.FEEDBACK_CAP`; a ledger written by an older reins may hold more) and,
 under ``facts+previous``, at most :data:`PREVIOUS_CAP` characters of the submission that failed.
@@ -20,8 +28,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reins.gate.bounds import FEEDBACK_CAP, clip_block
-from reins.quest import RETRY_POLICIES, Quest
-from reins.store.model import Attempt, Item, State
+from reins.quest import Quest
+from reins.retry import parse_retry
+from reins.store.model import Attempt, AttemptKind, Item, State
 from reins.values import Prompt
 
 FEEDBACK_HEADER = "## Your last submission failed the gate"
@@ -30,6 +39,10 @@ EXAMPLES_HEADER = "## Examples"
 PREVIOUS_HEADER = "## The submission that failed"
 PREVIOUS_CAP = 16_000
 """Characters of the failed submission a ``facts+previous`` prompt quotes; the log keeps all."""
+PREVIOUS_NOTE = (
+    "That answer failed the gate, as the facts below say; it is shown for reference only. "
+    "Do not send it back unchanged: write a new answer, in full, that fixes what they point to."
+)
 
 
 def last_judged(log: Sequence[Attempt]) -> Attempt | None:
@@ -40,6 +53,15 @@ def last_judged(log: Sequence[Attempt]) -> Attempt | None:
     return None
 
 
+def tries_before(log: Sequence[Attempt]) -> int:
+    """The item's FAILs in its round before the next turn, read from the log (not the item, so
+    that a page showing an old turn composes it as it was): which retry step makes it."""
+    for attempt in reversed(log):
+        if attempt.kind in (AttemptKind.JUDGED, AttemptKind.HUMAN):
+            return attempt.tries_after
+    return 0
+
+
 def compose(
     quest: Quest, item: Item, log: Sequence[Attempt], *, policy: str | None = None
 ) -> Prompt:
@@ -47,12 +69,15 @@ def compose(
 
     Args:
         policy: ``facts`` (feedback of the last judged FAIL), ``facts+previous`` (also the
-            submission that failed) or ``fresh`` (no feedback); default the quest's.
+            submission that failed) or ``fresh`` (no feedback), or a schedule of them per
+            retry with declared temperatures (:mod:`reins.retry`); default the quest's.
+
+    Raises:
+        ConfigError: a policy that does not parse.
     """
-    policy = policy or quest.retry
-    if policy not in RETRY_POLICIES:
-        raise ValueError(f"unknown retry policy {policy!r}")
-    last = None if policy == "fresh" else last_judged(log)
+    retry = tries_before(log)
+    step = parse_retry(policy or quest.retry).step(retry)
+    last = None if step.feedback == "fresh" else last_judged(log)
     user = render(quest, item)
     if last is not None:
         # The coaching depends on this item's last FAIL: in the system text it would make the
@@ -60,13 +85,16 @@ def compose(
         coaching = quest.coaching.get(last.root_cause or "")
         if coaching:
             user = f"{user}\n\n{coaching}"
+        if step.feedback == "facts+previous" and last.submission is not None:
+            previous = clip_block(last.submission, PREVIOUS_CAP).rstrip("\n")
+            user = f"{user}\n\n{PREVIOUS_HEADER}\n\n{previous}\n\n{PREVIOUS_NOTE}"
         # A no-op on feedback rendered by this reins, which fits already (feedback parity).
         feedback = clip_block(last.feedback, FEEDBACK_CAP)
         user = f"{user}\n\n{FEEDBACK_HEADER}\n\n{feedback}"
-        if policy == "facts+previous" and last.submission is not None:
-            previous = clip_block(last.submission, PREVIOUS_CAP)
-            user = f"{user}\n{PREVIOUS_HEADER}\n\n{previous}\n"
-    return Prompt(shared_text(quest), user, key=item.key, turn=item.turns + 1)
+    temperature = step.temperature if retry else None
+    return Prompt(
+        shared_text(quest), user, key=item.key, turn=item.turns + 1, temperature=temperature
+    )
 
 
 def render(quest: Quest, item: Item) -> str:

@@ -63,9 +63,13 @@ class Driver:
         escalated_by: str | None = None,
         model: str | None = None,
         line: int | None = None,
+        temperature: float | None = None,
     ) -> Notes:
         """What an attempt of this driver keeps beside its columns: ``via`` and the rest."""
-        return Notes(via=self.name, seed=seed, escalated_by=escalated_by, model=model, line=line)
+        return Notes(
+            via=self.name, seed=seed, temperature=temperature, escalated_by=escalated_by,
+            model=model, line=line,
+        )  # fmt: skip
 
 
 class DriverTable:

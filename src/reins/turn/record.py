@@ -172,10 +172,10 @@ def record(
     # (Built field by field: dataclasses.replace costs a tenth of a recorded turn.)
     n, o = origin.notes, origin
     notes = Notes(
-        via=n.via, seed=n.seed, escalated_by=n.escalated_by, model=n.model, line=n.line,
-        nonce=os.urandom(8).hex(), batch=n.batch, branch=n.branch, commit=n.commit,
-        base=n.base, sandbox=n.sandbox, patch_start=n.patch_start, patch_end=n.patch_end,
-        refused=n.refused, refused_to=n.refused_to,
+        via=n.via, seed=n.seed, temperature=n.temperature, escalated_by=n.escalated_by,
+        model=n.model, line=n.line, nonce=os.urandom(8).hex(), batch=n.batch, branch=n.branch,
+        commit=n.commit, base=n.base, sandbox=n.sandbox, patch_start=n.patch_start,
+        patch_end=n.patch_end, refused=n.refused, refused_to=n.refused_to,
     )  # fmt: skip
     origin = Origin(
         policy=o.policy, prompt_digest=o.prompt_digest, usage=o.usage, started_at=o.started_at,

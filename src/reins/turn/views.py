@@ -71,6 +71,8 @@ def log_text(
         who = a.driver + (f" via {a.usage.backend}" if a.usage.backend else "")
         if a.notes.batch:
             who += f" (batch {a.notes.batch})"
+        if a.notes.temperature is not None:  # the retry policy's (facts@0.8), not the spec's
+            who += f" at temperature {a.notes.temperature:g} ({a.policy})"
         after = state_short(
             a.state_after, rejected=a.action == "reject", dropped=a.action == "drop"
         )

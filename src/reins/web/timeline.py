@@ -10,7 +10,9 @@ import difflib
 import json
 from dataclasses import dataclass
 
-from reins.quest import RETRY_POLICIES, Quest
+from reins.errors import ConfigError
+from reins.quest import Quest
+from reins.retry import parse_retry
 from reins.store.model import Attempt, AttemptKind, Item
 from reins.store.protocol import Store
 from reins.web.desk import fact_texts, hidden
@@ -67,11 +69,20 @@ class Timeline:
     hidden: int = 0
 
 
+def _a_policy(recorded: str) -> bool:
+    """Whether ``recorded`` is a retry policy reins reads (a name or a schedule of them)."""
+    try:
+        parse_retry(recorded)
+    except (ConfigError, ValueError):
+        return False
+    return True
+
+
 def _prompt(quest: Quest, item: Item, log: list[Attempt], a: Attempt) -> tuple[str, bool | None]:
     from reins.turn.compose import compose
 
     before = dataclasses.replace(item, turns=a.turn - 1, round=a.round)
-    policy = a.policy if a.policy in RETRY_POLICIES else None  # else the quest's own
+    policy = a.policy if _a_policy(a.policy) else None  # else the quest's own
     try:
         prompt = compose(quest, before, log[: a.turn - 1], policy=policy)
     except Exception as exc:  # the quest's render failed on this payload: show why, not a 500

@@ -10,6 +10,7 @@ from reins.cli.shapes import Plain
 if TYPE_CHECKING:
     from reins.figures import Figure
     from reins.loop.compare import PolicyRun
+    from reins.loop.paired import Recommendation
     from reins.store.model import Stats
     from reins.web.board import Board
     from reins.web.spend import Spend
@@ -197,10 +198,12 @@ class Figures(Plain):
 
 @dataclass(frozen=True, slots=True)
 class Compared(Plain):
-    """``report --retry-compare``: the model, and each policy's run."""
+    """``report --retry-compare``: the model, each policy's run, and the recommendation
+    (each policy paired with the baseline)."""
 
     model: str
     runs: tuple[PolicyRun, ...]
+    recommendation: Recommendation | None = None
 
 
 @dataclass(frozen=True, slots=True)

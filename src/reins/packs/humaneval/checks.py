@@ -20,6 +20,12 @@ The run's limits are parameters of the first rule (the others give none and shar
 (``auto``: bubblewrap where it works) and ``max_chars`` (50,000 characters of answer). A fact
 says how the run was confined when it was not under bubblewrap.
 
+A fact says what the answer did, as behaviour: the call the tests made, the value they
+expected (read from the failed assertion when it compares the call with a literal), and what
+came back or was raised. It never quotes the tests' code, nor a line of the answer's (a line
+is named as a place, ``line 3 of your code``): a small model shown an ``assert`` pastes it into
+its answer, and shown its own line, keeps it.
+
 What is not the answer's doing is the judge's failure (:class:`~reins.errors.JudgeError`, no
 try used): the extra is not installed, the item is not a HumanEval problem, the sandbox asked
 for does not work, the tests' process gave no report.
@@ -27,6 +33,7 @@ for does not work, the tests' process gave no report.
 
 from __future__ import annotations
 
+import ast
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
@@ -197,36 +204,106 @@ def _not_defined(error: Mapping[str, Any], where: str, name: str, program: Progr
             f"{error.get('found', 'nothing')} by that name; the code defines {names}",
         )
         return Finding("defines", fact)
+    # the line is named as a place, never quoted: a model shown its line keeps it
     at = _answer_line(int(error.get("line") or 0), program)
-    text = error.get("text") or ""
     said = f"{error.get('type', 'error')}: {error.get('message', '')}"
     if kind == "code":
         expected = (
             f"Python code that compiles after the problem's prompt (read as a {program.form})"
         )
-        return Finding("code", _fact(f"{where}, {at}", expected, _quoted(said, text)))
+        return Finding("code", _fact(f"{where}, {at}", expected, said))
     expected = "the code runs to its end when it is defined (no error at import time)"
-    return Finding("defines", _fact(f"{where}, {at}", expected, _quoted(said, text)))
+    return Finding("defines", _fact(f"{where}, {at}", expected, said))
 
 
 def _failed(report: Mapping[str, Any], where: str, program: Program) -> Fact:
-    test = report.get("text") or "the tests"
+    """The failed test as behaviour: the call, the value expected, what came back."""
     line = f"the tests, line {report['line']}" if report.get("line") else "the tests"
     last = report.get("last") or ""
+    call = last.partition(" returned ")[0]
+    expected = expectation(report.get("text") or "", call)
     if "raised" in report:
         detail = report["raised"]
         if detail.get("type") == "unreadable":
             actual = f"{last} returned {detail.get('message')}: the tests read plain values only"
-            return _fact(f"{where}, {line}", test, actual)
+            return _fact(f"{where}, {line}", expected, actual)
         at = _answer_line(int(detail.get("line") or 0), program)
         said = f"{detail.get('type')}: {detail.get('message', '')}"
-        actual = f"{last} raised {_quoted(said, detail.get('text') or '')} at {at}"
-        return _fact(f"{where}, {line}", test, actual)
+        return _fact(f"{where}, {line}", expected, f"{call} raised {said} at {at}")
     if "error" in report:
-        return _fact(f"{where}, {line}", test, f"{report['error']} (the last call: {last})")
+        actual = f"the tests' check of what it returned raised {report['error']} ({last})"
+        return _fact(f"{where}, {line}", expected, actual)
     message = report.get("assertion")
     actual = last + (f" ({message})" if message else "") if last else "the assertion failed"
-    return _fact(f"{where}, {line}", test, actual)
+    return _fact(f"{where}, {line}", expected, actual)
+
+
+def expectation(test: str, call: str) -> str:
+    """What the failed assertion ``test`` expected of ``call``, in words: ``f(3.5) returns
+    0.5`` when it compares the call with a literal, else a sentence that quotes no test code."""
+    if not call:
+        return "the tests pass"
+    shown = _expected_value(test)
+    if shown is None:
+        return f"{call} returns what the docstring asks for (a check of the tests on it failed)"
+    return f"{call} returns {shown}"
+
+
+def _expected_value(test: str) -> str | None:
+    """The literal an ``assert`` compares a call's value with (``== 0.5`` → ``0.5``; ``abs(
+    f(x) - 0.5) < 1e-6`` → ``0.5 (within 1e-06)``; ``not f(x)`` → ``a false value``)."""
+    try:
+        tree = ast.parse(test.strip())
+    except SyntaxError:
+        return None
+    stmt = tree.body[0] if len(tree.body) == 1 else None
+    if not isinstance(stmt, ast.Assert):
+        return None
+    check = stmt.test
+    if isinstance(check, ast.Compare) and len(check.ops) == 1:
+        left, right, op = check.left, check.comparators[0], check.ops[0]
+        if isinstance(op, ast.Eq | ast.Is):
+            if isinstance(left, ast.Call):
+                return _literal(right)
+            return _literal(left) if isinstance(right, ast.Call) else None
+        if isinstance(op, ast.Lt | ast.LtE) and _is_abs_difference(left):
+            wanted = _literal(left.args[0].right)  # type: ignore[attr-defined]
+            tolerance = _literal(right)
+            return f"{wanted} (within {tolerance})" if wanted and tolerance else None
+    if isinstance(check, ast.UnaryOp) and isinstance(check.op, ast.Not):
+        return "a false value" if isinstance(check.operand, ast.Call) else None
+    return "a true value" if isinstance(check, ast.Call) else None
+
+
+def _is_abs_difference(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "abs"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.BinOp)
+        and isinstance(node.args[0].op, ast.Sub)
+        and isinstance(node.args[0].left, ast.Call)
+    )
+
+
+_PLAIN_CALLS = frozenset({"tuple", "list", "set", "sorted", "float", "int", "abs"})
+
+
+def _literal(node: ast.expr) -> str | None:
+    """``node`` as written when it is a value, not code: literals and arithmetic on them
+    (``2.0/3.0``), through ``tuple(…)`` and the like; None when it names anything else (a
+    variable, a helper of the tests)."""
+    for part in ast.walk(node):
+        if isinstance(part, ast.Call):
+            if not isinstance(part.func, ast.Name) or part.func.id not in _PLAIN_CALLS:
+                return None
+        elif isinstance(part, ast.Name):
+            if part.id not in _PLAIN_CALLS:
+                return None
+        elif isinstance(part, ast.Attribute | ast.Lambda | ast.NamedExpr | ast.comprehension):
+            return None
+    return ast.unparse(node)
 
 
 def _fact(where: str, expected: str, actual: str) -> Fact:
@@ -239,10 +316,6 @@ def _answer_line(n: int, program: Program) -> str:
     if n > program.offset:
         return f"line {n - program.offset} of your code"
     return f"line {n} of the problem's prompt"
-
-
-def _quoted(said: str, text: str) -> str:
-    return f"{said}: `{text}`" if text else said
 
 
 def _status(code: int) -> str:
