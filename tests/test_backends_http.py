@@ -508,8 +508,10 @@ def test_a_retry_s_declared_temperature_goes_into_the_request(
 ) -> None:
     """``--retry facts@0.9`` puts 0.9 on the retry's prompt: each HTTP backend sends it in
     place of the spec's temperature, and the spec's (or none) on every other call."""
+    # A key of its own: the redactor learns every key read for the process, and one that is a
+    # prefix of other tests' keys ("sk-test") would scrub theirs in part.
     for env in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
-        monkeypatch.setenv(env, "sk-test")
+        monkeypatch.setenv(env, "temperature-test-key-4711")
     backend = registry.resolve(f"{spec}?temperature=0.2")
     assert getattr(backend, "takes_temperature", False) is True
 

@@ -15,16 +15,9 @@ from reins.store import Attempt, AttemptKind, Item, State
 from reins.turn import Prompt, call_seed, compose
 from reins.turn.compose import FEEDBACK_HEADER, PREVIOUS_HEADER, PREVIOUS_NOTE
 from tests.kit import TINY
+from tests.kit.loopkit import fail
 
 ITEM = Item("a", State.TODO, 0, {"word": "a"})
-
-
-def fail(turn: int, cause: str = "not-bad", submission: str = "bad") -> Attempt:
-    feedback = f"a -> FAIL (state TODO, tries {turn}/3)\nroot cause: {cause}\n"
-    return Attempt(
-        "a", turn, AttemptKind.JUDGED, "d", State.TODO, turn, "t", outcome="FAIL",
-        root_cause=cause, feedback=feedback, submission=submission,
-    )  # fmt: skip
 
 
 def error(turn: int, text: str) -> Attempt:

@@ -17,7 +17,7 @@ from reins.testing import FakeBackend
 from reins.turn import compose
 from reins.turn.compose import FEEDBACK_HEADER
 from tests.kit import TINY, Cli
-from tests.kit.loopkit import loop, make_ledger, registered
+from tests.kit.loopkit import fail, loop, make_ledger, registered
 
 
 def test_a_schedule_reads_as_one_step_per_answer_the_last_repeating() -> None:
@@ -57,8 +57,6 @@ def test_the_quest_and_the_options_keep_the_canonical_form_and_refuse_a_bad_one(
 
 
 def _failed_once(tries: int) -> tuple[Item, list[Attempt]]:
-    from tests.test_compose import fail
-
     log = [fail(t) for t in range(1, tries + 1)]
     return Item("a", State.TODO, tries, {"word": "a"}, turns=tries), log
 

@@ -11,6 +11,7 @@ from typing import IO, Any
 from reins import Quest, SQLiteStore
 from reins.backends import Completion, registry
 from reins.loop import Budget, LoopOptions, Reporter, Summary, TextGenerator, drive, run
+from reins.store import Attempt, AttemptKind, State
 from reins.testing import FakeBackend, FakeCall
 from reins.turn import Prompt
 from tests.kit.quests import TINY
@@ -127,3 +128,12 @@ def peek_loop_prompt(path: Path, quest: Quest = TINY, **options: Any) -> tuple[P
         return peek.calls[0].prompt, peek.calls[0].seed
 
     return asyncio.run(go())
+
+
+def fail(turn: int, cause: str = "not-bad", submission: str = "bad") -> Attempt:
+    """Item "a"'s judged FAIL at ``turn``, as the ledger records it (for compose's tests)."""
+    feedback = f"a -> FAIL (state TODO, tries {turn}/3)\nroot cause: {cause}\n"
+    return Attempt(
+        "a", turn, AttemptKind.JUDGED, "d", State.TODO, turn, "t", outcome="FAIL",
+        root_cause=cause, feedback=feedback, submission=submission,
+    )  # fmt: skip
