@@ -134,18 +134,19 @@ class Pytest:
 
     def run_in(
         self, folder: str, *, python: str = "", readable: tuple[str, ...] = (),
-        plugins: tuple[str, ...] = (),
+        plugins: tuple[str, ...] = (), at: str = "at the base",
     ) -> Report:  # fmt: skip
         """One run in ``folder`` (with the project's ``python``, seeing ``readable``), judged
-        as at the base: its report (``reins scan``'s failing tests). pytest finds the tests and
-        configuration there itself (the base is the user's, not a generator's).
+        as a base is: its report (``reins scan``'s failing tests). pytest finds the tests and
+        configuration there itself (the base is the user's, not a generator's); ``at`` says
+        where, in its errors ("at the base", "on the integration").
 
         Raises:
             JudgeError: the run left no report, timed out, or pytest could not run.
         """
         run = Judged(folder, readable=readable, unconfined=True, python=python, plugins=plugins)
         try:
-            return self._run(run, (), None, base=True)
+            return self._run(run, (), None, base=at)
         except _Failed as exc:
             raise JudgeError(NAME, f"{exc.fact.where}: {exc.fact.actual}") from None
 
@@ -158,7 +159,7 @@ class Pytest:
         if not isinstance(found, Report | Fact):
             try:
                 run = _judged(tree.path, tree)
-                found = self._run(run, self._files(tree, tree.tests), tree.config, base=False)
+                found = self._run(run, self._files(tree, tree.tests), tree.config, base="")
                 hidden = self._hidden_files(tree)
                 if hidden:
                     from reins.workspace.judgetree import JudgeTrees
@@ -166,7 +167,7 @@ class Pytest:
                     with JudgeTrees.of(tree).built(
                         tree.target, hidden=True, lender=tree.path
                     ) as folder:
-                        apart = self._run(_judged(folder, tree), hidden, tree.config, base=False)
+                        apart = self._run(_judged(folder, tree), hidden, tree.config, base="")
                     found = joined(found, unsaid(apart))
             except _Failed as exc:
                 found = exc.fact
@@ -232,18 +233,18 @@ class Pytest:
                 try:
                     with _tree_before(tree) as folder:
                         run = _judged(folder, tree)
-                        _BASE_REPORTS[key] = self._run(run, files, tree.config, base=True)
+                        _BASE_REPORTS[key] = self._run(run, files, tree.config,
+                                                       base="at the base")  # fmt: skip
                 except WorkspaceError as exc:
                     raise JudgeError(NAME, f"cannot make a tree of the base: {exc}") from None
             return _BASE_REPORTS[key]
 
-    def _run(
-        self, run: Judged, files: tuple[str, ...], config: str | None, *, base: bool
-    ) -> Report:
+    def _run(self, run: Judged, files: tuple[str, ...], config: str | None, *, base: str) -> Report:
         """One pytest run in ``run.folder`` collecting ``files`` (pytest's own discovery when
         there are none), configured by the tree's ``config`` alone ("": none; None: pytest
-        finds its configuration itself, for a scan of the user's base). Each passing test not
-        collected from the judge's file its id names is a test that stood in."""
+        finds its configuration itself, for a scan of the user's base). ``base`` says where a
+        run that is not a judgment's is ("at the base"; "": a judgment's). Each passing test
+        not collected from the judge's file its id names is a test that stood in."""
         folder = run.folder
         pinned = [] if config is None else [
             "-c", os.path.join(folder, config) if config else os.devnull,
@@ -262,11 +263,10 @@ class Pytest:
         report = self._checked(ran, read(bytes(way.received), way.nonce), base=base)
         return _verified(report, folder)
 
-    def _checked(self, ran: Ran, report: Report | None, *, base: bool) -> Report:
+    def _checked(self, ran: Ran, report: Report | None, *, base: str) -> Report:
         """The report, or the fact (raised as a verdict's) or judge's error of a run without."""
-        where = "at the base" if base else ""
         if ran.timed_out:
-            raise _Failed(Fact(where=f"{self.shown} {where}".strip(),
+            raise _Failed(Fact(where=f"{self.shown} {base}".strip(),
                                expected=f"to finish within {self.timeout:g} s",
                                actual="still running, killed"))  # fmt: skip
         if re.search(r"No module named '?pytest'?\s*$", ran.err, re.M):
@@ -278,7 +278,7 @@ class Pytest:
         if report is None:
             said = f"no report: pytest ended with exit code {ran.code} before writing it"
             if base:
-                raise JudgeError(NAME, f"at the base, {said}: {ran.first_line()}")
+                raise JudgeError(NAME, f"{base}, {said}: {ran.first_line()}")
             tail = ran.err.strip()[-600:] or ran.out.strip()[-600:]
             raise _Failed(Fact(where=self.shown, expected="pytest's report of the tests it ran",
                                actual=said + (f"\nstderr: {tail}" if tail else "")))  # fmt: skip

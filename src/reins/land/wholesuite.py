@@ -85,11 +85,10 @@ def _reported(
     expected = f"`{TEST}` passes (the project's whole suite)"
     try:
         report = Pytest((), False, (), SUITE_SECONDS).run_in(
-            folder, python=python, readable=readable, plugins=plugins
+            folder, python=python, readable=readable, plugins=plugins, at="on the integration"
         )
-    except JudgeError as exc:  # said as of a run at the base, whose reading this one shares
-        actual = exc.cause.removeprefix("at the base, ")
-        return Suite(False, fact=Fact(where=where, rule=RULE, expected=expected, actual=actual))
+    except JudgeError as exc:
+        return Suite(False, fact=Fact(where=where, rule=RULE, expected=expected, actual=exc.cause))
     bad = [f"collecting {w}: {m}" for w, m in report.errors]
     bad += [f"{name}: {r.outcome} {(r.message.splitlines() or [''])[0]}".strip()
             for name, r in report.tests.items() if r.outcome in ("failed", "error")]  # fmt: skip
