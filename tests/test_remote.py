@@ -183,6 +183,29 @@ def test_a_push_is_pinned_to_the_value_it_expects_and_done_once(tmp_path: Path) 
     assert on_remote(remote, ref) == made[1]
 
 
+def test_a_turn_whose_push_is_refused_is_not_recorded_as_judged(tmp_path: Path) -> None:
+    """The push runs beside the judgment; a refused one makes the turn the workspace's error,
+    never its PASS: the item's lock would claim a commit the remote does not hold."""
+    remote, ledger = shared(tmp_path)
+    alien = tmp_path / "alien"
+    git(tmp_path, "init", "--quiet", str(alien))
+    (alien / "f.txt").write_text("not reins'\n")
+    git(alien, "add", "f.txt")
+    git(alien, "commit", "--quiet", "-m", "someone else's")
+    git(alien, "push", "--quiet", str(remote), "HEAD:refs/heads/reins/q/c")
+    one = host(tmp_path, "one", remote)
+    assert reins(one, ledger, "scan").returncode == 0
+    done = reins(one, ledger, "loop", "--model", stand_in(one))
+    assert done.returncode == Exit.SET_ASIDE, done.stdout + done.stderr
+    found = passes(ledger)
+    assert sorted(found) == ["a", "b"]
+    with SQLiteStore.open(ledger) as led:
+        item, log = led.snapshot("c")
+    assert item.state.value != "PASS" and log
+    assert all(not a.judged and "reins did not make it" in (a.error or "") for a in log)
+    assert on_remote(remote, "refs/heads/reins/q/c") == git(alien, "rev-parse", "HEAD").strip()
+
+
 @pytest.mark.postgres
 def test_a_land_killed_on_one_host_is_finished_on_another_over_postgresql(
     tmp_path: Path, postgres_url: str

@@ -29,6 +29,7 @@ from reins.values import Completion, Prompt
 
 if TYPE_CHECKING:
     from reins.loop.agentturn import AgentTurn
+    from reins.workspace.submission import Submission
 
 DRIVER = DRIVERS["loop"]
 JUDGE_TREE = "reins:judge-tree"
@@ -111,7 +112,32 @@ class Recorder:
         The attempt notes the item's branch, the commit of this turn's work, the base, the
         sandbox it ran in, the connections its proxy refused, and where the patch lies in the
         submission as recorded (the span the export and a retry read it at); its usage is what
-        the agent's stream reported (a killed agent's too)."""
+        the agent's stream reported (a killed agent's too). With a remote, the turn is recorded
+        only once its commit is there (pushed beside the judgment)."""
+        from reins.loop.agentturn import pushed  # a text quest's run never imports workspaces
+
+        origin = self._agent_origin(made, prompt, started_at, cause)
+        if made.submission is None:
+            unpushed = await pushed(made)
+            failure = GenerationFailure(made.error or unpushed or "the agent made nothing")
+            return await self.db(self._record, owner, item, failure, origin)
+        submission = made.submission
+        if made.refused is not None:
+            verdict: Result = Verdict.short(Outcome.FAIL, made.refused)
+            raw = submission.text
+        else:
+            verdict, raw = await self._judge_agent(item, made, submission)
+        unpushed = await pushed(made)  # pushed beside the judgment, recorded only once there
+        if unpushed is not None:
+            return await self.db(self._record, owner, item, GenerationFailure(unpushed), origin)
+        text = storable(raw)
+        spanned = _spanned(origin, submission.span_in(text))
+        return await self.db(self._record, owner, item, verdict, spanned, text)
+
+    def _agent_origin(
+        self, made: AgentTurn, prompt: Prompt, started_at: str, cause: str | None
+    ) -> Origin:
+        """How an agent's turn was made, with where its work is (see :meth:`agent`)."""
         notes = DRIVER.notes(seed=prompt.seed, escalated_by=cause, model=made.model)
         refusals = made.refusals
         notes = dataclasses.replace(
@@ -119,7 +145,7 @@ class Recorder:
             refused=refusals.count if refusals is not None else None,
             refused_to=", ".join(refusals.destinations) if refusals and refusals.count else None,
         )  # fmt: skip
-        origin = Origin(
+        return Origin(
             policy=self.policy,
             prompt_digest=prompt.digest(),
             usage=made.usage,
@@ -127,15 +153,11 @@ class Recorder:
             notes=notes,
             gate_digest=self.quest.gate_digest,
         )
-        if made.submission is None:
-            failure = GenerationFailure(made.error or "the agent made nothing")
-            return await self.db(self._record, owner, item, failure, origin)
-        submission = made.submission
-        if made.refused is not None:
-            refused = Verdict.short(Outcome.FAIL, made.refused)
-            text = storable(submission.text)
-            spanned = _spanned(origin, submission.span_in(text))
-            return await self.db(self._record, owner, item, refused, spanned, text)
+
+    async def _judge_agent(
+        self, item: Item, made: AgentTurn, submission: Submission
+    ) -> tuple[Verdict | JudgeFailure, str]:
+        """The gate's verdict on an agent's change, in a judge's tree built from its patch."""
         judges, branch = made.judges, made.branch or ""
         assert judges is not None and self._judges is not None
 
@@ -148,10 +170,7 @@ class Recorder:
                 return JudgeFailure(JUDGE_TREE, f"the judge's tree: {exc}"), submission.text
 
         # An agent's gate runs its tests: never on the ledger thread.
-        verdict, raw = await asyncio.get_running_loop().run_in_executor(self._judges, judged)
-        text = storable(raw)
-        spanned = _spanned(origin, submission.span_in(text))
-        return await self.db(self._record, owner, item, verdict, spanned, text)
+        return await asyncio.get_running_loop().run_in_executor(self._judges, judged)
 
     async def failed(
         self, owner: str, item: Item, error: GenerationError, origin: Origin

@@ -36,7 +36,7 @@ from reins.backends.process import Switch
 from reins.coders.protocol import Agent, Session, Spent
 from reins.coders.runner import AGENT_WATCHDOGS, RunEnd, Wrap, run_agent
 from reins.errors import WorkspaceError
-from reins.loop.agentturn import AgentTurn, start_of, usage_of
+from reins.loop.agentturn import AgentTurn, publishing, start_of, usage_of
 from reins.loop.branching import settle_branches
 from reins.loop.landing import Landing
 from reins.loop.options import LoopOptions
@@ -207,6 +207,8 @@ class Workshop:
         commit, submission, refused, carried = made
         ran = dataclasses.replace(blank, usage=usage, commit=commit, model=outcome.model,
                                   refusals=refusals)  # fmt: skip
+        if self.workspace.remote is not None:  # beside the judgment; the record waits for it
+            ran = dataclasses.replace(ran, published=publishing(spaces, item.key, commit))
         if outcome.error is not None:
             return dataclasses.replace(ran, error=outcome.error, budget=budget)
         limit = self.workspace.max_bytes + carried + 4 * MESSAGE_CAP + 4096
@@ -243,8 +245,6 @@ class Workshop:
         processes.kill_tree(None, f"{spaces.path_of(item.key)}#", grace=1.0)
         message = f"reins: turn {turn} of {item.key}\n\nReins-Quest: {self.quest.name}\n"
         change = take(spaces, item.key, start, message=message, origin=origin)
-        if change.commit is not None and self.workspace.remote is not None:
-            spaces.land(item.key, change.commit)  # on the remote before its turn is recorded
         refused = change.refused.actual if change.refused is not None else None
         made = compose(said, change.patch, files=change.files, base=spaces.base,
                        commit=change.commit, branch=spaces.branch_of(item.key),
