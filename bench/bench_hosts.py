@@ -15,8 +15,9 @@ writes its one file; the gate runs one command per item; the default sandbox (bw
 
 Items per hour are read from the ledger: the items over the window from the first turn's start
 to the last turn's record (the loops' start-up is not in it; the whole run, start-up included,
-is reported beside it). The ideal is ``hosts * C`` items a second (each slot busy with nothing
-but its 1 s agent); the figure is the fraction of it. Goal: ≥ 0.8 at 3 hosts.
+is reported beside it). The ideal is ``hosts * C`` items a second (each of the ``C`` agent
+places of a host busy with nothing but a 1 s agent); the figure is the fraction of it. Goal:
+≥ 0.8 at 3 hosts.
 
 ``--profile`` runs the 3-host case once more with each loop timing, across its threads, the
 parts of a turn (making the workspace, the agent, taking its change, the push of the turn's

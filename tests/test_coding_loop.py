@@ -5,8 +5,10 @@ enforced by a kill, and eight items at once in eight worktrees."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -293,6 +295,50 @@ def test_eight_at_once_work_in_eight_workspaces_each_on_its_own_branch(here: Pat
     assert os.listdir(here / ".reins-worktrees" / "q") == [".reins"]
     q = here / "q"
     assert passes_reproduce(q, here / "q.reins.db", q, here / "replay") == 8
+
+
+ALONE = """
+import os, sys, time
+key = os.path.basename(os.getcwd())
+room = sys.argv[1]
+mine = os.path.join(room, key)
+open(mine, "w").close()
+others = set(os.listdir(room))
+time.sleep(0.3)
+others |= set(os.listdir(room))
+os.unlink(mine)
+open(key + ".txt", "w").write(key)
+print("alone" if others == {key} else "with " + " ".join(sorted(others - {key})))
+"""
+SLOW_GATE = FILE_HOLDS_KEY.replace('"import sys; ', '"import sys, time; time.sleep(1); ')
+
+
+def at(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp)
+
+
+def test_an_item_is_judged_while_the_next_item_s_agent_runs_one_agent_at_a_time(
+    here: Path,
+) -> None:
+    """At -c 1, one agent at a time; but an item's judgment (a slow gate) does not hold the
+    next item's agent back: each item's turn starts before the previous one is recorded."""
+    keys = ["a", "b", "c"]
+    quest_repo(here / "q", keys, SLOW_GATE)
+    assert cli("-q", "q", "scan").exit_code == 0
+    room = here / "room"
+    room.mkdir()
+    script = agent(here / "agent.py", ALONE)
+    out = cli("-q", "q", "loop", "--model", f"cmd:{script} {room}", "-c", "1", "--json",
+              "--sandbox", "none")  # fmt: skip
+    assert out.exit_code == 0, out.output
+    with SQLiteStore.open(here / "q.reins.db") as led:
+        turns = [led.snapshot(k)[1] for k in keys]
+    assert all(len(log) == 1 and log[0].outcome == "PASS" for log in turns)
+    said = [log[0].submission or "" for log in turns]
+    assert all("alone" in s and "with " not in s for s in said), said
+    order = sorted((log[0] for log in turns), key=lambda a: at(a.started_at or ""))
+    for before, after in itertools.pairwise(order):
+        assert at(after.started_at or "") < at(before.recorded_at), (before, after)
 
 
 def test_batch_rounds_refuse_a_workspace_quest_and_touch_nothing(here: Path) -> None:

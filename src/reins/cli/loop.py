@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from reins.loop import Reporter, Summary
 
 # The same as reins.quest.RETRY_POLICIES (a test keeps them equal); not imported, to start fast.
-RETRY_CHOICES = ("facts", "facts+previous", "fresh")
+RETRY_CHOICES = ("facts", "facts+previous", "facts+earlier", "fresh")
 
 
 class RetryPolicyType(click.ParamType[str]):
@@ -77,7 +77,10 @@ RETRY_HELP = (
     type=click.IntRange(1, 4096),
     default=1,
     show_default=True,
-    help="Items in flight at once, each leased.",
+    help=(
+        "Generations at once, each of a leased item; for a coding agent, agents at once (up "
+        "to twice as many items in flight: each judged while the next agent runs)."
+    ),
 )
 @click.option("--max-items", type=click.IntRange(min=1), help="Take up at most N items.")
 @click.option("--max-turns", type=click.IntRange(min=1), help="Record at most N turns.")

@@ -1,16 +1,16 @@
-"""The engine: up to N items in flight, each leased, each turn composed from the log.
+"""The engine: items in flight, each leased, each turn composed from the log.
 
 The engine runs N slots (:mod:`reins.loop.slot`: each leases one item at a time and works it
-until it locks) beside the keeper (:mod:`reins.loop.keeper`: leases renewed, exports, counts),
-and winds the run up: leases given back, the last export, the summary. Every turn is compose →
-generate → judge → record, the same as under ``next``/``submit``: compose reads the ledger,
-the backend is chosen from the log (escalation), a backend failure is recorded as a generation
-error (no try used, nothing locked), and the record step writes the whole turn in one
-transaction on the ledger thread. An item whose generation keeps failing is set aside for the
-rest of the run (it stays TODO, its tries unchanged) so that it cannot hold the others
-hostage; the breaker trips when generation fails on several items in a row. Nothing that
-decides a prompt or a backend lives in memory, so a restarted run picks up exactly where the
-ledger stands.
+until it locks; for a coding agent 2N, of which N generate at once) beside the keeper
+(:mod:`reins.loop.keeper`: leases renewed, exports, counts), and winds the run up: leases given
+back, the last export, the summary. Every turn is compose → generate → judge → record, the same
+as under ``next``/``submit``: compose reads the ledger, the backend is chosen from the log
+(escalation), a backend failure is recorded as a generation error (no try used, nothing locked),
+and the record step writes the whole turn in one transaction on the ledger thread. An item whose
+generation keeps failing is set aside for the rest of the run (it stays TODO, its tries
+unchanged) so that it cannot hold the others hostage; the breaker trips when generation fails on
+several items in a row. Nothing that decides a prompt or a backend lives in memory, so a
+restarted run picks up exactly where the ledger stands.
 """
 
 from __future__ import annotations
@@ -74,12 +74,19 @@ class Engine(Course):
             store, quest, self.db, driver=self.options.driver, policy=self.policy
         )
         self.inflight = InFlight()
+        # An agent's turn ends in work of reins' own (its commit pushed, its tests run, the
+        # record): twice as many slots as agents, so one item's judgment overlaps the next
+        # item's agent, while at most --concurrency agents run at once.
+        at_most = self.options.concurrency
+        self.slots = 2 * at_most if generator.workspace else at_most
+        self.agents = asyncio.Semaphore(at_most)
         self.taker = Taker(
             store,
             self.db,
             self.owner_prefix,
-            concurrency=self.options.concurrency,
+            concurrency=at_most,
             ttl=self.options.lease_ttl,
+            slots=self.slots,
         )
         self.waiting = LeaseWait()
         self.site: Site = TextSite()
@@ -123,7 +130,7 @@ class Engine(Course):
                     "(--strong): every turn uses the primary one"
                 )
             keeper = asyncio.create_task(keep(self, self.options))
-            slots = [asyncio.create_task(slot(self)) for _ in range(self.options.concurrency)]
+            slots = [asyncio.create_task(slot(self)) for _ in range(self.slots)]
             await asyncio.gather(*slots)
         finally:
             if keeper is not None:

@@ -12,6 +12,7 @@ it), so this module imports no engine.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Collection
 from typing import Protocol
 
@@ -49,6 +50,7 @@ class Slotted(Waiter, Protocol):
     recorder: Recorder
     site: Site
     waiting: LeaseWait
+    agents: asyncio.Semaphore  # places for generations: --concurrency of them
     tally: Tally
     set_aside: list[str]
 
@@ -72,13 +74,34 @@ class Slotted(Waiter, Protocol):
     def report_aside(self, item: Item, errors: int, error: str | None) -> None: ...
 
 
+class Permit:
+    """A slot's hold on one of the run's places for a generation (``--concurrency`` of them:
+    more slots than places let an item be judged while the next one's agent runs)."""
+
+    def __init__(self, places: asyncio.Semaphore) -> None:
+        self.places, self.held = places, False
+
+    async def take(self) -> None:
+        if not self.held:
+            await self.places.acquire()
+            self.held = True
+
+    def give(self) -> None:
+        if self.held:
+            self.places.release()
+            self.held = False
+
+
 async def slot(run: Slotted) -> None:
     """Lease items one at a time and work each until nothing is left to take, the run's
-    item cap, or a stop; a failure stops the run with it."""
+    item cap, or a stop; a failure stops the run with it. A slot leases a new item only once
+    it holds a place to generate in, so no item waits leased for one."""
+    permit = Permit(run.agents)
     try:
         while not run.stopping:
+            await permit.take()
             b = run.options.budget
-            if b.max_items is not None and run.tally.items_started >= b.max_items:
+            if run.stopping or (b.max_items is not None and run.tally.items_started >= b.max_items):
                 return
             run.tally.items_started += 1
             room = None if b.max_items is None else b.max_items - run.tally.items_started + 1
@@ -86,20 +109,23 @@ async def slot(run: Slotted) -> None:
             taken = await run.taker.take(excluding=run.set_aside, room=room)
             if taken is None:
                 run.tally.items_started -= 1
+                permit.give()
                 if await run.waiting.wait(run):
                     continue
                 return
             owner, item, log = taken
             holding = True
             try:
-                holding = await _work(run, owner, item, log)
+                holding = await _work(run, owner, item, log, permit)
             finally:
                 run.taker.done(owner, holding=holding)
     except Exception as exc:
         run.fail(exc)
+    finally:
+        permit.give()
 
 
-async def _work(run: Slotted, owner: str, item: Item, log: list[Attempt]) -> bool:
+async def _work(run: Slotted, owner: str, item: Item, log: list[Attempt], permit: Permit) -> bool:
     """Turns of one leased item until it locks, the lease is lost, or the run stops.
     Whether ``owner`` may still hold the lease (the run gives it back at its end).
 
@@ -119,7 +145,7 @@ async def _work(run: Slotted, owner: str, item: Item, log: list[Attempt]) -> boo
         if over is not None:  # a cap is the operator's: set aside, never locked
             await _put_aside(run, owner, item, 0, over)
             return False  # given back
-        turned = await _turn(run, owner, item, log)
+        turned = await _turn(run, owner, item, log, permit)
         if turned is None:
             return True
         recorded, budget = turned
@@ -151,11 +177,15 @@ async def _work(run: Slotted, owner: str, item: Item, log: list[Attempt]) -> boo
 
 
 async def _turn(
-    run: Slotted, owner: str, item: Item, log: list[Attempt]
+    run: Slotted, owner: str, item: Item, log: list[Attempt], permit: Permit
 ) -> tuple[Recorded, str | None] | None:
     """One turn of a leased item, recorded and counted, and the cap that killed its agent
     (if one did). None when a hard stop dropped its generation (not recorded, so not a
-    turn) or the item moved under us."""
+    turn) or the item moved under us. The generation holds one of the run's places; the
+    judgment and the record do not."""
+    await permit.take()
+    if run.stopping:
+        return None
     generator, cause = choose(log, run.rules, run.generator, run.strong)
     prompt = compose(run.quest, item, log, policy=run.policy)
     started_at = now_iso()
@@ -165,6 +195,7 @@ async def _turn(
         result = await generator.make(run.bench, item, log, prompt)
     finally:
         run.tally.in_flight -= 1
+        permit.give()
     if result is None:
         run.tally.turns_started -= 1
         return None

@@ -3,11 +3,12 @@
 A slot that needs an item takes one leased already, if any is waiting; else the taker leases
 for several owners at once (``Store.lease_many``: one transaction, one statement on PostgreSQL,
 each item with its log). Leases are held per owner, one item each, so the taker keeps a pool of
-owner names: twice the concurrency when it is above one, so that a refill can lease up to
-``concurrency`` items for the slots to come while every slot is busy. Leased items wait at most
-until a slot is free, renewed like the items in flight (:attr:`Taker.held`); the run gives back
-whatever is left when it ends. At concurrency one the taker leases one item per call (with its
-log: still one call instead of two) and holds nothing in advance.
+owner names: one per slot and, when the concurrency is above one, as many again as it, so that
+a refill can lease up to ``concurrency`` items for the slots to come while every slot is busy.
+Leased items wait at most until a slot is free, renewed like the items in flight
+(:attr:`Taker.held`); the run gives back whatever is left when it ends. At concurrency one the
+taker leases one item per call (with its log: still one call instead of two) and holds nothing
+in advance.
 """
 
 from __future__ import annotations
@@ -31,11 +32,20 @@ class Taker:
     """The leases of one loop run's slots: owners named ``prefix#N``."""
 
     def __init__(
-        self, store: Store, db: LedgerThread, prefix: str, *, concurrency: int, ttl: float
+        self,
+        store: Store,
+        db: LedgerThread,
+        prefix: str,
+        *,
+        concurrency: int,
+        ttl: float,
+        slots: int | None = None,
     ) -> None:
         self.store, self.db, self.ttl = store, db, ttl
         self.batch = concurrency
-        pool = 2 * concurrency if concurrency > 1 else 1
+        # an owner for each slot's item, and for as many leased ahead (none at concurrency 1)
+        slots = concurrency if slots is None else slots
+        pool = slots + concurrency if concurrency > 1 else slots
         self.owners = tuple(f"{prefix}#{i}" for i in range(pool))
         self.held: dict[str, str] = {}  # owner → key: every lease taken and not yet done
         self._loose: set[str] = set()  # owners done with an item whose lease may stand
