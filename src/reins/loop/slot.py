@@ -135,6 +135,9 @@ async def _work(run: Slotted, owner: str, item: Item, log: list[Attempt], permit
     """
     failures = generation_failures = 0
     while not run.stopping:
+        await permit.take()  # before the checks: none may pass while others start turns
+        if run.stopping:
+            break
         spent = run.tally.budget_spent(run.options.budget)
         if spent is not None:
             run.stop(spent, budget_message(run.options.budget, spent))
@@ -183,9 +186,7 @@ async def _turn(
     (if one did). None when a hard stop dropped its generation (not recorded, so not a
     turn) or the item moved under us. The generation holds one of the run's places; the
     judgment and the record do not."""
-    await permit.take()
-    if run.stopping:
-        return None
+    assert permit.held
     generator, cause = choose(log, run.rules, run.generator, run.strong)
     prompt = compose(run.quest, item, log, policy=run.policy)
     started_at = now_iso()
