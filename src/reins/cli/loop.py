@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from reins.loop import Reporter, Summary
 
 # The same as reins.quest.RETRY_POLICIES (a test keeps them equal); not imported, to start fast.
-RETRY_CHOICES = ("facts", "facts+previous", "facts+earlier", "fresh")
+RETRY_CHOICES = ("facts", "facts+previous", "fresh")
 
 
 class RetryPolicyType(click.ParamType[str]):
