@@ -8,8 +8,9 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -297,24 +298,31 @@ def test_eight_at_once_work_in_eight_workspaces_each_on_its_own_branch(here: Pat
     assert passes_reproduce(q, here / "q.reins.db", q, here / "replay") == 8
 
 
-ALONE = """
-import os, sys, time
+SLEEPS = """
+import os, time
 key = os.path.basename(os.getcwd())
-room = sys.argv[1]
-mine = os.path.join(room, key)
-open(mine, "w").close()
-others = set(os.listdir(room))
 time.sleep(0.3)
-others |= set(os.listdir(room))
-os.unlink(mine)
 open(key + ".txt", "w").write(key)
-print("alone" if others == {key} else "with " + " ".join(sorted(others - {key})))
 """
 SLOW_GATE = FILE_HOLDS_KEY.replace('"import sys; ', '"import sys, time; time.sleep(1); ')
 
 
-def at(stamp: str) -> datetime:
-    return datetime.fromisoformat(stamp)
+def at(stamp: str | None) -> datetime:
+    return datetime.fromisoformat(stamp or "")
+
+
+def first_turns(here: Path, *args: str) -> list[Any]:
+    """Each item's one turn (a PASS) of a loop run at -c 1 with a slow gate, by its start."""
+    keys = ["a", "b", "c"]
+    quest_repo(here / "q", keys, SLOW_GATE)
+    assert cli("-q", "q", "scan").exit_code == 0
+    script = agent(here / "agent.py", SLEEPS)
+    out = cli("-q", "q", "loop", "--model", f"cmd:{script}", "-c", "1", *args)
+    assert out.exit_code == 0, out.output
+    with SQLiteStore.open(here / "q.reins.db") as led:
+        logs = [led.snapshot(k)[1] for k in keys]
+    assert all(len(log) == 1 and log[0].outcome == "PASS" for log in logs)
+    return sorted((log[0] for log in logs), key=lambda a: at(a.started_at))
 
 
 def test_an_item_is_judged_while_the_next_item_s_agent_runs_one_agent_at_a_time(
@@ -322,23 +330,19 @@ def test_an_item_is_judged_while_the_next_item_s_agent_runs_one_agent_at_a_time(
 ) -> None:
     """At -c 1, one agent at a time; but an item's judgment (a slow gate) does not hold the
     next item's agent back: each item's turn starts before the previous one is recorded."""
-    keys = ["a", "b", "c"]
-    quest_repo(here / "q", keys, SLOW_GATE)
-    assert cli("-q", "q", "scan").exit_code == 0
-    room = here / "room"
-    room.mkdir()
-    script = agent(here / "agent.py", ALONE)
-    out = cli("-q", "q", "loop", "--model", f"cmd:{script} {room}", "-c", "1", "--json",
-              "--sandbox", "none")  # fmt: skip
-    assert out.exit_code == 0, out.output
-    with SQLiteStore.open(here / "q.reins.db") as led:
-        turns = [led.snapshot(k)[1] for k in keys]
-    assert all(len(log) == 1 and log[0].outcome == "PASS" for log in turns)
-    said = [log[0].submission or "" for log in turns]
-    assert all("alone" in s and "with " not in s for s in said), said
-    order = sorted((log[0] for log in turns), key=lambda a: at(a.started_at or ""))
-    for before, after in itertools.pairwise(order):
-        assert at(after.started_at or "") < at(before.recorded_at), (before, after)
+    turns = first_turns(here)
+    for before, after in itertools.pairwise(turns):
+        agent_ended = at(before.started_at) + timedelta(seconds=before.usage.latency or 0)
+        assert at(after.started_at) >= agent_ended - timedelta(milliseconds=5), (before, after)
+        assert at(after.started_at) < at(before.recorded_at), (before, after)
+
+
+def test_unconfined_agents_never_run_while_an_item_is_judged(here: Path) -> None:
+    """An unconfined agent could rewrite the judge's tree of a judgment under way: at -c 1,
+    each turn starts only once the previous one is recorded."""
+    turns = first_turns(here, "--sandbox", "none")
+    for before, after in itertools.pairwise(turns):
+        assert at(after.started_at) >= at(before.recorded_at), (before, after)
 
 
 def test_batch_rounds_refuse_a_workspace_quest_and_touch_nothing(here: Path) -> None:

@@ -78,8 +78,9 @@ RETRY_HELP = (
     default=1,
     show_default=True,
     help=(
-        "Generations at once, each of a leased item; for a coding agent, agents at once (up "
-        "to twice as many items in flight: each judged while the next agent runs)."
+        "Generations at once, each of a leased item; for a coding agent, agents at once (a "
+        "confined agent's items: up to twice as many in flight, each judged while the next "
+        "agent runs)."
     ),
 )
 @click.option("--max-items", type=click.IntRange(min=1), help="Take up at most N items.")

@@ -74,11 +74,15 @@ class Engine(Course):
             store, quest, self.db, driver=self.options.driver, policy=self.policy
         )
         self.inflight = InFlight()
-        # An agent's turn ends in work of reins' own (its commit pushed, its tests run, the
-        # record): twice as many slots as agents, so one item's judgment overlaps the next
-        # item's agent, while at most --concurrency agents run at once.
-        at_most = self.options.concurrency
-        self.slots = 2 * at_most if generator.workspace else at_most
+        self.site: Site = TextSite()
+        self.bench = Bench(self.inflight, self.options.timeout)
+        if quest.workspace is not None:  # the agents' workspaces and the judge's trees
+            from reins.loop.workshop import Workshop
+
+            workshop = Workshop(quest, self.options, self.tally)
+            self.site, self.bench = workshop, Bench(self.inflight, self.options.timeout, workshop)
+        at_most = self.options.concurrency  # generations at once, each in a slot
+        self.slots = self.site.slots(at_most)
         self.agents = asyncio.Semaphore(at_most)
         self.taker = Taker(
             store,
@@ -89,13 +93,6 @@ class Engine(Course):
             slots=self.slots,
         )
         self.waiting = LeaseWait()
-        self.site: Site = TextSite()
-        self.bench = Bench(self.inflight, self.options.timeout)
-        if quest.workspace is not None:  # the agents' workspaces and the judge's trees
-            from reins.loop.workshop import Workshop
-
-            workshop = Workshop(quest, self.options, self.tally)
-            self.site, self.bench = workshop, Bench(self.inflight, self.options.timeout, workshop)
 
     # -- stopping --------------------------------------------------------------------------
 

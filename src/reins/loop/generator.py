@@ -45,6 +45,10 @@ class Site(Protocol):
         """How many threads the gate gets."""
         ...
 
+    def slots(self, concurrency: int) -> int:
+        """How many slots work items for ``concurrency`` generations at once."""
+        ...
+
     def open(self, store: Store) -> list[str]:
         """Set up (on the ledger thread); the notes to show."""
         ...
@@ -63,6 +67,9 @@ class TextSite:
 
     def gate_threads(self, concurrency: int) -> int:
         return min(4, concurrency)  # gates may be slow: judged off the event loop
+
+    def slots(self, concurrency: int) -> int:
+        return concurrency
 
     def open(self, store: Store) -> list[str]:
         return []

@@ -99,6 +99,11 @@ class Workshop:
         """A thread per workspace: an agent's gate runs its tests."""
         return concurrency
 
+    def slots(self, concurrency: int) -> int:
+        """Twice as many as agents, so that an item is judged while the next one's agent runs;
+        not with unconfined agents, which could rewrite a judge's tree under judgment."""
+        return concurrency if self.workspace.sandbox == "none" else 2 * concurrency
+
     def open(self, store: Store) -> list[str]:
         """Check the sandbox, resolve the base against the ledger's, make the base store, end
         what crashed runs left running, tidy their workspaces. Returns notes for the person.
@@ -197,9 +202,8 @@ class Workshop:
         shutil.rmtree(home, ignore_errors=True)
         usage = usage_of(agent.name, outcome)
         try:
-            made = await asyncio.to_thread(
-                self._take, item, start, prompt.turn, outcome.message, origin
-            )
+            made = await asyncio.to_thread(self._take, item, start, prompt.turn, outcome.message,
+                                           origin)  # fmt: skip
         except (WorkspaceError, OSError) as exc:
             error = outcome.error or f"workspace: {exc}"
             return dataclasses.replace(blank, error=error, usage=usage, budget=budget,
