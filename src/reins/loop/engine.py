@@ -1,7 +1,7 @@
 """The engine: items in flight, each leased, each turn composed from the log.
 
 The engine runs N slots (:mod:`reins.loop.slot`: each leases one item at a time and works it
-until it locks; for a coding agent 2N, of which N generate at once) beside the keeper
+until it locks; for a confined coding agent 2N, of which N generate at once) beside the keeper
 (:mod:`reins.loop.keeper`: leases renewed, exports, counts), and winds the run up: leases given
 back, the last export, the summary. Every turn is compose → generate → judge → record, the same
 as under ``next``/``submit``: compose reads the ledger, the backend is chosen from the log
