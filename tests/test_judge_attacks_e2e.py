@@ -14,6 +14,7 @@ under both settings, so these fail if the judge merely broke.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -395,6 +396,23 @@ def test_an_unconfined_agent_that_forges_the_judge_s_trees_and_indexes_fails(
     said = [a.submission or "" for log in logs.values() for a in log]
     assert any("forged 0 judge's trees" not in s and "forged" in s for s in said), said
     assert all("assert 'ran: nothing' == " in text for text in facts_of(logs))
+
+
+def test_a_confined_agent_finds_no_judge_s_tree_though_one_is_judged_while_it_runs(
+    here: Path,
+) -> None:
+    # A confined run judges an item while the next item's agent runs (reins.loop.slot): the
+    # agent's walls must hide the judge's trees under way, or it would forge one.
+    turns, logs = run(here, attacker(here, "", FORGE_TREES), "bwrap")
+    failed_every_turn(here, turns, logs)
+    said = [a.submission or "" for log in logs.values() for a in log]
+    assert said and all("forged 0 judge's trees" in s for s in said), said
+    assert all("assert 'ran: nothing' == " in text for text in facts_of(logs))
+    tried = sorted((a for log in logs.values() for a in log), key=lambda a: a.started_at or "")
+    assert any(  # an agent ran while a turn before it was still being judged
+        (later.started_at or "") < earlier.recorded_at
+        for earlier, later in itertools.pairwise(tried)
+    )
 
 
 def test_an_unconfined_agent_that_poisons_the_base_store_s_copy_of_the_judge_s_test_fails(
