@@ -14,6 +14,9 @@ SRC = Path(__file__).parent.parent / "src" / "reins"
 MAX_MODULE = 400
 MAX_FUNCTION = 60
 MAX_LOOP_MODULE = 300
+ALONE = {"reins/packs/humaneval/harness.py": 440}
+"""Programs run alone by ``python -I`` in a sandbox that may not see reins: one file each, as
+they cannot import a sibling, so each has its own higher cap."""
 CHECKED = sorted(SRC.rglob("*.py"))
 
 
@@ -21,7 +24,7 @@ def too_long(path: Path) -> list[str]:
     text = path.read_text(encoding="utf-8")
     where = path.relative_to(SRC.parent)
     found = []
-    if len(text.splitlines()) > MAX_MODULE:
+    if len(text.splitlines()) > ALONE.get(where.as_posix(), MAX_MODULE):
         found.append(f"{where}: {len(text.splitlines())} lines")
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):

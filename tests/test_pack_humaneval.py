@@ -218,6 +218,48 @@ def test_each_way_to_fail_is_one_fact_of_its_own_rule_with_coaching() -> None:
     assert all(quest.coaching.get(part) for part in checks.PARTS)
 
 
+def test_a_value_the_tests_computed_is_said_as_the_value_expected() -> None:
+    # HumanEval/38 compares with a string it drew at random: the fact says that string, and it
+    # is the one the problem's encode_cyclic turns into the argument of the call
+    _, where, expected, actual = _only(_verdict("HumanEval/38", "    return s[::-1]\n"))
+    assert where == "HumanEval/38, the tests, line 14"
+    call, _, said = expected.partition(" returns ")
+    argument, wanted = eval(call.removeprefix("decode_cyclic")), eval(said)
+    namespace: dict[str, object] = {}
+    exec(problems.problem("HumanEval/38").prompt, namespace)
+    assert namespace["encode_cyclic"](wanted) == argument  # type: ignore[operator]
+    assert actual == f"{call} returned {argument[::-1]!r}"
+    # HumanEval/53 compares with x + y
+    _, _, expected, _ = _only(_verdict("HumanEval/53", "    return x + y if x < 500 else 0\n"))
+    call, _, said = expected.partition(" returns ")
+    x, y = eval(call.removeprefix("add"))
+    assert x >= 500 and said == str(x + y)
+
+
+def test_a_literal_written_over_several_lines_is_said_whole() -> None:
+    _, where, expected, actual = _only(_verdict("HumanEval/1", "    return []\n"))
+    assert where == "HumanEval/1, the tests, line 10"
+    assert expected == (
+        "separate_paren_groups('(()()) ((())) () ((())()())') returns "
+        "['(()())', '((()))', '()', '((())()())']"
+    )
+    assert actual == "separate_paren_groups('(()()) ((())) () ((())()())') returned []"
+
+
+def test_the_answer_is_never_asked_what_it_should_have_returned() -> None:
+    # HumanEval/33 first compares the answer's value with its own on the same list (sort_third
+    # names the function under test): neither side is a value the tests hold, so none is said
+    answer = "    global n\n    n = globals().get('n', 0) + 1\n    return [n]\n"
+    _, where, expected, actual = _only(_verdict("HumanEval/33", answer))
+    assert where == "HumanEval/33, the tests, line 7"
+    assert expected.startswith("sort_third([1, 2, 3]) returns what the docstring asks for")
+    assert actual == "sort_third([1, 2, 3]) returned [2]"  # the call the assertion made last
+    # where it compares with a literal, the literal is said as written
+    _, where, expected, _ = _only(_verdict("HumanEval/33", "    return [0] * len(l)\n"))
+    assert where == "HumanEval/33, the tests, line 10"
+    assert expected == "sort_third([5, 6, 3, 4, 8, 9, 2]) returns tuple([2, 6, 3, 4, 8, 9, 5])"
+
+
 def test_the_time_limit_is_the_first_rule_s_parameter(tmp_path: Path) -> None:
     copy = _copy(tmp_path, "timeout = 3.0", "timeout = 0.5")
     rule, _, expected, actual = _only(_judge_copy(copy, "    while True:\n        pass\n"))

@@ -221,7 +221,7 @@ def _failed(report: Mapping[str, Any], where: str, program: Program) -> Fact:
     line = f"the tests, line {report['line']}" if report.get("line") else "the tests"
     last = report.get("last") or ""
     call = last.partition(" returned ")[0]
-    expected = expectation(report.get("text") or "", call)
+    expected = expectation(report.get("text") or "", call, report.get("wanted"))
     if "raised" in report:
         detail = report["raised"]
         if detail.get("type") == "unreadable":
@@ -238,12 +238,16 @@ def _failed(report: Mapping[str, Any], where: str, program: Program) -> Fact:
     return _fact(f"{where}, {line}", expected, actual)
 
 
-def expectation(test: str, call: str) -> str:
+def expectation(test: str, call: str, wanted: object = None) -> str:
     """What the failed assertion ``test`` expected of ``call``, in words: ``f(3.5) returns
-    0.5`` when it compares the call with a literal, else a sentence that quotes no test code."""
+    0.5`` when it compares the call with a literal, or with ``wanted``, the value the tests'
+    process found the assertion compared it with (a value the tests computed, a literal over
+    several lines); else a sentence that quotes no test code."""
     if not call:
         return "the tests pass"
     shown = _expected_value(test)
+    if shown is None and isinstance(wanted, str) and wanted:
+        shown = wanted
     if shown is None:
         return f"{call} returns what the docstring asks for (a check of the tests on it failed)"
     return f"{call} returns {shown}"

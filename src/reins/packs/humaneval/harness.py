@@ -1,28 +1,25 @@
 """The humaneval pack's harness: the one program a judgment runs, twice, as two processes.
 
-``python -I -B harness.py answer IN REQUESTS REPLIES`` defines the answer (the problem's prompt
-and the answer's code, as the official harness joins them) and then only serves calls: it
-reads a call's arguments from REQUESTS, calls the function and writes the value it returned (or
-what it raised) to REPLIES, until REQUESTS ends. The answer's code runs here and nowhere else,
-behind an audit hook that refuses what the judge's policy names (new processes, signals to
-others, native code, sockets, a raised resource limit) and writes outside its own folder.
+``harness.py answer IN REQUESTS REPLIES`` defines the answer (the problem's prompt and the
+answer's code, joined as the official harness joins them), then serves calls: a call's
+arguments read from REQUESTS, the value returned (or what was raised) written to REPLIES. The
+answer's code runs there only, behind an audit hook that refuses what the judge's policy names
+(new processes, signals, native code, sockets, raised limits) and writes outside its folder.
 
-``python -I -B harness.py tests IN REPORT REQUESTS REPLIES`` runs the problem's own test code
-(the prompt and the test, never the answer) and calls ``check`` with a stand-in for the
-function that sends each call to the answer's process and returns the value read back, decoded
-into plain Python values. Whatever the answer does to its own interpreter (``builtins``, the
-standard modules, an object whose ``==`` is always true, an exit), the assertions are evaluated
-here, by code the answer never ran in. When ``check`` has returned, this process writes the
-nonce it read from IN (never shown to the answer) to REPORT, a file descriptor the judge gave
-it alone; any other end is written there with what went wrong.
-
-IN is a file descriptor holding one JSON object, read and closed first. The messages between
-the two are JSON lines, values in :func:`encode`'s form. This file imports nothing of reins:
-it runs in a sandbox that may not see reins at all.
+``harness.py tests IN REPORT REQUESTS REPLIES`` runs the problem's own test code (never the
+answer's) and calls ``check`` with a stand-in that sends each call to the answer's process and
+returns the value read back as plain Python values: whatever the answer does to its own
+interpreter (``builtins``, an object whose ``==`` is always true, an exit), the assertions are
+evaluated by code it never ran in. Once ``check`` returns, it writes the nonce read from IN
+(never shown to the answer) to REPORT, a descriptor the judge gave it alone; any other end is
+written there with what went wrong. IN holds one JSON object, read and closed first; messages
+are JSON lines in :func:`encode`'s form. Run as ``python -I -B``, this file imports nothing of
+reins: the sandbox it runs in may not see reins at all.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import resource
@@ -319,15 +316,48 @@ class Calls:
         raise AnswerEnded("sent a reply of no known kind")
 
 
-def test_line(tb: Any, source: list[str], offset: int) -> dict[str, Any]:
-    """Where in the test code (its ``offset`` lines of prompt skipped) a traceback last passed:
-    its line number there and its text."""
-    frames = [f for f in traceback.extract_tb(tb) if f.filename == TESTS]
+def failed(exc: BaseException, source: str, offset: int, calls: Calls) -> dict[str, Any]:
+    """Where in the test code (its ``offset`` lines of prompt skipped) the traceback last was,
+    its line's text, and what a failed assertion compared the function's value with."""
+    walk = traceback.walk_tb(exc.__traceback__)
+    frames = [(f, n) for f, n in walk if f.f_code.co_filename == TESTS]
     if not frames:
         return {}
-    n = frames[-1].lineno or 0
-    text = source[n - 1].strip() if 0 < n <= len(source) else ""
-    return {"line": n - offset, "text": text[: 2 * SHOWN]}
+    frame, n = frames[-1]
+    lines = source.splitlines()
+    text = lines[n - 1].strip() if 0 < n <= len(lines) else ""
+    report: dict[str, Any] = {"line": n - offset, "text": text[: 2 * SHOWN]}
+    if isinstance(exc, AssertionError):
+        last, count = calls.last, calls.count
+        try:
+            value = wanted(ast.parse(source), n, frame, calls)
+            encode(value)  # plain data only (TypeError otherwise): what the tests can compare
+            report["wanted"] = shown(value)
+        except (Exception, Timeout):  # the verdict stands; only this wording is lost
+            pass
+        finally:  # a helper of the tests may have called the function: the report is not its
+            calls.last, calls.count = last, count
+    return report
+
+
+def wanted(tree: ast.Module, n: int, frame: Any, calls: Calls) -> object:
+    """What ``assert A == B`` at line ``n`` compared the function's value with: the side not
+    calling it, evaluated where the assertion ran (a value the tests computed, a literal over
+    several lines). LookupError for any other assertion, or when both sides call it."""
+    check = next(
+        s.test
+        for s in ast.walk(tree)
+        if isinstance(s, ast.Assert) and s.lineno <= n <= (s.end_lineno or n)
+    )
+    if not isinstance(check, ast.Compare) or not isinstance(check.ops[0], ast.Eq | ast.Is):
+        raise LookupError("not an equality")
+    names = frame.f_globals | frame.f_locals
+    sides = [check.left, *check.comparators]
+    calling = [any(names.get(getattr(x, "id", "")) is calls for x in ast.walk(s)) for s in sides]
+    if len(sides) != 2 or calling.count(True) != 1:
+        raise LookupError("not one call compared with one value")
+    other = ast.Expression(sides[calling.index(False)])
+    return eval(compile(other, TESTS, "eval"), frame.f_globals, names)
 
 
 def run_tests(given: dict[str, Any], calls: Calls) -> dict[str, Any]:
@@ -342,13 +372,13 @@ def run_tests(given: dict[str, Any], calls: Calls) -> dict[str, Any]:
             raise AnswerEnded("sent no word that it was ready")
         return {"end": "answer", "error": error}
     namespace[given["entry_point"]] = calls  # the tests that name the function call the answer
-    lines, offset = source.splitlines(), given["prompt"].count("\n") + 1
+    offset = given["prompt"].count("\n") + 1
     try:
         namespace["check"](calls)
     except (Timeout, AnswerEnded):
         raise
     except Exception as exc:
-        report = {"end": "tests", **test_line(exc.__traceback__, lines, offset)}
+        report = {"end": "tests", **failed(exc, source, offset, calls)}
         if isinstance(exc, AnswerRaised):
             report["raised"] = exc.detail
         elif isinstance(exc, AssertionError):
