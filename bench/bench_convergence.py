@@ -6,6 +6,8 @@ Usage (from the repository root)::
     .venv/bin/python bench/bench_convergence.py --tasks 0-4 --policies fresh facts
     .venv/bin/python bench/bench_convergence.py --wheels /work/models/wheels \\
         --policies fresh facts 'fresh,facts@0.8' --json /work/logs/convergence.json
+    .venv/bin/python bench/bench_convergence.py --wheels /work/models/wheels \\
+        --policies fresh 'fresh,facts@0.8' --draws 3      # answer 3 drawn 3 more times
 
 The model is Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF), put together from six PyPI wheels and
 checked byte for byte (``bench/convergence_model.py``); no other file is run. The quest is the
@@ -18,6 +20,11 @@ file (``--cache``, JSON lines keyed by the model file, the prompt, the seed and 
 temperature): a second policy costs only its retries, and a rerun after a stop goes on where it
 was. ``model s`` counts the model's time of every answer, kept or not, so policies compare on
 the same footing; ``spent s`` is what this run itself waited.
+
+``--draws K``: then each policy's answer-3 prompt of every problem that reached answer 3 under
+it and ``fresh`` is drawn K more times (seeds 1001…1000+K, kept in the same file) and judged
+by the pack, for an estimate of "solved by answer 3" that one draw's luck weighs less on
+(``bench/convergence_draws.py``; answer 2 stays one draw).
 
 It is a benchmark, not a test: CI never downloads the model.
 """
@@ -42,6 +49,14 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench import convergence_model as model_files  # noqa: E402
+from bench.convergence_draws import (  # noqa: E402
+    Drawer,
+    PolicyDraws,
+    draw_all,
+    draw_seeds,
+    draw_table,
+    draws_json,
+)
 from bench.machine import cpu_model  # noqa: E402
 from reins.backends.local import LocalBackend  # noqa: E402
 from reins.loop import LoopOptions, TextGenerator  # noqa: E402
@@ -102,6 +117,8 @@ class KeptBackend:
         self.model = inner.model
         self.calls = self.hits = 0
         self.model_seconds = self.spent_seconds = 0.0
+        # the prompts of the calls that returned, by item key in order: what --draws draws
+        self.answered: dict[str, list[Prompt]] = {}
 
     def call_id(self, prompt: Prompt, seed: int) -> str:
         temperature = self.inner.temperature if prompt.temperature is None else prompt.temperature
@@ -122,6 +139,7 @@ class KeptBackend:
             self.kept.add(row)
         else:
             self.hits += 1
+        self.answered.setdefault(prompt.key, []).append(prompt)
         self.model_seconds += row["latency"] or 0.0
         return Completion(
             text=row["text"],
@@ -146,6 +164,7 @@ def main() -> None:
     parser.add_argument("--temperature", type=float, default=0.2)
     parser.add_argument("--cache", type=Path, help="kept completions (default: in model cache)")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    parser.add_argument("--draws", type=int, default=0, metavar="K", help="answer 3 drawn K more")
     args = parser.parse_args()
     gguf = model_files.assemble(args.wheels, args.model_cache)
     quest = load_quest("humaneval")
@@ -177,6 +196,30 @@ def main() -> None:
         if args.json:  # after each policy, so a run stopped midway keeps what it measured
             write_json(runs, backends, len(items), args, started)
     report(runs, backends, len(items), args, started)
+    if args.draws > 0:  # a backend of its own, so that the policies' model s stays theirs
+        keeper = KeptBackend(inner, kept, model_files.SHA256)
+        seeds = draw_seeds(args.draws)
+        drawer = Drawer(quest, dict(items), keeper, seeds, options.timeout, args.temperature)
+        more_draws(drawer, keeper, runs, backends, args, started)
+
+
+def more_draws(
+    drawer: Drawer,
+    keeper: KeptBackend,
+    runs: list[PolicyRun],
+    backends: list[KeptBackend],
+    args: argparse.Namespace,
+    started: str,
+) -> None:
+    """``--draws K``: answer 3 drawn K more times (through ``keeper``), its table and JSON."""
+    print(f"\n# answer 3 drawn {args.draws} more times per problem", flush=True)
+    answered = [b.answered for b in backends]
+    rows = draw_all(drawer, runs, answered, ANSWERS)
+    print(f"  draws: {keeper.calls} calls, {keeper.hits} kept · "
+          f"{keeper.spent_seconds:.0f} s spent\n")  # fmt: skip
+    print("\n".join(draw_table(rows, drawer.seeds)))
+    if args.json:
+        write_json(runs, backends, runs[0].items, args, started, (rows, drawer.seeds))
 
 
 def report(
@@ -213,8 +256,10 @@ def write_json(
     n: int,
     args: argparse.Namespace,
     started: str,
+    draws: tuple[Sequence[PolicyDraws], Sequence[int]] | None = None,
 ) -> None:
-    """The figures so far as JSON (``--json``): each run with its items and times."""
+    """The figures so far as JSON (``--json``): each run with its items and times, and the
+    draws of ``--draws`` when given (rows, seeds)."""
     base = next(r for r in runs if r.policy == "fresh")
     rows = []
     for r, b in zip(runs, backends, strict=True):
@@ -227,6 +272,8 @@ def write_json(
         )
     out = {"started": started, "cpu": cpu_model(), "tasks": args.tasks, "problems": n}
     out |= {"temperature": args.temperature, "sha256": model_files.SHA256, "runs": rows}
+    if draws is not None:
+        out["draws"] = draws_json(*draws)
     args.json.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
 
 
