@@ -343,11 +343,14 @@ def failed(exc: BaseException, source: str, offset: int, calls: Calls) -> dict[s
 def wanted(tree: ast.Module, n: int, frame: Any, calls: Calls) -> object:
     """What ``assert A == B`` at line ``n`` compared the function's value with: the side not
     calling it, evaluated where the assertion ran (a value the tests computed, a literal over
-    several lines). LookupError for any other assertion, or when both sides call it."""
+    several lines). LookupError for any other failure, or when both sides call it."""
     check = next(
-        s.test
-        for s in ast.walk(tree)
-        if isinstance(s, ast.Assert) and s.lineno <= n <= (s.end_lineno or n)
+        (
+            s.test
+            for s in ast.walk(tree)
+            if isinstance(s, ast.Assert) and s.lineno <= n <= (s.end_lineno or n)
+        ),
+        None,
     )
     if not isinstance(check, ast.Compare) or not isinstance(check.ops[0], ast.Eq | ast.Is):
         raise LookupError("not an equality")
