@@ -65,7 +65,7 @@ from reins.loop.paired import paired, recommend  # noqa: E402
 from reins.quests.find import load_quest  # noqa: E402
 from reins.values import Completion, Prompt  # noqa: E402
 
-DEFAULT_POLICIES = ("fresh", "facts", "fresh,facts@0.8")
+DEFAULT_POLICIES = ("fresh", "facts", "fresh,facts")
 ANSWERS = 3
 
 
