@@ -257,7 +257,7 @@ def test_the_answer_is_never_asked_what_it_should_have_returned() -> None:
     # where it compares with a literal, the literal is said as written
     _, where, expected, _ = _only(_verdict("HumanEval/33", "    return [0] * len(l)\n"))
     assert where == "HumanEval/33, the tests, line 10"
-    assert expected == "sort_third([5, 6, 3, 4, 8, 9, 2]) returns tuple([2, 6, 3, 4, 8, 9, 5])"
+    assert expected == "sort_third([5, 6, 3, 4, 8, 9, 2]) returns [2, 6, 3, 4, 8, 9, 5]"
 
 
 def test_the_time_limit_is_the_first_rule_s_parameter(tmp_path: Path) -> None:

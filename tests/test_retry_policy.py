@@ -140,8 +140,19 @@ def test_a_humaneval_fact_says_behaviour_never_the_tests_code() -> None:
     assert expectation("assert abs(candidate([1.0]) - 2.0/3.0) < 1e-6", "f([1.0])") == (
         "f([1.0]) returns 2.0 / 3.0 (within 1e-06)"
     )
+    # a conversion applied to both sides is the tests' way of comparing, not a type wanted
     assert expectation("assert tuple(candidate([2, 1])) == tuple([1, 2])", "f([2, 1])") == (
-        "f([2, 1]) returns tuple([1, 2])"
+        "f([2, 1]) returns [1, 2]"
+    )
+    assert expectation("assert set(candidate(3)) == set([3, 1])", "f(3)") == (
+        "f(3) returns [3, 1] in any order"
+    )
+    # one side converted, the other not: the literal as written (a tuple is wanted)
+    assert (
+        expectation("assert candidate([2]) == tuple([2])", "f([2])") == "f([2]) returns tuple([2])"
+    )
+    assert expectation("assert tuple(candidate([2])) == list([2])", "f([2])") == (
+        "f([2]) returns list([2])"
     )
     assert expectation("assert not candidate('x')", "f('x')") == "f('x') returns a false value"
     # a check that names the tests' own helpers or variables is said in words, not pasted

@@ -268,7 +268,7 @@ def _expected_value(test: str) -> str | None:
         left, right, op = check.left, check.comparators[0], check.ops[0]
         if isinstance(op, ast.Eq | ast.Is):
             if isinstance(left, ast.Call):
-                return _literal(right)
+                return _unwrapped(left, right) or _literal(right)
             return _literal(left) if isinstance(right, ast.Call) else None
         if isinstance(op, ast.Lt | ast.LtE) and _is_abs_difference(left):
             wanted = _literal(left.args[0].right)  # type: ignore[attr-defined]
@@ -277,6 +277,32 @@ def _expected_value(test: str) -> str | None:
     if isinstance(check, ast.UnaryOp) and isinstance(check.op, ast.Not):
         return "a false value" if isinstance(check.operand, ast.Call) else None
     return "a true value" if isinstance(check, ast.Call) else None
+
+
+# A conversion the tests apply to both sides of ``==``: what it keeps of the call's value.
+_SAME_ORDER = frozenset({"tuple", "list"})
+_ANY_ORDER = frozenset({"set", "sorted"})
+
+
+def _unwrapped(left: ast.Call, right: ast.expr) -> str | None:
+    """The literal of ``tuple(f(x)) == tuple([1, 2])`` as the value ``f(x)`` must hold: ``[1,
+    2]`` (``in any order`` under ``set``/``sorted``), not ``tuple([1, 2])``, which would tell a
+    reader that a tuple is wanted where any sequence of those items passes."""
+    wrapper = _converter(left)
+    if wrapper is None or wrapper != _converter(right) or not isinstance(left.args[0], ast.Call):
+        return None
+    inner = _literal(right.args[0])  # type: ignore[attr-defined]  # a converter is a Call
+    if inner is None:
+        return None
+    return inner if wrapper in _SAME_ORDER else f"{inner} in any order"
+
+
+def _converter(node: ast.expr) -> str | None:
+    """The name of ``node``'s conversion when it is ``tuple(…)``, ``set(…)`` and the like."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        return None
+    one_arg = len(node.args) == 1 and not node.keywords
+    return node.func.id if one_arg and node.func.id in _SAME_ORDER | _ANY_ORDER else None
 
 
 def _is_abs_difference(node: ast.expr) -> bool:
