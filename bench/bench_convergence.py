@@ -8,6 +8,8 @@ Usage (from the repository root)::
         --policies fresh facts 'fresh,facts@0.8' --json /work/logs/convergence.json
     .venv/bin/python bench/bench_convergence.py --wheels /work/models/wheels \\
         --policies fresh 'fresh,facts@0.8' --draws 3      # answer 3 drawn 3 more times
+    .venv/bin/python bench/bench_convergence.py --wheels /work/models/wheels \\
+        --policies fresh 'fresh,facts' --draws 3 --ceiling  # and with every test case
 
 The model is Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF), put together from six PyPI wheels and
 checked byte for byte (``bench/convergence_model.py``); no other file is run. The quest is the
@@ -24,7 +26,10 @@ the same footing; ``spent s`` is what this run itself waited.
 ``--draws K``: then each policy's answer-3 prompt of every problem that reached answer 3 under
 it and ``fresh`` is drawn K more times (seeds 1001…1000+K, kept in the same file) and judged
 by the pack, for an estimate of "solved by answer 3" that one draw's luck weighs less on
-(``bench/convergence_draws.py``; answer 2 stays one draw).
+(``bench/convergence_draws.py``; answer 2 stays one draw). ``--ceiling`` draws the same
+prompts again with every call the tests make and its expected value after them: the most any
+fact could say, so a bound on what feedback can gain on this model
+(``bench/convergence_ceiling.py``).
 
 It is a benchmark, not a test: CI never downloads the model.
 """
@@ -49,6 +54,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench import convergence_model as model_files  # noqa: E402
+from bench.convergence_ceiling import ceiling_all  # noqa: E402
 from bench.convergence_draws import (  # noqa: E402
     Drawer,
     PolicyDraws,
@@ -165,7 +171,12 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, help="kept completions (default: in model cache)")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     parser.add_argument("--draws", type=int, default=0, metavar="K", help="answer 3 drawn K more")
+    parser.add_argument(
+        "--ceiling", action="store_true", help="with --draws: drawn again with every test case"
+    )
     args = parser.parse_args()
+    if args.ceiling and args.draws <= 0:
+        parser.error("--ceiling draws answer 3 with every case: give --draws K too")
     gguf = model_files.assemble(args.wheels, args.model_cache)
     quest = load_quest("humaneval")
     keys = task_range(args.tasks)
@@ -215,9 +226,15 @@ def more_draws(
     print(f"\n# answer 3 drawn {args.draws} more times per problem", flush=True)
     answered = [b.answered for b in backends]
     rows = draw_all(drawer, runs, answered, ANSWERS)
+    if args.ceiling:
+        rows += ceiling_all(drawer, runs, answered, rows, ANSWERS)
     print(f"  draws: {keeper.calls} calls, {keeper.hits} kept · "
           f"{keeper.spent_seconds:.0f} s spent\n")  # fmt: skip
     print("\n".join(draw_table(rows, drawer.seeds)))
+    if args.ceiling:
+        print("(`… + every case`: the same answer-3 prompts with every call the tests make and "
+              "the value it must return after them; a bound on what a fact can gain, not a "
+              "policy; its one-draw column is the policy's own)")  # fmt: skip
     if args.json:
         write_json(runs, backends, runs[0].items, args, started, (rows, drawer.seeds))
 
