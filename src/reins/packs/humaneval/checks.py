@@ -288,21 +288,24 @@ def _unwrapped(left: ast.Call, right: ast.expr) -> str | None:
     """The literal of ``tuple(f(x)) == tuple([1, 2])`` as the value ``f(x)`` must hold: ``[1,
     2]`` (``in any order`` under ``set``/``sorted``), not ``tuple([1, 2])``, which would tell a
     reader that a tuple is wanted where any sequence of those items passes."""
-    wrapper = _converter(left)
-    if wrapper is None or wrapper != _converter(right) or not isinstance(left.args[0], ast.Call):
+    mine, theirs = _converted(left), _converted(right)
+    if mine is None or theirs is None or mine[0] != theirs[0]:
         return None
-    inner = _literal(right.args[0])  # type: ignore[attr-defined]  # a converter is a Call
+    if not isinstance(mine[1], ast.Call):  # the converted side is the call under test
+        return None
+    inner = _literal(theirs[1])
     if inner is None:
         return None
-    return inner if wrapper in _SAME_ORDER else f"{inner} in any order"
+    return inner if mine[0] in _SAME_ORDER else f"{inner} in any order"
 
 
-def _converter(node: ast.expr) -> str | None:
-    """The name of ``node``'s conversion when it is ``tuple(…)``, ``set(…)`` and the like."""
+def _converted(node: ast.expr) -> tuple[str, ast.expr] | None:
+    """``("tuple", x)`` for ``tuple(x)``, and the like for the other conversions; else None."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
         return None
-    one_arg = len(node.args) == 1 and not node.keywords
-    return node.func.id if one_arg and node.func.id in _SAME_ORDER | _ANY_ORDER else None
+    if len(node.args) != 1 or node.keywords or node.func.id not in _SAME_ORDER | _ANY_ORDER:
+        return None
+    return node.func.id, node.args[0]
 
 
 def _is_abs_difference(node: ast.expr) -> bool:
